@@ -1,0 +1,137 @@
+#include "backends/mpi/mpi_group.h"
+
+#include <mpi.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/error.h"
+
+namespace commatlas {
+namespace {
+
+void check_mpi(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw MeasurementError(std::string(call) + " failed: " + std::string(text, len));
+}
+
+#define COMMATLAS_MPI(call) check_mpi((call), #call)
+
+class MpiGroup final : public Group {
+ public:
+  MpiGroup() {
+    COMMATLAS_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+    COMMATLAS_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+    // Ranks on this node: split by shared-memory domain, the MPI-3 way to find the node.
+    MPI_Comm node;
+    COMMATLAS_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+    COMMATLAS_MPI(MPI_Comm_rank(node, &local_rank_));
+    COMMATLAS_MPI(MPI_Comm_size(node, &local_size_));
+    MPI_Comm_free(&node);
+    char name[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    COMMATLAS_MPI(MPI_Get_processor_name(name, &len));
+    hostname_.assign(name, len);
+  }
+  ~MpiGroup() override { MPI_Finalize(); }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
+  int local_size() const override { return local_size_; }
+  std::string hostname() const override { return hostname_; }
+  std::string kind() const override { return "mpi"; }
+  void barrier() override { COMMATLAS_MPI(MPI_Barrier(MPI_COMM_WORLD)); }
+
+  std::int64_t broadcast(std::int64_t value) override {
+    long long v = value;
+    COMMATLAS_MPI(MPI_Bcast(&v, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD));
+    return v;
+  }
+
+  void max_over_ranks(std::vector<double>& values) override {
+    COMMATLAS_MPI(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX,
+                                MPI_COMM_WORLD));
+  }
+
+  bool all(bool ok) override {
+    int v = ok ? 1 : 0;
+    COMMATLAS_MPI(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
+    return v != 0;
+  }
+
+  std::vector<std::string> gather_strings(const std::string& value) override {
+    int len = static_cast<int>(value.size());
+    std::vector<int> lens(rank_ == 0 ? size_ : 0);
+    COMMATLAS_MPI(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD));
+    std::vector<int> displs(lens.size());
+    int total = 0;
+    for (std::size_t i = 0; i < lens.size(); ++i) {
+      displs[i] = total;
+      total += lens[i];
+    }
+    std::string all(static_cast<std::size_t>(total), '\0');
+    COMMATLAS_MPI(MPI_Gatherv(value.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
+                              MPI_COMM_WORLD));
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < lens.size(); ++i) out.push_back(all.substr(displs[i], lens[i]));
+    return out;
+  }
+
+  [[noreturn]] void abort(int code) override {
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);
+  }
+
+ private:
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  std::string hostname_;
+};
+
+class MpiProbe final : public BackendProbe {
+ public:
+  std::string name() const override { return "mpi"; }
+  void describe(JsonWriter& out) const override {
+    out.field("library_version", mpi_library_version());
+    int major = 0, minor = 0;
+    MPI_Get_version(&major, &minor);
+    out.field("standard", std::to_string(major) + "." + std::to_string(minor));
+  }
+};
+COMMATLAS_REGISTER_BACKEND(MpiProbe);
+
+}  // namespace
+
+std::unique_ptr<Group> start_mpi_group(int* argc, char*** argv) {
+  int provided = 0;
+  COMMATLAS_MPI(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+  // Errors come back as codes so they become records instead of killing the job.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  return std::make_unique<MpiGroup>();
+}
+
+bool launched_by_mpi() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS", "SLURM_STEP_NUM_TASKS",
+                          "MV2_COMM_WORLD_SIZE", "I_MPI_RANK"}) {
+    if (std::getenv(var)) return true;
+  }
+  return false;
+}
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string v(text, len);
+  const auto nl = v.find('\n');
+  if (nl != std::string::npos) v.resize(nl);
+  while (!v.empty() && (v.back() == ',' || v.back() == ' ' || v.back() == '\0')) v.pop_back();
+  return v;
+}
+
+}  // namespace commatlas

@@ -1,0 +1,129 @@
+// The benchmark model: the one place a measurement is declared.
+//
+// A Benchmark is a stateless description (key, taxonomy category, interface, parameters,
+// default sizes). For each variant and size it prepares a Workload: buffers allocated and
+// filled, ready to be timed. The harness (harness.h) does everything else: warm-up, choice of
+// iteration counts, keeping every sample, statistics, the data check, the record.
+//
+// Adding a benchmark is one file in its category folder under engine/benchmarks/ ending in
+// COMMATLAS_REGISTER_BENCHMARK(YourBenchmark); the sweep, the data check, the results, `list`
+// and `--only` come from the registry.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/context.h"
+#include "core/params.h"
+
+namespace commatlas {
+
+enum class Category { DirectAccess, ExplicitCopy, PointToPoint, Collective, Reference };
+
+enum class Interface {
+  Memcpy,        // libc memcpy from CPU threads
+  CpuLoadStore,  // CPU loads/stores (pointer chase)
+  SmKernel,      // a GPU kernel loading/storing memory (direct access, SM copy)
+  CopyEngine,    // cudaMemcpy[Async] on the copy engines
+  Prefetch,      // cudaMemPrefetchAsync of managed memory
+  Mpi,           // MPI on host buffers
+  MpiStaged,     // MPI with host staging of GPU buffers
+  MpiGpuAware,   // MPI on device pointers
+  CudaIpc,       // CUDA IPC handle, then CE or SM copy into the peer
+  Nccl,
+  Harness,       // measures the harness itself, or a bare reference loop
+};
+
+enum class Metric { Bandwidth, Latency };
+
+// Which processes a benchmark needs.
+struct RankRange {
+  int min = 1;
+  int max = 1;  // 0: no upper bound
+  bool accepts(int n) const { return n >= min && (max == 0 || n <= max); }
+};
+
+struct BenchmarkInfo {
+  std::string key;          // stable identifier: "host.memcpy", "mpi.pingpong"
+  Category category;
+  Interface interface;
+  std::string suite;        // "host", "gpu", "mpi", "mpi-gpu": what `--suite` selects
+  std::string description;  // one line for `list`
+  Metric metric;
+  RankRange ranks;
+  // Default sweep when the user gives no --sizes; --quick uses the quick sweep.
+  std::vector<std::uint64_t> default_sizes;
+  std::vector<std::uint64_t> quick_sizes;
+};
+
+// The theoretical limit of the path a transfer took, and where that number comes from.
+struct Peak {
+  double gbps = 0;     // 1e9 bytes/s per direction (sum of directions for bidirectional)
+  std::string source;  // "NVLink4 18 links x 26.5625 GB/s (NVML)", ...
+};
+
+// Collective bookkeeping: algbw = bytes / time, busbw = algbw * factor (nccl-tests' factors).
+struct CollectiveAccounting {
+  std::string operation;  // "allreduce", ...
+  double bus_factor = 1;
+};
+
+// How a workload's samples turn into bytes and times.
+struct Accounting {
+  // Payload bytes counted for one operation: once per direction, bidirectional sums both.
+  double bytes_per_op = 0;
+  // Bytes per operation as seen by the user's buffer (goodput); defaults to bytes_per_op.
+  double buffer_bytes = 0;
+  // How each sample is timed, in words ("host steady_clock around a batch of memcpy calls").
+  std::string timing;
+  // What one latency figure includes ("half a round trip of MPI_Send+MPI_Recv, host buffers").
+  std::string latency_includes;
+  // Per iteration, the slowest rank's time (collectives) instead of this rank's own.
+  bool max_over_ranks = false;
+  // Operations that must be timed one per sample (launch-inclusive latency): never batched.
+  bool one_op_per_sample = false;
+  std::optional<Peak> peak;
+  std::optional<CollectiveAccounting> collective;
+};
+
+struct Verification {
+  bool ok = false;
+  std::uint64_t bytes_checked = 0;
+  std::string detail;  // on failure: where and what differed
+};
+
+// One benchmark variant at one size, ready to run. Owns its buffers (RAII).
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual Accounting accounting() const = 0;
+  // Runs `samples` timed samples of `ops_per_sample` back-to-back operations each and appends,
+  // per sample, the time of one operation in seconds (sample time / ops_per_sample). Timing
+  // helpers for each clock are in harness.h.
+  virtual void run(std::int64_t samples, std::int64_t ops_per_sample, std::vector<double>& seconds) = 0;
+  // Checks, after the timed loop, that the destination holds what the source held.
+  virtual Verification verify() = 0;
+};
+
+class Benchmark {
+ public:
+  virtual ~Benchmark() = default;
+  virtual BenchmarkInfo info() const = 0;
+  // Why this benchmark cannot run in this context (no MPI, one rank, no GPU, ...); nullopt if it
+  // can. Asked before anything is allocated.
+  virtual std::optional<std::string> unavailable(const Context&) const { return std::nullopt; }
+  // The parameter combinations to sweep; each becomes its own series of records.
+  virtual std::vector<Params> variants(const Context&) const { return {Params{}}; }
+  // Allocates and fills buffers for one variant and size. Throws Skip when this point cannot
+  // run here (too little memory, ...).
+  virtual std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const = 0;
+};
+
+std::string to_string(Category c);
+std::string to_string(Interface i);
+std::string to_string(Metric m);
+
+}  // namespace commatlas

@@ -1,0 +1,51 @@
+// What a benchmark can see while it decides whether it can run and while it runs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/group.h"
+
+namespace commatlas {
+
+struct RunOptions {
+  std::vector<std::uint64_t> sizes;  // empty: each benchmark's own default sweep
+  double time_budget_s = 0.2;        // timed time per (variant, size) point, warm-up excluded
+  bool quick = false;                // fewer sizes, smaller budget: a smoke run
+  int threads = 0;                   // worker threads for multi-threaded host benchmarks; 0 = all cores
+  std::vector<int> numa_nodes;       // NUMA nodes to place buffers on; empty = every node
+  std::int64_t min_samples = 5;
+  std::int64_t max_samples = 100000;
+  std::size_t reservoir = 256;       // samples kept per record (all of them when fewer)
+  double min_sample_s = 2e-6;        // a sample shorter than this batches several ops (timer cost)
+  std::int64_t max_ops_per_sample = 1 << 20;
+  std::uint64_t seed = 1;            // data pattern seed
+};
+
+// Facts about this machine that benchmarks consult before allocating anything.
+struct HostFacts {
+  int logical_cpus = 1;
+  std::uint64_t memory_total = 0;      // bytes
+  std::uint64_t memory_available = 0;  // bytes, at start
+  std::vector<int> numa_nodes;         // ids of NUMA nodes with memory (always at least {0})
+  bool numa_placement = false;         // libnuma present: buffers can be bound to a node
+  std::string cpu_model;
+};
+
+class Context {
+ public:
+  Context(RunOptions options, Group& group, HostFacts host)
+      : options(std::move(options)), group(group), host(std::move(host)) {}
+
+  const RunOptions options;
+  Group& group;
+  const HostFacts host;
+
+  // Threads a multi-threaded host benchmark uses by default.
+  int worker_threads() const { return options.threads > 0 ? options.threads : host.logical_cpus; }
+};
+
+HostFacts discover_host();
+
+}  // namespace commatlas

@@ -1,0 +1,52 @@
+// The processes taking part in a run. The harness talks to the group only through this interface,
+// so a single process and an MPI job go through the same timing and reduction code.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace commatlas {
+
+class Group {
+ public:
+  virtual ~Group() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Rank within this node (chooses the GPU in one-rank-per-GPU runs).
+  virtual int local_rank() const = 0;
+  virtual int local_size() const = 0;
+  virtual std::string hostname() const = 0;
+  virtual std::string kind() const = 0;  // "single-process", "mpi"
+  virtual void barrier() = 0;
+  // Rank 0's value, on every rank: rank 0 makes calibration decisions so all ranks agree.
+  virtual std::int64_t broadcast(std::int64_t value) = 0;
+  // Element-wise maximum over ranks, result on every rank. Collectives take the slowest rank's
+  // time per iteration: the operation is not done until the last rank is.
+  virtual void max_over_ranks(std::vector<double>& values) = 0;
+  // True on every rank iff `ok` is true on every rank (a data check passes only if it passes everywhere).
+  virtual bool all(bool ok) = 0;
+  // Every rank's string, on rank 0 (in rank order); other ranks get an empty vector.
+  virtual std::vector<std::string> gather_strings(const std::string& value) = 0;
+  // Tears the whole job down after an unrecoverable error on one rank.
+  [[noreturn]] virtual void abort(int code) = 0;
+};
+
+class SingleProcessGroup final : public Group {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  int local_rank() const override { return 0; }
+  int local_size() const override { return 1; }
+  std::string hostname() const override;
+  std::string kind() const override { return "single-process"; }
+  void barrier() override {}
+  std::int64_t broadcast(std::int64_t value) override { return value; }
+  void max_over_ranks(std::vector<double>&) override {}
+  bool all(bool ok) override { return ok; }
+  std::vector<std::string> gather_strings(const std::string& value) override { return {value}; }
+  [[noreturn]] void abort(int code) override;
+};
+
+}  // namespace commatlas

@@ -1,0 +1,78 @@
+#include "core/harness.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace commatlas {
+namespace {
+
+std::int64_t clamp64(double v, std::int64_t lo, std::int64_t hi) {
+  if (!(v == v)) return lo;  // NaN
+  if (v < static_cast<double>(lo)) return lo;
+  if (v > static_cast<double>(hi)) return hi;
+  return static_cast<std::int64_t>(v);
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return percentile_sorted(v, 50);
+}
+
+}  // namespace
+
+Measurement measure(Workload& workload, Context& ctx) {
+  const RunOptions& opt = ctx.options;
+  Group& group = ctx.group;
+  Measurement m;
+  m.accounting = workload.accounting();
+
+  // First op: pays for first touch, lazy module loads, connection setup. Never kept.
+  std::vector<double> probe;
+  workload.run(1, 1, probe);
+  probe.clear();
+  workload.run(3, 1, probe);
+  const double t_op_estimate = std::max(median_of(probe), 1e-9);
+
+  // Rank 0 decides every count so that all ranks run the same number of operations.
+  std::int64_t ops = 1;
+  if (!m.accounting.one_op_per_sample)
+    ops = clamp64(std::ceil(opt.min_sample_s / t_op_estimate), 1, opt.max_ops_per_sample);
+  ops = group.broadcast(ops);
+
+  // Warm-up: about a tenth of the budget, at least two samples, at the calibrated batch size.
+  std::int64_t warmup = clamp64(0.1 * opt.time_budget_s / (t_op_estimate * static_cast<double>(ops)), 2, 1000);
+  warmup = group.broadcast(warmup);
+  std::vector<double> warm;
+  workload.run(warmup, ops, warm);
+  const double t_sample = std::max(median_of(warm), 1e-9) * static_cast<double>(ops);
+  std::int64_t samples = clamp64(opt.time_budget_s / t_sample, opt.min_samples, opt.max_samples);
+  samples = group.broadcast(samples);
+
+  std::vector<double> seconds;
+  seconds.reserve(static_cast<std::size_t>(samples));
+  group.barrier();
+  workload.run(samples, ops, seconds);
+  if (m.accounting.max_over_ranks) group.max_over_ranks(seconds);
+
+  Verification local = workload.verify();
+  m.verification = local;
+  m.verification.ok = group.all(local.ok);
+  if (!m.verification.ok) {
+    // Rank 0 writes the record: tell it which ranks failed and how.
+    const auto details = group.gather_strings(local.ok ? "" : local.detail);
+    std::string merged;
+    for (std::size_t r = 0; r < details.size(); ++r)
+      if (!details[r].empty()) merged += (merged.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + ": " + details[r];
+    if (group.rank() == 0) m.verification.detail = merged.empty() ? "data check failed on another rank" : merged;
+  }
+
+  m.sample_count = static_cast<std::int64_t>(seconds.size());
+  m.ops_per_sample = ops;
+  m.warmup_samples = warmup;
+  m.stats = summarize(seconds);
+  m.samples = reservoir_sample(seconds, opt.reservoir);
+  return m;
+}
+
+}  // namespace commatlas

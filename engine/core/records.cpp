@@ -1,0 +1,123 @@
+#include "core/records.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/json.h"
+
+namespace commatlas {
+
+RecordFile::RecordFile(const std::string& path) : path_(path) {
+  file_ = std::fopen(path.c_str(), "a");
+  if (!file_) throw UsageError("cannot open results file " + path + ": " + std::strerror(errno));
+}
+
+RecordFile::~RecordFile() {
+  if (file_) std::fclose(file_);
+}
+
+void RecordFile::append(const std::string& json_line) {
+  if (std::fputs(json_line.c_str(), file_) < 0 || std::fputc('\n', file_) == EOF || std::fflush(file_) != 0)
+    throw std::runtime_error("cannot write results file " + path_ + ": " + std::strerror(errno));
+}
+
+namespace {
+
+double unix_time() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void write_identity(JsonWriter& w, const char* type, const PointId& id) {
+  w.field("type", type);
+  w.field("benchmark", id.info.key);
+  w.field("category", to_string(id.info.category));
+  w.field("interface", to_string(id.info.interface));
+  w.field("suite", id.info.suite);
+  w.field("metric", to_string(id.info.metric));
+  w.key("params").begin_object();
+  if (id.params)
+    for (const auto& [k, v] : id.params->entries()) w.field(k, v);
+  w.end_object();
+  w.key("bytes");
+  if (id.bytes)
+    w.value(static_cast<std::uint64_t>(*id.bytes));
+  else
+    w.null();
+  w.field("ranks", id.ranks);
+  w.field("time", unix_time());
+}
+
+}  // namespace
+
+std::string result_record(const PointId& id, const Measurement& m) {
+  const Accounting& a = m.accounting;
+  const Stats& s = m.stats;
+  JsonWriter w;
+  w.begin_object();
+  write_identity(w, "result", id);
+  w.field("bytes_per_op", a.bytes_per_op);
+  w.key("timing").begin_object();
+  w.field("method", a.timing);
+  w.field("samples", m.sample_count);
+  w.field("ops_per_sample", m.ops_per_sample);
+  w.field("warmup_samples", m.warmup_samples);
+  w.field("max_over_ranks", a.max_over_ranks);
+  w.end_object();
+  w.key("stats").begin_object();
+  w.field("min_s", s.min).field("p5_s", s.p5).field("median_s", s.median).field("mean_s", s.mean);
+  w.field("p95_s", s.p95).field("p99_s", s.p99).field("max_s", s.max);
+  w.field("stddev_s", s.stddev).field("cv", s.cv);
+  w.end_object();
+  w.field("samples_s", m.samples);
+  // Bandwidth from the median, so one slow outlier or a bimodal tail cannot move it.
+  const double bw = gbps(a.bytes_per_op, s.median);
+  w.field("bandwidth_gbps", bw);
+  w.field("latency_us", s.median * 1e6);
+  if (!a.latency_includes.empty()) w.field("latency_includes", a.latency_includes);
+  if (a.peak) {
+    w.key("peak").begin_object();
+    w.field("gbps", a.peak->gbps);
+    w.field("source", a.peak->source);
+    w.field("fraction", a.peak->gbps > 0 ? bw / a.peak->gbps : 0.0);
+    w.end_object();
+  }
+  if (a.collective) {
+    const double buffer = a.buffer_bytes > 0 ? a.buffer_bytes : a.bytes_per_op;
+    w.key("collective").begin_object();
+    w.field("operation", a.collective->operation);
+    w.field("algbw_gbps", bw);
+    w.field("bus_factor", a.collective->bus_factor);
+    w.field("busbw_gbps", bw * a.collective->bus_factor);
+    w.field("goodput_gbps", gbps(buffer, s.median));
+    w.end_object();
+  }
+  w.key("verified").begin_object();
+  w.field("ok", m.verification.ok);
+  w.field("bytes_checked", static_cast<std::uint64_t>(m.verification.bytes_checked));
+  w.end_object();
+  w.end_object();
+  return w.str();
+}
+
+std::string skip_record(const PointId& id, const std::string& reason) {
+  JsonWriter w;
+  w.begin_object();
+  write_identity(w, "skip", id);
+  w.field("reason", reason);
+  w.end_object();
+  return w.str();
+}
+
+std::string error_record(const PointId& id, const std::string& message) {
+  JsonWriter w;
+  w.begin_object();
+  write_identity(w, "error", id);
+  w.field("message", message);
+  w.end_object();
+  return w.str();
+}
+
+}  // namespace commatlas

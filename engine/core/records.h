@@ -1,0 +1,40 @@
+// The results writer: one JSON object per line, in the format that schema/results.schema.json
+// defines. Only this file decides what a record looks like.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "core/benchmark.h"
+#include "core/harness.h"
+
+namespace commatlas {
+
+// Appends records to a JSON Lines file, flushing after each so a crash loses nothing measured.
+class RecordFile {
+ public:
+  explicit RecordFile(const std::string& path);  // throws UsageError if it cannot be opened
+  ~RecordFile();
+  RecordFile(const RecordFile&) = delete;
+  RecordFile& operator=(const RecordFile&) = delete;
+  void append(const std::string& json_line);
+
+ private:
+  std::FILE* file_ = nullptr;
+  std::string path_;
+};
+
+struct PointId {
+  const BenchmarkInfo& info;
+  const Params* params = nullptr;        // null for benchmark-wide records
+  std::optional<std::uint64_t> bytes;    // null for benchmark-wide records
+  int ranks = 1;
+};
+
+std::string result_record(const PointId& id, const Measurement& m);
+std::string skip_record(const PointId& id, const std::string& reason);
+std::string error_record(const PointId& id, const std::string& message);
+
+}  // namespace commatlas

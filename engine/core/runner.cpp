@@ -1,0 +1,128 @@
+#include "core/runner.h"
+
+#include <cstdio>
+#include <exception>
+
+#include "core/error.h"
+#include "core/json.h"
+#include "core/sizes.h"
+
+namespace commatlas {
+namespace {
+
+class ProgressReporter {
+ public:
+  ProgressReporter(ProgressMode mode, bool is_root, int total) : mode_(is_root ? mode : ProgressMode::None), total_(total) {
+    if (mode_ == ProgressMode::Json) emit(JsonWriter().begin_object().field("event", "start").field("total", total_).end_object().str());
+  }
+
+  void point(const BenchmarkInfo& info, const Params* params, std::uint64_t bytes, const char* status,
+             const Measurement* m) {
+    ++done_;
+    if (mode_ == ProgressMode::Json) {
+      JsonWriter w;
+      w.begin_object().field("event", "point").field("done", done_).field("total", total_);
+      w.field("benchmark", info.key).field("params", params ? params->describe() : std::string());
+      w.field("bytes", static_cast<std::uint64_t>(bytes)).field("status", status);
+      if (m) w.field("median_s", m->stats.median).field("gbps", gbps(m->accounting.bytes_per_op, m->stats.median));
+      w.end_object();
+      emit(w.str());
+    } else if (mode_ == ProgressMode::Text) {
+      std::fprintf(stderr, "[%d/%d] %s %s %s: %s\n", done_, total_, info.key.c_str(),
+                   params ? params->describe().c_str() : "", format_size(bytes).c_str(), status);
+    }
+  }
+
+ private:
+  static void emit(const std::string& line) {
+    std::fputs(line.c_str(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+  }
+  ProgressMode mode_;
+  int total_;
+  int done_ = 0;
+};
+
+}  // namespace
+
+std::vector<std::uint64_t> sizes_for(const BenchmarkInfo& info, const RunOptions& options) {
+  if (!options.sizes.empty()) return options.sizes;
+  return options.quick && !info.quick_sizes.empty() ? info.quick_sizes : info.default_sizes;
+}
+
+RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context& ctx, RecordFile* out,
+                          ProgressMode progress_mode) {
+  const bool root = ctx.group.rank() == 0;
+  auto write = [&](const std::string& line) {
+    if (root && out) out->append(line);
+  };
+  const int ranks = ctx.group.size();
+
+  struct Plan {
+    const Benchmark* benchmark;
+    BenchmarkInfo info;
+    std::optional<std::string> unavailable;
+    std::vector<Params> variants;
+    std::vector<std::uint64_t> sizes;
+  };
+  std::vector<Plan> plans;
+  int total = 0;
+  for (const Benchmark* b : selected) {
+    Plan p{b, b->info(), std::nullopt, {}, {}};
+    if (!p.info.ranks.accepts(ranks)) {
+      p.unavailable = "needs " + std::to_string(p.info.ranks.min) +
+                      (p.info.ranks.max == 0 ? "+" : p.info.ranks.max == p.info.ranks.min ? "" : "-" + std::to_string(p.info.ranks.max)) +
+                      " ranks, this run has " + std::to_string(ranks);
+    } else {
+      p.unavailable = b->unavailable(ctx);
+    }
+    if (!p.unavailable) {
+      p.variants = b->variants(ctx);
+      p.sizes = sizes_for(p.info, ctx.options);
+      total += static_cast<int>(p.variants.size() * p.sizes.size());
+    }
+    plans.push_back(std::move(p));
+  }
+
+  ProgressReporter progress(progress_mode, root, total);
+  RunSummary summary;
+  for (const Plan& plan : plans) {
+    if (plan.unavailable) {
+      write(skip_record(PointId{plan.info, nullptr, std::nullopt, ranks}, *plan.unavailable));
+      ++summary.skipped;
+      continue;
+    }
+    for (const Params& params : plan.variants) {
+      for (std::uint64_t bytes : plan.sizes) {
+        const PointId id{plan.info, &params, bytes, ranks};
+        try {
+          auto workload = plan.benchmark->prepare(ctx, params, bytes);
+          const Measurement m = measure(*workload, ctx);
+          if (!m.verification.ok) {
+            write(error_record(id, "data check failed: " + m.verification.detail));
+            ++summary.errors;
+            progress.point(plan.info, &params, bytes, "data check FAILED", nullptr);
+          } else {
+            write(result_record(id, m));
+            ++summary.results;
+            progress.point(plan.info, &params, bytes, "ok", &m);
+          }
+        } catch (const Skip& skip) {
+          write(skip_record(id, skip.what()));
+          ++summary.skipped;
+          progress.point(plan.info, &params, bytes, "skipped", nullptr);
+        } catch (const UsageError&) {
+          throw;
+        } catch (const std::exception& e) {
+          write(error_record(id, e.what()));
+          ++summary.errors;
+          progress.point(plan.info, &params, bytes, "error", nullptr);
+        }
+      }
+    }
+  }
+  return summary;
+}
+
+}  // namespace commatlas

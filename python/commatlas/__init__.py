@@ -1,0 +1,3 @@
+"""commatlas: GPU communication characterization suite (Python side: CLI, launcher, reports)."""
+
+__version__ = "0.1.0"
