@@ -1,0 +1,176 @@
+#include "backends/cuda/memory.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+namespace commatlas {
+
+std::string to_string(MemoryKind kind) {
+  switch (kind) {
+    case MemoryKind::Device: return "device";
+    case MemoryKind::DevicePool: return "device_pool";
+    case MemoryKind::Pinned: return "pinned";
+    case MemoryKind::Registered: return "registered";
+    case MemoryKind::Pageable: return "pageable";
+    case MemoryKind::Managed: return "managed";
+  }
+  return "unknown";
+}
+
+MemoryKind memory_kind_from_string(const std::string& name) {
+  for (MemoryKind k : {MemoryKind::Device, MemoryKind::DevicePool, MemoryKind::Pinned, MemoryKind::Registered,
+                       MemoryKind::Pageable, MemoryKind::Managed})
+    if (to_string(k) == name) return k;
+  throw UsageError("unknown allocator '" + name + "' (device, device_pool, pinned, registered, pageable, managed)");
+}
+
+bool is_host_memory(MemoryKind kind) {
+  return kind == MemoryKind::Pinned || kind == MemoryKind::Registered || kind == MemoryKind::Pageable;
+}
+
+DeviceScope::DeviceScope(int device) {
+  COMMATLAS_GPU_CHECK(cudaGetDevice(&previous_));
+  COMMATLAS_GPU_CHECK(cudaSetDevice(device));
+}
+
+DeviceScope::~DeviceScope() { cudaSetDevice(previous_); }
+
+Stream::Stream(int device) : device_(device) {
+  DeviceScope scope(device);
+  COMMATLAS_GPU_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
+
+Stream::~Stream() {
+  if (stream_) {
+    cudaSetDevice(device_);
+    cudaStreamDestroy(stream_);
+  }
+}
+
+Stream::Stream(Stream&& other) noexcept : stream_(other.stream_), device_(other.device_) { other.stream_ = nullptr; }
+
+void Stream::synchronize() const { COMMATLAS_GPU_CHECK(cudaStreamSynchronize(stream_)); }
+
+Event::Event(int device, unsigned flags) {
+  DeviceScope scope(device);
+  COMMATLAS_GPU_CHECK(cudaEventCreateWithFlags(&event_, flags));
+}
+
+Event::~Event() {
+  if (event_) cudaEventDestroy(event_);
+}
+
+Event::Event(Event&& other) noexcept : event_(other.event_) { other.event_ = nullptr; }
+
+GpuBuffer::GpuBuffer(MemoryKind kind, std::size_t bytes, int device) : kind_(kind), bytes_(bytes), device_(device) {
+  DeviceScope scope(device);
+  switch (kind) {
+    case MemoryKind::Device: {
+      std::size_t free_bytes = 0, total = 0;
+      COMMATLAS_GPU_CHECK(cudaMemGetInfo(&free_bytes, &total));
+      if (bytes > free_bytes)
+        throw Skip("GPU " + std::to_string(device) + " has " + std::to_string(free_bytes) + " bytes free, need " +
+                   std::to_string(bytes));
+      COMMATLAS_GPU_CHECK(cudaMalloc(&ptr_, bytes));
+      break;
+    }
+    case MemoryKind::DevicePool: {
+      cudaStream_t s = nullptr;
+      COMMATLAS_GPU_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      const cudaError_t rc = cudaMallocAsync(&ptr_, bytes, s);
+      cudaStreamSynchronize(s);
+      cudaStreamDestroy(s);
+      COMMATLAS_GPU_CHECK(rc);
+      break;
+    }
+    case MemoryKind::Pinned:
+      COMMATLAS_GPU_CHECK(cudaHostAlloc(&ptr_, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
+      break;
+    case MemoryKind::Registered: {
+      const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+      const std::size_t rounded = (bytes + page - 1) / page * page;
+      ptr_ = std::aligned_alloc(page, rounded);
+      if (!ptr_) throw Skip("host allocation of " + std::to_string(bytes) + " bytes failed");
+      std::memset(ptr_, 0, rounded);  // registration pins pages: they must exist first
+      const cudaError_t rc = cudaHostRegister(ptr_, rounded, cudaHostRegisterPortable | cudaHostRegisterMapped);
+      if (rc != cudaSuccess) {
+        std::free(ptr_);
+        ptr_ = nullptr;
+        cudaGetLastError();
+        // Seen on VMs that cap locked memory: a limit of the machine, not a fault of the benchmark.
+        throw Skip("cudaHostRegister failed: " + std::string(cudaGetErrorString(rc)));
+      }
+      break;
+    }
+    case MemoryKind::Pageable: {
+      const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+      ptr_ = std::aligned_alloc(page, (bytes + page - 1) / page * page);
+      if (!ptr_) throw Skip("host allocation of " + std::to_string(bytes) + " bytes failed");
+      break;
+    }
+    case MemoryKind::Managed: {
+      // Never ask for more managed memory than the GPU has free: oversubscribing managed memory
+      // can hang the GPU, not just this process.
+      std::size_t free_bytes = 0, total = 0;
+      COMMATLAS_GPU_CHECK(cudaMemGetInfo(&free_bytes, &total));
+      if (bytes > free_bytes / 2)
+        throw Skip("managed allocation of " + std::to_string(bytes) + " bytes refused: GPU " + std::to_string(device) +
+                   " has " + std::to_string(free_bytes) + " bytes free (managed memory is kept under half of it)");
+      COMMATLAS_GPU_CHECK(cudaMallocManaged(&ptr_, bytes, cudaMemAttachGlobal));
+      break;
+    }
+  }
+}
+
+void* GpuBuffer::device_view() const {
+  if (kind_ == MemoryKind::Pinned || kind_ == MemoryKind::Registered) {
+    void* dev = nullptr;
+    COMMATLAS_GPU_CHECK(cudaHostGetDevicePointer(&dev, ptr_, 0));
+    return dev;
+  }
+  return ptr_;
+}
+
+void GpuBuffer::release() noexcept {
+  if (!ptr_) return;
+  cudaSetDevice(device_);
+  switch (kind_) {
+    case MemoryKind::Device:
+    case MemoryKind::Managed: cudaFree(ptr_); break;
+    case MemoryKind::DevicePool: {
+      cudaStream_t s = nullptr;
+      if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess) {
+        cudaFreeAsync(ptr_, s);
+        cudaStreamSynchronize(s);
+        cudaStreamDestroy(s);
+      }
+      break;
+    }
+    case MemoryKind::Pinned: cudaFreeHost(ptr_); break;
+    case MemoryKind::Registered:
+      cudaHostUnregister(ptr_);
+      std::free(ptr_);
+      break;
+    case MemoryKind::Pageable: std::free(ptr_); break;
+  }
+  ptr_ = nullptr;
+}
+
+GpuBuffer::~GpuBuffer() { release(); }
+
+GpuBuffer::GpuBuffer(GpuBuffer&& other) noexcept
+    : kind_(other.kind_), bytes_(other.bytes_), device_(other.device_), ptr_(other.ptr_) {
+  other.ptr_ = nullptr;
+}
+
+int gpu_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+}  // namespace commatlas

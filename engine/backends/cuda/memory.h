@@ -1,0 +1,98 @@
+// GPU-runtime resources as RAII values: device scope, streams, events, and buffers of every
+// allocator the methodology compares.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "backends/cuda/gpu_runtime.h"
+
+namespace commatlas {
+
+// Where a buffer's memory comes from. The allocator is a benchmark parameter, so these names
+// appear in records (to_string) and on the command line.
+enum class MemoryKind {
+  Device,      // cudaMalloc
+  DevicePool,  // cudaMallocAsync from the device's default memory pool
+  Pinned,      // cudaHostAlloc (portable, mapped): page-locked host memory
+  Registered,  // malloc + cudaHostRegister (portable, mapped)
+  Pageable,    // plain malloc
+  Managed,     // cudaMallocManaged
+};
+
+std::string to_string(MemoryKind kind);
+MemoryKind memory_kind_from_string(const std::string& name);  // throws UsageError
+bool is_host_memory(MemoryKind kind);                          // Pinned, Registered, Pageable
+
+// Makes `device` current for the scope and restores the previous device after.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+class Stream {
+ public:
+  explicit Stream(int device);  // non-blocking: never serialises against the legacy default stream
+  ~Stream();
+  Stream(Stream&& other) noexcept;
+  Stream& operator=(Stream&&) = delete;
+  Stream(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+  int device() const { return device_; }
+  void synchronize() const;
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  int device_ = 0;
+};
+
+class Event {
+ public:
+  explicit Event(int device, unsigned flags = cudaEventDefault);
+  ~Event();
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&&) = delete;
+  Event(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// One buffer of `bytes` from `kind`; `device` is the owning GPU for device kinds and the GPU
+// whose context allocates host kinds. Throws Skip when the memory is not there.
+class GpuBuffer {
+ public:
+  GpuBuffer(MemoryKind kind, std::size_t bytes, int device);
+  ~GpuBuffer();
+  GpuBuffer(GpuBuffer&& other) noexcept;
+  GpuBuffer& operator=(GpuBuffer&&) = delete;
+  GpuBuffer(const GpuBuffer&) = delete;
+
+  void* data() const { return ptr_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(ptr_); }
+  std::size_t bytes() const { return bytes_; }
+  MemoryKind kind() const { return kind_; }
+  int device() const { return device_; }
+  // The pointer a kernel on the owning GPU uses (the mapped alias for host kinds).
+  void* device_view() const;
+
+ private:
+  void release() noexcept;
+  MemoryKind kind_;
+  std::size_t bytes_ = 0;
+  int device_ = 0;
+  void* ptr_ = nullptr;
+};
+
+int gpu_count();  // 0 when no GPU or no driver (never throws)
+
+}  // namespace commatlas

@@ -1,0 +1,74 @@
+// The node's GPUs, how they are linked, and the theoretical peak of every path.
+//
+// Discovery (topology_cuda.cu, nvml.cpp) fills plain values; the arithmetic that turns link
+// facts into peaks (peaks.cpp) is pure, so it is tested from recorded answers without a GPU.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/benchmark.h"  // Peak
+#include "core/json.h"
+
+namespace commatlas {
+
+struct PcieLink {
+  int gen_current = 0, gen_max = 0;
+  int width_current = 0, width_max = 0;
+  double peak_gbps = 0;  // per direction, at max generation and width (idle links train down)
+};
+
+struct GpuInfo {
+  int index = 0;
+  std::string name;
+  std::string pci_bus_id;
+  int sm_count = 0;
+  std::uint64_t memory_bytes = 0;
+  int memory_clock_mhz = 0;
+  int memory_bus_width_bits = 0;
+  double hbm_peak_gbps = 0;  // 2 (DDR) x clock x bus width / 8
+  int copy_engines = 0;      // async engines (cudaDevAttrAsyncEngineCount)
+  int numa_node = -1;        // -1: unknown
+  std::string cpu_affinity;  // "0-63"
+  PcieLink pcie;
+  bool pageable_memory_access = false;  // cudaDevAttrPageableMemoryAccess
+  bool concurrent_managed_access = false;
+};
+
+struct GpuPair {
+  int src = 0, dst = 0;
+  bool peer_access = false;
+  bool peer_atomics = false;
+  std::string link = "none";  // "nvlink", "pcie", "none"
+  int nvlink_links = 0;
+  double nvlink_link_gbps = 0;  // per link, per direction
+  double peak_gbps = 0;         // per direction
+};
+
+struct Topology {
+  std::vector<GpuInfo> gpus;
+  std::vector<GpuPair> pairs;  // every ordered pair src != dst
+  bool nvml_available = false;
+  std::string nvml_detail;     // NVML version, or why it is unavailable
+  std::string source;          // "nvml" or "cuda_runtime"
+  std::string no_gpu_reason;   // set when gpus is empty
+
+  const GpuPair* pair(int src, int dst) const;
+};
+
+// Discovered once per process (thread-safe); never throws: an empty topology says why.
+const Topology& gpu_topology();
+
+void write_topology_json(const Topology& topo, JsonWriter& out);
+
+// Theoretical peaks of the paths benchmarks use (nullopt when the topology does not know).
+std::optional<Peak> peak_host_link(const Topology& topo, int gpu);         // PCIe, one direction
+std::optional<Peak> peak_device_memory(const Topology& topo, int gpu);     // HBM, read + write together
+std::optional<Peak> peak_peer(const Topology& topo, int src, int dst);     // NVLink or PCIe, one direction
+
+// Link arithmetic, exposed for tests.
+double pcie_gbps_per_direction(int generation, int width);  // after encoding (8b/10b, 128b/130b)
+double hbm_gbps(int memory_clock_mhz, int bus_width_bits);
+
+}  // namespace commatlas
