@@ -1,0 +1,176 @@
+"""The `commatlas` command. Each subcommand is one function registered in COMMANDS with the
+@command decorator (its options come from the `arguments` function it names); adding one is
+adding a function here.
+
+Every failure becomes one line on stderr, `commatlas: error: ...`, exit status 2 for bad input
+and 1 for failures; a traceback never reaches the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, NoReturn
+
+from rich.console import Console
+
+from commatlas import __version__
+from commatlas.engine import Engine
+from commatlas.errors import CommatlasError, UsageError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    handler: Handler
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, help: str, arguments: Callable[[argparse.ArgumentParser], None] = lambda p: None):
+    def register(handler: Handler) -> Handler:
+        COMMANDS[name] = Command(name, help, arguments, handler)
+        return handler
+
+    return register
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse prints usage and exits; we want our one-line error instead."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def stdout_console() -> Console:
+    return Console(highlight=False)
+
+
+def stderr_console() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+# --- run ----------------------------------------------------------------------------------------
+
+def run_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--suite", help="comma-separated suites: host, gpu, mpi, mpi-gpu or all "
+                                   "(default: what this machine has)")
+    p.add_argument("--only", action="append", default=[], help="benchmark keys or globs, comma-separated (repeatable)")
+    p.add_argument("--exclude", action="append", default=[], help="benchmark keys or globs to leave out")
+    p.add_argument("--sizes", help="message sizes: '4096', '8:1G' (doubling), '8:1G:x4', '1M:16M:+1M', combined with commas")
+    p.add_argument("--time-budget", type=float, metavar="SECONDS", help="timed seconds per point (default: the engine's, 0.2)")
+    p.add_argument("--out", type=Path, metavar="DIR", help="run directory (default: commatlas-results/<UTC time>-<host>/)")
+    p.add_argument("--quick", action="store_true", help="few sizes and a small budget: a smoke run")
+    p.add_argument("--ranks", type=int, help="ranks of the MPI phase (default: one per GPU, at least 2)")
+    p.add_argument("--launcher", metavar="COMMAND", help="launcher line used verbatim for MPI phases, e.g. 'srun -N 2 --ntasks-per-node 4'")
+    p.add_argument("--threads", type=int, help="worker threads of multi-threaded host benchmarks (default: all cores)")
+    p.add_argument("--numa", metavar="LIST", help="NUMA nodes to place host buffers on, e.g. 0,1")
+
+
+def joined(values: list[str]) -> tuple[str, ...]:
+    from commatlas.selection import split_list
+
+    return tuple(item for value in values for item in split_list(value))
+
+
+@command("run", "measure: run the benchmark suites into a run directory", run_arguments)
+def cmd_run(args: argparse.Namespace) -> int:
+    from commatlas.run import RunOptions, execute
+    from commatlas.selection import Selection, split_list
+
+    suites = split_list(args.suite) if args.suite is not None else None
+    if suites is not None and not suites:
+        raise UsageError("--suite is empty")
+    options = RunOptions(
+        selection=Selection(suites, joined(args.only), joined(args.exclude)),
+        sizes=args.sizes, time_budget=args.time_budget, quick=args.quick, threads=args.threads,
+        numa=args.numa, ranks=args.ranks, launcher=args.launcher, out=args.out,
+    )
+    return execute(options, Engine.find(), stdout_console(), stderr_console())
+
+
+# --- list, info, topo ---------------------------------------------------------------------------
+
+def json_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the engine's JSON instead of a table")
+
+
+def print_json(value: object) -> None:
+    print(json.dumps(value, indent=2))
+
+
+@command("list", "list the benchmarks of this build and whether each can run here", json_argument)
+def cmd_list(args: argparse.Namespace) -> int:
+    from commatlas.views import benchmarks_table
+
+    benchmarks = Engine.find().benchmarks()
+    if args.json:
+        print_json(benchmarks)
+    else:
+        stdout_console().print(benchmarks_table(benchmarks))
+    return 0
+
+
+@command("info", "show the engine build, the host, and which backends are built (or why not)", json_argument)
+def cmd_info(args: argparse.Namespace) -> int:
+    from commatlas.views import print_info
+
+    info = Engine.find().info()
+    if args.json:
+        print_json(info)
+    else:
+        print_info(stdout_console(), info)
+    return 0
+
+
+@command("topo", "show the GPU topology and the theoretical bandwidth of every path", json_argument)
+def cmd_topo(args: argparse.Namespace) -> int:
+    from commatlas.engine import backend_reason
+    from commatlas.topo import render
+
+    engine = Engine.find()
+    topology = engine.topology()
+    if args.json:
+        print_json(topology)
+        return 0
+    reason = "" if topology is not None else f"this engine has no topo command: {backend_reason(engine.info(), 'cuda')}"
+    render(stdout_console(), topology, reason)
+    return 0
+
+
+# --- entry point --------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="commatlas", description="GPU communication characterization: every path, "
+                                                         "every interface, every size, verified.")
+    parser.add_argument("--version", action="version", version=f"commatlas {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=OneLineParser)
+    for cmd in COMMANDS.values():
+        cmd.arguments(sub.add_parser(cmd.name, help=cmd.help, description=cmd.help))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command].handler(args)
+    except CommatlasError as e:
+        print(f"commatlas: error: {e}", file=sys.stderr)
+        return e.exit_status
+    except KeyboardInterrupt:
+        print("commatlas: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

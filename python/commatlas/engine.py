@@ -1,0 +1,112 @@
+"""Finding and querying `commatlas-engine`, the C++ program that does every measurement.
+
+The engine is found through $COMMATLAS_ENGINE first (a plain CMake build on a GPU machine),
+then as the binary `pip install .` puts inside this package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from commatlas.errors import CommatlasError, UsageError
+
+ENGINE_ENV = "COMMATLAS_ENGINE"
+PACKAGED_ENGINE = Path(__file__).resolve().parent / "_engine" / "commatlas-engine"
+ENGINE_ERROR_PREFIX = "commatlas-engine: error: "
+# The engine exits with this status when the request itself is wrong (bad size list, ...).
+ENGINE_USAGE_STATUS = 2
+# Queries (info, list, topo) answer in well under a second; a hung driver must not hang us.
+QUERY_TIMEOUT_S = 120
+
+
+def locate_engine() -> Path:
+    configured = os.environ.get(ENGINE_ENV)
+    if configured:
+        path = Path(configured)
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise UsageError(f"{ENGINE_ENV}={configured} is not an executable file")
+        return path.resolve()
+    if PACKAGED_ENGINE.is_file():
+        return PACKAGED_ENGINE
+    raise UsageError(
+        "the commatlas-engine binary was not found: install commatlas with `pip install .`, "
+        f"or set {ENGINE_ENV} to a built engine (e.g. build/engine/commatlas-engine)"
+    )
+
+
+def engine_message(stderr: str) -> str:
+    """The engine's one-line reason, without its program-name prefix."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if not lines:
+        return "no message"
+    last = lines[-1]
+    return last[len(ENGINE_ERROR_PREFIX):] if last.startswith(ENGINE_ERROR_PREFIX) else last
+
+
+def raise_for_engine_failure(status: int, stderr: str, what: str) -> None:
+    if status == 0:
+        return
+    message = engine_message(stderr)
+    if status == ENGINE_USAGE_STATUS:
+        raise UsageError(message)
+    raise CommatlasError(f"{what} failed (exit status {status}): {message}")
+
+
+@dataclass(frozen=True)
+class Engine:
+    path: Path
+
+    @classmethod
+    def find(cls) -> "Engine":
+        return cls(locate_engine())
+
+    def _query(self, *args: str) -> Any:
+        try:
+            done = subprocess.run(
+                [str(self.path), *args], capture_output=True, text=True, timeout=QUERY_TIMEOUT_S, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise CommatlasError(f"cannot run {self.path}: {e}") from None
+        raise_for_engine_failure(done.returncode, done.stderr, f"commatlas-engine {args[0]}")
+        try:
+            return json.loads(done.stdout)
+        except json.JSONDecodeError as e:
+            raise CommatlasError(f"commatlas-engine {args[0]} printed something that is not JSON: {e}") from None
+
+    def info(self) -> dict[str, Any]:
+        return self._query("info", "--json")
+
+    def benchmarks(self, run_arguments: list[str] | None = None) -> list[dict[str, Any]]:
+        """Every registered benchmark. Run options passed along are validated by the engine
+        exactly as `run` would (sizes, NUMA nodes, memory), without running anything."""
+        return self._query("list", "--json", *(run_arguments or []))
+
+    def topology(self) -> dict[str, Any] | None:
+        """The GPU topology, {"gpus": [], "reason": ...} without GPUs, None when this engine
+        has no topo command at all (built without the CUDA backend)."""
+        try:
+            return self._query("topo", "--json")
+        except UsageError as e:
+            if "unknown command" in str(e):
+                return None
+            raise
+
+
+def backend_built(info: dict[str, Any], name: str) -> bool:
+    return bool(info.get("backends", {}).get(name, {}).get("built"))
+
+
+def backend_reason(info: dict[str, Any], name: str) -> str:
+    backend = info.get("backends", {}).get(name)
+    if backend is None:
+        return f"built without the {name} backend"
+    return str(backend.get("reason") or backend.get("error") or "not built")
+
+
+def gpu_count(topology: dict[str, Any] | None) -> int:
+    return len(topology.get("gpus", [])) if topology else 0

@@ -1,0 +1,111 @@
+"""How MPI phases are started: `mpiexec` with the flags its implementation needs, or the
+user's own launcher line (`srun -N 2 --ntasks-per-node 4`) used verbatim on clusters."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from commatlas.errors import UsageError
+
+
+class MpiImplementation(Enum):
+    OPEN_MPI = "openmpi"
+    MPICH = "mpich"  # also MPICH derivatives on Hydra: Intel MPI, MVAPICH, Cray's mpiexec
+    UNKNOWN = "unknown"
+
+
+def detect_implementation(version_text: str) -> MpiImplementation:
+    """Reads `mpiexec --version`: Open MPI prints "(OpenRTE)" (4.x) or "(Open MPI)" (5.x);
+    Hydra-based launchers print "HYDRA build details" or name Intel MPI."""
+    text = version_text.lower()
+    if "openrte" in text or "open mpi" in text or "open-mpi" in text:
+        return MpiImplementation.OPEN_MPI
+    if "hydra" in text or "mpich" in text or "intel(r) mpi" in text:
+        return MpiImplementation.MPICH
+    return MpiImplementation.UNKNOWN
+
+
+@dataclass(frozen=True)
+class Launcher:
+    kind: str             # "openmpi", "mpich", "unknown" (mpiexec) or "custom"
+    prefix: tuple[str, ...]
+    ranks: int | None     # None: the custom launcher line decides
+    notes: tuple[str, ...] = field(default=())
+
+    def command(self, program: list[str]) -> list[str]:
+        return [*self.prefix, *program]
+
+    def describe(self) -> dict[str, object]:
+        return {"kind": self.kind, "command": list(self.prefix), "ranks": self.ranks}
+
+
+def physical_cores() -> int:
+    """Cores this process may use, counting hyperthread siblings once: Open MPI's default
+    slot count is the core count, so more ranks than cores needs --oversubscribe."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+    cores = set()
+    for cpu in cpus:
+        topology = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+        try:
+            package = (topology / "physical_package_id").read_text().strip()
+            core = (topology / "core_id").read_text().strip()
+        except OSError:
+            return len(cpus)
+        cores.add((package, core))
+    return max(1, len(cores))
+
+
+def mpiexec_launcher(
+    ranks: int, version_text: str, cores: int, is_root: bool, mpiexec: str = "mpiexec"
+) -> Launcher:
+    implementation = detect_implementation(version_text)
+    prefix = [mpiexec]
+    notes = []
+    if implementation is MpiImplementation.OPEN_MPI:
+        if is_root:
+            # Open MPI refuses to start as root unless told; containers often run as root.
+            prefix.append("--allow-run-as-root")
+        if ranks > cores:
+            prefix.append("--oversubscribe")
+            notes.append(f"{ranks} ranks on {cores} cores: ranks share cores, timings are pessimistic")
+    prefix += ["-n", str(ranks)]
+    return Launcher(implementation.value, tuple(prefix), ranks, tuple(notes))
+
+
+def custom_launcher(text: str) -> Launcher:
+    try:
+        words = shlex.split(text)
+    except ValueError as e:
+        raise UsageError(f"--launcher '{text}' cannot be parsed: {e}") from None
+    if not words:
+        raise UsageError("--launcher is empty")
+    if shutil.which(words[0]) is None:
+        raise UsageError(f"--launcher: '{words[0]}' is not a program on PATH")
+    return Launcher("custom", tuple(words), None)
+
+
+def mpiexec_version(mpiexec: str) -> str:
+    try:
+        done = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise UsageError(f"cannot run '{mpiexec} --version': {e}") from None
+    return done.stdout + done.stderr
+
+
+def find_launcher(ranks: int, launcher_text: str | None) -> Launcher:
+    """The launcher for an MPI phase of `ranks` ranks; raises UsageError when there is none."""
+    if launcher_text:
+        return custom_launcher(launcher_text)
+    mpiexec = shutil.which("mpiexec") or shutil.which("mpirun")
+    if mpiexec is None:
+        raise UsageError("no mpiexec or mpirun on PATH: install an MPI, or give --launcher")
+    return mpiexec_launcher(ranks, mpiexec_version(mpiexec), physical_cores(), os.geteuid() == 0, mpiexec)

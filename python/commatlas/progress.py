@@ -1,0 +1,68 @@
+"""The live progress bar, driven by the engine's JSON progress events on its stdout."""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from commatlas.units import format_gbps, format_size
+
+
+def parse_event(line: str) -> dict[str, Any] | None:
+    """A progress event, or None for anything else the engine or launcher printed."""
+    line = line.strip()
+    if not line.startswith("{"):
+        return None
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return event if isinstance(event, dict) and "event" in event else None
+
+
+def describe_point(event: dict[str, Any]) -> str:
+    parts = [str(event.get("benchmark", "")), str(event.get("params") or ""), format_size(event.get("bytes"))]
+    status = event.get("status", "")
+    if status == "ok" and event.get("gbps"):
+        parts.append(format_gbps(event["gbps"]))
+    elif status != "ok":
+        parts.append(str(status))
+    return " ".join(p for p in parts if p)
+
+
+class PhaseProgress:
+    """One bar per engine phase; lines that are not events go to the engine log."""
+
+    def __init__(self, console: Console) -> None:
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[last]}", style="dim"),
+            console=console,
+            transient=False,
+        )
+
+    def __enter__(self) -> "PhaseProgress":
+        self._progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.__exit__(*exc)
+
+    def follow(self, title: str, stream: IO[str], log: IO[str]) -> None:
+        """Reads the engine's stdout until it closes."""
+        task: TaskID = self._progress.add_task(title, total=None, last="")
+        for line in stream:
+            event = parse_event(line)
+            if event is None:
+                log.write(line)
+                log.flush()
+            elif event["event"] == "start":
+                self._progress.update(task, total=event.get("total", 0))
+            elif event["event"] == "point":
+                self._progress.update(task, completed=event.get("done", 0), last=describe_point(event))

@@ -1,0 +1,105 @@
+"""The records Python adds around the engine's: `meta` (first line) and `end` (last line) of
+results.jsonl, and reading a results file back. The engine shapes result/skip/error records;
+schema/results.schema.json describes all five."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable
+
+from commatlas import __version__
+
+SCHEMA_VERSION = 1
+RESULTS_FILE = "results.jsonl"
+ENGINE_LOG = "engine.log"
+# Variables that change what communication libraries do: results without them are not comparable.
+ENVIRONMENT_PREFIXES = ("NCCL_", "UCX_", "OMPI_", "MPICH_", "CUDA_", "HSA_", "I_MPI_", "FI_", "SLURM_")
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def iso_utc(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def relevant_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    source = os.environ if environ is None else environ
+    return {k: v for k, v in sorted(source.items()) if k.startswith(ENVIRONMENT_PREFIXES)}
+
+
+def meta_record(
+    run_id: str,
+    start: dt.datetime,
+    options: dict[str, Any],
+    engine_info: dict[str, Any],
+    topology: dict[str, Any] | None,
+    launcher: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "type": "meta",
+        "schema_version": SCHEMA_VERSION,
+        "commatlas_version": __version__,
+        "run_id": run_id,
+        "start_time": iso_utc(start),
+        "command_line": list(sys.argv),
+        "cwd": os.getcwd(),
+        "options": options,
+        "engine": engine_info,
+        "topology": topology,
+        "environment": relevant_environment(),
+        "launcher": launcher,
+    }
+
+
+def count_by_type(records: Iterable[dict[str, Any]]) -> Counter[str]:
+    return Counter(r.get("type", "?") for r in records)
+
+
+def end_record(status: str, records: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
+    counts = count_by_type(records)
+    return {
+        "type": "end",
+        "end_time": iso_utc(utc_now()),
+        "status": status,
+        "results": counts["result"],
+        "skipped": counts["skip"],
+        "errors": counts["error"],
+        "wall_s": round(wall_s, 3),
+    }
+
+
+def drop_partial_tail(path: Path) -> None:
+    """Cuts a record the engine was killed in the middle of writing: half a record is not a
+    record, and the end record must start on its own line."""
+    with path.open("rb+") as f:
+        data = f.read()
+        keep = data.rfind(b"\n") + 1
+        if keep < len(data):
+            f.truncate(keep)
+
+
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(record, separators=(",", ":")) + "\n")
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every complete record; a line cut short by a killed engine is left out, not fatal."""
+    records = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return records

@@ -1,0 +1,27 @@
+"""Calls the HTML report writer when this installation has one (commatlas.report is optional)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+
+def write_report_if_available(run_dir: Path, console: Console) -> None:
+    try:
+        from commatlas.report import write_report  # type: ignore[attr-defined]
+    except ModuleNotFoundError as e:
+        if e.name and e.name.startswith("commatlas.report"):
+            return  # no report module in this installation: nothing to do
+        console.print(f"commatlas: warning: report not written: {e}")
+        return
+    except ImportError as e:
+        console.print(f"commatlas: warning: report not written: {e}")
+        return
+    try:
+        written = write_report(run_dir)
+    except Exception as e:  # noqa: BLE001 - a failing report must never cost the user the run
+        console.print(f"commatlas: warning: report not written: {type(e).__name__}: {e}")
+        return
+    if written:
+        console.print(f"report: {written}")

@@ -1,0 +1,223 @@
+"""`commatlas run`: validate everything, then run the single-process phase and the MPI phase of
+the engine into one run directory (results.jsonl framed by meta and end records, engine.log),
+with a progress bar, a summary and, when available, the report."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from commatlas.engine import Engine, engine_message, gpu_count
+from commatlas.errors import CommatlasError, UsageError
+from commatlas.launcher import Launcher, find_launcher
+from commatlas.progress import PhaseProgress
+from commatlas.records import (
+    ENGINE_LOG, RESULTS_FILE, append_record, drop_partial_tail, end_record, meta_record, read_records, utc_now,
+)
+from commatlas.report_hook import write_report_if_available
+from commatlas.selection import Selection, check_ranks, is_mpi_benchmark, require_mpi, select
+from commatlas.summary import print_summary
+
+EXIT_INTERRUPTED = 130
+# How long an interrupted engine (or mpiexec and its ranks) gets to stop before SIGKILL.
+STOP_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    selection: Selection
+    sizes: str | None
+    time_budget: float | None
+    quick: bool
+    threads: int | None
+    numa: str | None
+    ranks: int | None
+    launcher: str | None
+    out: Path | None
+
+    def engine_arguments(self) -> list[str]:
+        """Options the engine itself interprets and validates (sizes, NUMA, memory, ...)."""
+        args: list[str] = []
+        if self.sizes is not None:
+            args += ["--sizes", self.sizes]
+        if self.time_budget is not None:
+            args += ["--time-budget", repr(self.time_budget)]
+        if self.quick:
+            args.append("--quick")
+        if self.threads is not None:
+            args += ["--threads", str(self.threads)]
+        if self.numa is not None:
+            args += ["--numa", self.numa]
+        return args
+
+    def for_meta(self) -> dict[str, Any]:
+        fields = asdict(self)
+        selection = fields.pop("selection")
+        fields["out"] = str(self.out) if self.out else None
+        return {**{k: list(v) if v is not None else None for k, v in selection.items()}, **fields}
+
+
+@dataclass(frozen=True)
+class Phase:
+    title: str
+    keys: tuple[str, ...]
+    launcher: Launcher | None  # None: the engine runs as one plain process
+
+    def command(self, engine: Engine, results: Path, engine_arguments: list[str]) -> list[str]:
+        program = [str(engine.path), "run", "--out", str(results), "--only", ",".join(self.keys),
+                   "--progress", "json", *engine_arguments]
+        if self.launcher is None:
+            return program
+        return self.launcher.command([*program[:2], "--mpi", *program[2:]])
+
+
+@dataclass(frozen=True)
+class Plan:
+    phases: tuple[Phase, ...]
+    launcher: dict[str, Any]
+
+
+def default_run_dir() -> Path:
+    stamp = utc_now().strftime("%Y%m%dT%H%M%SZ")
+    return Path("commatlas-results") / f"{stamp}-{socket.gethostname()}"
+
+
+def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[str, Any] | None,
+             benchmarks: list[dict[str, Any]]) -> Plan:
+    if options.ranks is not None:
+        if options.ranks < 1:
+            raise UsageError(f"--ranks needs a positive number, got {options.ranks}")
+        require_mpi("--ranks", engine_info)
+    if options.launcher is not None:
+        require_mpi("--launcher", engine_info)
+    selected = select(options.selection, benchmarks, engine_info, topology)
+    single = tuple(b["key"] for b in selected if not is_mpi_benchmark(b))
+    mpi = [b for b in selected if is_mpi_benchmark(b)]
+    phases = []
+    if single:
+        phases.append(Phase("single process", single, None))
+    launcher_record: dict[str, Any] = {"kind": "none", "command": []}
+    if mpi:
+        # One rank per GPU where there are GPUs; two ranks is the smallest MPI job otherwise.
+        ranks = options.ranks or max(2, gpu_count(topology))
+        if options.ranks is not None:
+            check_ranks(ranks, mpi)
+        launcher = find_launcher(ranks, options.launcher)
+        phases.append(Phase(f"MPI ({launcher.ranks or '?'} ranks)", tuple(b["key"] for b in mpi), launcher))
+        launcher_record = launcher.describe()
+    return Plan(tuple(phases), launcher_record)
+
+
+def prepare_run_dir(out: Path | None) -> Path:
+    run_dir = out or default_run_dir()
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / RESULTS_FILE).open("x").close()
+    except FileExistsError:
+        raise UsageError(f"{run_dir} already holds a {RESULTS_FILE}: choose another --out") from None
+    except OSError as e:
+        raise UsageError(f"cannot write the output directory {run_dir}: {e.strerror or e}") from None
+    return run_dir
+
+
+def stop_process_group(process: subprocess.Popen[str]) -> None:
+    """Stops the engine (or the launcher and its ranks), which run in their own process group."""
+    for sig, wait_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, STOP_GRACE_S)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run_phase(command: list[str], title: str, log_path: Path, progress: PhaseProgress) -> int:
+    with log_path.open("a", encoding="utf-8") as log:
+        log.write(f"$ {shlex.join(command)}\n")
+        log.flush()
+        # A session of its own: Ctrl-C reaches only us, and we stop the whole group in order.
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True,
+                                   start_new_session=True, bufsize=1)
+        try:
+            assert process.stdout is not None
+            progress.follow(title, process.stdout, log)
+            return process.wait()
+        except BaseException:
+            stop_process_group(process)
+            raise
+
+
+def phase_failure(status: int, log_path: Path) -> CommatlasError:
+    text = log_path.read_text(encoding="utf-8", errors="replace")
+    engine_lines = [line for line in text.splitlines() if "commatlas-engine" in line and "error" in line]
+    message = engine_message("\n".join(engine_lines) or text)
+    if status == 2 and engine_lines:
+        return UsageError(message)
+    return CommatlasError(f"the engine failed (exit status {status}): {message} (see {log_path})")
+
+
+class Interrupted(Exception):
+    """SIGTERM, treated as Ctrl-C: stop the engine, keep what was measured."""
+
+
+def raise_interrupted(signum: int, frame: object) -> None:
+    raise Interrupted()
+
+
+def execute(options: RunOptions, engine: Engine, console: Console, progress_console: Console) -> int:
+    start = utc_now()
+    started = time.monotonic()
+    engine_info = engine.info()
+    topology = engine.topology()
+    # `list` with the run options makes the engine validate sizes, NUMA nodes and memory
+    # before anything is created, and answers which benchmarks exist.
+    benchmarks = engine.benchmarks(options.engine_arguments())
+    plan = plan_run(options, engine_info, topology, benchmarks)
+    run_dir = prepare_run_dir(options.out)
+    results, log_path = run_dir / RESULTS_FILE, run_dir / ENGINE_LOG
+    append_record(results, meta_record(run_dir.name, start, options.for_meta(), engine_info, topology, plan.launcher))
+    for phase in plan.phases:
+        if phase.launcher:
+            for note in phase.launcher.notes:
+                progress_console.print(f"commatlas: note: {note}")
+
+    status, failure = "complete", None
+    previous = signal.signal(signal.SIGTERM, raise_interrupted)
+    try:
+        with PhaseProgress(progress_console) as progress:
+            for phase in plan.phases:
+                code = run_phase(phase.command(engine, results.resolve(), options.engine_arguments()),
+                                 phase.title, log_path, progress)
+                if code != 0:
+                    status, failure = "failed", phase_failure(code, log_path)
+                    if isinstance(failure, UsageError):
+                        break
+    except (KeyboardInterrupt, Interrupted):
+        status = "interrupted"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        drop_partial_tail(results)
+        records = read_records(results)
+        append_record(results, end_record(status, records, time.monotonic() - started))
+
+    print_summary(console, records)
+    if status == "interrupted":
+        console.print(f"interrupted: the records measured so far are in {run_dir}")
+        return EXIT_INTERRUPTED
+    write_report_if_available(run_dir, console)
+    console.print(f"results: {results}")
+    if failure is not None:
+        raise failure
+    return 0

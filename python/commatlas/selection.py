@@ -1,0 +1,125 @@
+"""Which benchmarks a `commatlas run` selects, and the checks that make a bad selection a
+one-line error before anything runs. Suites name what a benchmark needs: "host" and "gpu"
+run in one process; "mpi" and "mpi-gpu" run under an MPI launcher."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any
+
+from commatlas.engine import backend_built, backend_reason, gpu_count
+from commatlas.errors import UsageError
+
+MPI_SUITES = ("mpi", "mpi-gpu")
+# The backends each suite's benchmarks are compiled with (a suite is empty without them).
+SUITE_BACKENDS = {"host": (), "gpu": ("cuda",), "mpi": ("mpi",), "mpi-gpu": ("mpi", "cuda")}
+ALL_SUITES = "all"
+
+
+@dataclass(frozen=True)
+class Selection:
+    suites: tuple[str, ...] | None  # None: the default for this machine
+    only: tuple[str, ...]
+    exclude: tuple[str, ...]
+
+
+def split_list(text: str | None) -> tuple[str, ...]:
+    return tuple(item.strip() for item in (text or "").split(",") if item.strip())
+
+
+def is_mpi_benchmark(benchmark: dict[str, Any]) -> bool:
+    return benchmark["suite"] in MPI_SUITES
+
+
+def default_suites(info: dict[str, Any], topology: dict[str, Any] | None) -> tuple[str, ...]:
+    """host always; gpu with GPUs; mpi with the MPI backend; mpi-gpu with both."""
+    has_gpu = gpu_count(topology) > 0
+    has_mpi = backend_built(info, "mpi")
+    suites = ["host"]
+    if has_gpu:
+        suites.append("gpu")
+    if has_mpi:
+        suites.append("mpi")
+    if has_gpu and has_mpi:
+        suites.append("mpi-gpu")
+    return tuple(suites)
+
+
+def missing_backends(suite: str, info: dict[str, Any]) -> list[str]:
+    return [name for name in SUITE_BACKENDS.get(suite, ()) if not backend_built(info, name)]
+
+
+def require_mpi(what: str, info: dict[str, Any]) -> None:
+    if not backend_built(info, "mpi"):
+        raise UsageError(f"{what} needs the MPI backend, which this engine was built without ({backend_reason(info, 'mpi')})")
+
+
+def check_suites(suites: tuple[str, ...], benchmarks: list[dict[str, Any]], info: dict[str, Any]) -> None:
+    known = {b["suite"] for b in benchmarks}
+    for suite in suites:
+        if suite == ALL_SUITES or suite in known:
+            continue
+        missing = missing_backends(suite, info)
+        if "mpi" in missing:
+            require_mpi(f"suite '{suite}'", info)
+        if missing:
+            raise UsageError(
+                f"suite '{suite}' needs the {missing[0]} backend, which this engine was built without "
+                f"({backend_reason(info, missing[0])})"
+            )
+        names = ", ".join(sorted(known))
+        raise UsageError(f"unknown suite '{suite}' (this build has: {ALL_SUITES}, {names})")
+
+
+def check_patterns(patterns: tuple[str, ...], benchmarks: list[dict[str, Any]], info: dict[str, Any]) -> None:
+    for pattern in patterns:
+        if any(fnmatchcase(b["key"], pattern) for b in benchmarks):
+            continue
+        if pattern.startswith("mpi"):
+            require_mpi(f"--only {pattern}", info)
+        raise UsageError(f"no benchmark matches '{pattern}' (see `commatlas list`)")
+
+
+def select(
+    request: Selection, benchmarks: list[dict[str, Any]], info: dict[str, Any], topology: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    if request.suites is not None:
+        check_suites(request.suites, benchmarks, info)
+        suites = request.suites
+    elif request.only:
+        suites = (ALL_SUITES,)  # naming benchmarks selects them whatever their suite
+    else:
+        suites = default_suites(info, topology)
+    check_patterns(request.only, benchmarks, info)
+
+    def chosen(b: dict[str, Any]) -> bool:
+        in_suite = ALL_SUITES in suites or b["suite"] in suites
+        in_only = not request.only or any(fnmatchcase(b["key"], p) for p in request.only)
+        excluded = any(fnmatchcase(b["key"], p) for p in request.exclude)
+        return in_suite and in_only and not excluded
+
+    selected = [b for b in benchmarks if chosen(b)]
+    if not selected:
+        raise UsageError("the selection matches no benchmark (see `commatlas list`)")
+    return selected
+
+
+def accepts_ranks(benchmark: dict[str, Any], ranks: int) -> bool:
+    high = benchmark.get("max_ranks", 0)
+    return ranks >= benchmark.get("min_ranks", 1) and (high == 0 or ranks <= high)
+
+
+def rank_range_text(benchmark: dict[str, Any]) -> str:
+    low, high = benchmark.get("min_ranks", 1), benchmark.get("max_ranks", 0)
+    if high == 0:
+        return f"{low}+"
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def check_ranks(ranks: int, mpi_benchmarks: list[dict[str, Any]]) -> None:
+    refused = [b for b in mpi_benchmarks if not accepts_ranks(b, ranks)]
+    if refused:
+        names = ", ".join(f"{b['key']} needs {rank_range_text(b)} ranks" for b in refused[:3])
+        more = f" and {len(refused) - 3} more" if len(refused) > 3 else ""
+        raise UsageError(f"--ranks {ranks} does not suit the selection: {names}{more}")
