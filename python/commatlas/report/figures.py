@@ -1,0 +1,176 @@
+"""Which figures the report draws, from which series, and under which anchors."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from commatlas.report import plots
+from commatlas.report.bestmap import spread_of
+from commatlas.report.paths import INDEX_KEYS, PathKey, is_indexed, path_class, path_of, slug
+from commatlas.report.units import format_size
+from commatlas.report.variability import Flag
+from commatlas.results import Result, Series
+
+BOX_SERIES = 4  # distributions drawn for this many series: those whose spread says the most
+BOX_SIZES = 20
+
+
+@dataclass
+class Figure:
+    anchor: str
+    title: str
+    svg: str
+    caption: str = ""
+
+
+@dataclass
+class Section:
+    category: str
+    figures: list[Figure] = field(default_factory=list)
+
+
+def group_label(path: PathKey) -> str:
+    parts = [f"{k}={v}" for k, v in path_class(path)]
+    if path.operation:
+        parts.insert(0, path.operation)
+    return ", ".join(parts) or "all series"
+
+
+def plot_anchor(path: PathKey) -> str:
+    return "plot-" + slug(f"{path.category}-{path.metric}-{group_label(path)}")
+
+
+def curve_sections(series: list[Series]) -> list[Section]:
+    groups: dict[str, list[tuple[PathKey, Series]]] = {}
+    for s in series:
+        p = path_of(s)
+        groups.setdefault(plot_anchor(p), []).append((p, s))
+    sections: dict[str, Section] = {}
+    for anchor, members in sorted(groups.items()):
+        path = members[0][0]
+        shown, caption = _representative(members)
+        collective = path.category == "collective" and path.metric == "bandwidth"
+        lines = [_line(s, collective) for s in shown]
+        caption += (f" {len(lines) - plots.MAX_LINES} more series not drawn (see the tables)."
+                    if len(lines) > plots.MAX_LINES else "")
+        ylabel = ("bus bandwidth (GB/s, nccl-tests factor)" if collective else
+                  "bandwidth (GB/s, from the median)" if path.metric == "bandwidth" else "latency (µs, median)")
+        title = f"{path.category} {path.metric}: {group_label(path)}"
+        svg = plots.curves_svg(lines, title=title, ylabel=ylabel, rooflines=[] if path.metric != "bandwidth" or collective
+                               else _rooflines(shown))
+        section = sections.setdefault(path.category, Section(path.category))
+        section.figures.append(Figure(anchor, title, svg, (caption + " Bands: p5–p95 of every sample.").strip()))
+    return list(sections.values())
+
+
+def _representative(members: list[tuple[PathKey, Series]]) -> tuple[list[Series], str]:
+    """Pair-indexed series of every pair would bury each other: one pair is drawn, all in the matrices."""
+    if not any(is_indexed(p) for p, _ in members):
+        return [s for _, s in members], ""
+    def indices(p: PathKey) -> tuple:
+        return tuple((k, int(v)) for k, v in p.endpoints if k in INDEX_KEYS and v.lstrip("-").isdigit())
+    first = min(indices(p) for p, _ in members)
+    shown = [s for p, s in members if indices(p) == first]
+    others = len({indices(p) for p, _ in members}) - 1
+    where = ", ".join(f"{k}={v}" for k, v in first)
+    return shown, (f"Drawn for {where}; {others} other placement(s) of this kind are in the pair matrices."
+                   if others else "")
+
+
+def _line(s: Series, busbw: bool) -> plots.Line:
+    # Bus bandwidth is algbw × the collective's factor; the spread scales with it.
+    factor = np.array([p.collective.bus_factor if busbw and p.collective else 1.0 for p in s.points])
+    spread = np.array([spread_of(p) for p in s.points]).reshape(-1, 2) * factor[:, None]
+    return plots.Line(s.label(), s.sizes, s.values() * factor, spread[:, 0], spread[:, 1])
+
+
+def _rooflines(shown: list[Series]) -> list[tuple[float, str]]:
+    peaks: dict[float, str] = {}
+    for s in shown:
+        for p in s.points:
+            if p.peak and math.isfinite(p.peak.gbps) and p.peak.gbps > 0:
+                peaks.setdefault(round(p.peak.gbps, 3), f"{p.peak.source} {p.peak.gbps:.4g} GB/s")
+    return sorted(peaks.items())
+
+
+@dataclass
+class Matrix:
+    anchor: str
+    title: str
+    size: int
+    svg_value: str
+    svg_fraction: str | None
+
+
+def pair_matrices(series: list[Series]) -> list[Matrix]:
+    groups: dict[tuple, dict[tuple[str, str], Series]] = {}
+    for s in series:
+        p = s.params
+        if "src" in p and "dst" in p:
+            rest = tuple((k, v) for k, v in s.key[1] if k not in ("src", "dst"))
+            groups.setdefault((s.benchmark, rest, s.ranks), {})[(str(p["src"]), str(p["dst"]))] = s
+    out = []
+    for (bench, rest, ranks), cells in sorted(groups.items()):
+        if len(cells) < 2:
+            continue
+        sizes = [set(p.bytes for p in s.points) for s in cells.values()]
+        common = set.intersection(*sizes) - {None}
+        size = max(common) if common else max(max(x - {None}, default=0) for x in sizes)
+        order = lambda v: (0, int(v)) if v.lstrip("-").isdigit() else (1, v)  # noqa: E731
+        srcs = sorted({k[0] for k in cells}, key=order)
+        dsts = sorted({k[1] for k in cells}, key=order)
+        value = np.full((len(srcs), len(dsts)), np.nan)
+        fraction = np.full_like(value, np.nan)
+        metric = next(iter(cells.values())).first.metric
+        for (a, b), s in cells.items():
+            r = next((p for p in s.points if p.bytes == size), None)
+            if r is not None:
+                i, j = srcs.index(a), dsts.index(b)
+                value[i, j] = r.bandwidth_gbps if metric == "bandwidth" else r.latency_us
+                if r.peak and math.isfinite(r.peak.fraction):
+                    fraction[i, j] = 100 * r.peak.fraction
+        variant = ", ".join(f"{k}={v}" for k, v in rest) + (f", {ranks} ranks" if ranks > 1 else "")
+        title = f"{bench}{' (' + variant.strip(', ') + ')' if variant.strip(', ') else ''} at {format_size(size)}"
+        unit = "GB/s" if metric == "bandwidth" else "µs"
+        svg_v = plots.heatmap_svg(value, srcs, dsts, title=title + f" [{unit}]", unit=unit)
+        svg_f = plots.heatmap_svg(fraction, srcs, dsts, title=title + " [% of peak]", unit="% of peak",
+                                  fmt="{:.0f}") if np.isfinite(fraction).any() else None
+        out.append(Matrix("matrix-" + slug(title), title, size, svg_v, svg_f))
+    return out
+
+
+def distribution_figures(series: list[Series], flags: list[Flag]) -> list[Figure]:
+    flagged: dict[tuple, int] = {}
+    for f in flags:
+        k = (f.result.benchmark, f.result.params_key, f.result.ranks)
+        flagged[k] = flagged.get(k, 0) + 1
+    def interest(s: Series) -> tuple:
+        cv = max((p.stats.cv for p in s.points if math.isfinite(p.stats.cv)), default=0.0)
+        return (flagged.get(s.key, 0), s.first.metric == "latency", cv)
+    chosen = sorted((s for s in series if len(s.points) >= 1), key=interest, reverse=True)[:BOX_SERIES]
+    out = []
+    for s in chosen:
+        points = _spaced(s.points, BOX_SIZES)
+        samples = [_samples_us(p) for p in points]
+        keep = [(p.bytes or 0, x) for p, x in zip(points, samples) if x.size]
+        if not keep:
+            continue
+        title = f"distribution per size: {s.label()}"
+        svg = plots.boxes_svg([k for k, _ in keep], [x for _, x in keep], title=title)
+        cvs = ", ".join(f"{format_size(p.bytes)} {p.stats.cv:.2f}" for p in points if math.isfinite(p.stats.cv))
+        out.append(Figure("dist-" + slug(s.label()), title, svg, f"Coefficient of variation per size: {cvs}."))
+    return out
+
+
+def _spaced(points: list[Result], n: int) -> list[Result]:
+    if len(points) <= n:
+        return points
+    idx = np.unique(np.linspace(0, len(points) - 1, n).round().astype(int))
+    return [points[i] for i in idx]
+
+
+def _samples_us(r: Result) -> np.ndarray:
+    x = r.samples
+    return x[np.isfinite(x)] * 1e6

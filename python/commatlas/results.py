@@ -1,0 +1,344 @@
+"""Reads a run's results.jsonl into typed records.
+
+The engine writes one JSON object per line (shape defined in engine/core/records.cpp); the
+launcher adds a `meta` line first and an `end` line last. A run killed mid-write leaves a
+partial last line: it is dropped and noted, never fatal. Anything else that does not parse, or
+a file that is not a commatlas results file at all, raises ResultsError naming file and line.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+RESULTS_FILE = "results.jsonl"
+RECORD_TYPES = ("meta", "result", "skip", "error", "end")
+# Per-sample arrays are most of every line; parsing them lazily (only for the few series whose
+# distributions are drawn) keeps a 100,000-record report fast.
+_SAMPLES_KEY = '"samples_s"'
+
+
+class ResultsError(Exception):
+    """A results file that cannot be read; the message is one line naming file and line."""
+
+
+@dataclass(frozen=True)
+class Timing:
+    method: str
+    samples: int
+    ops_per_sample: int
+    warmup_samples: int
+    max_over_ranks: bool
+
+
+@dataclass(frozen=True)
+class Stats:
+    min_s: float
+    p5_s: float
+    median_s: float
+    mean_s: float
+    p95_s: float
+    p99_s: float
+    max_s: float
+    stddev_s: float
+    cv: float
+
+
+@dataclass(frozen=True)
+class Peak:
+    gbps: float
+    source: str
+    fraction: float
+
+
+@dataclass(frozen=True)
+class Collective:
+    operation: str
+    algbw_gbps: float
+    bus_factor: float
+    busbw_gbps: float
+    goodput_gbps: float
+
+
+@dataclass
+class Point:
+    """Identity shared by result, skip and error records: which benchmark, variant and size."""
+
+    benchmark: str
+    category: str
+    interface: str
+    suite: str
+    metric: str
+    params: dict[str, Any]
+    bytes: int | None
+    ranks: int
+    time: float
+    line: int
+
+    @property
+    def params_key(self) -> tuple[tuple[str, str], ...]:
+        return params_key(self.params)
+
+
+@dataclass
+class Result(Point):
+    bytes_per_op: float
+    timing: Timing
+    stats: Stats
+    bandwidth_gbps: float
+    latency_us: float
+    verified_ok: bool
+    bytes_checked: int
+    latency_includes: str | None = None
+    peak: Peak | None = None
+    collective: Collective | None = None
+    _samples_text: str | None = field(default=None, repr=False)
+    _samples: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def samples(self) -> np.ndarray:
+        """Per-operation seconds of the record's reservoir (parsed on first use)."""
+        if self._samples is None:
+            try:
+                self._samples = _parse_samples(self._samples_text or "")
+            except ValueError:
+                raise ResultsError(f"line {self.line}: samples_s is not a list of numbers") from None
+            self._samples_text = None
+        return self._samples
+
+
+@dataclass
+class Skip(Point):
+    reason: str
+
+
+@dataclass
+class Failure(Point):
+    message: str
+
+
+@dataclass(frozen=True)
+class End:
+    end_time: float | None
+    status: str
+    results: int | None
+    skipped: int | None
+    errors: int | None
+    wall_s: float | None
+
+
+@dataclass
+class Run:
+    path: Path  # the results.jsonl file
+    meta: dict[str, Any] | None
+    results: list[Result]
+    skips: list[Skip]
+    failures: list[Failure]
+    end: End | None
+    notes: list[str]  # what is unusual about the file itself (truncation, missing meta/end)
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+    @property
+    def status(self) -> str:
+        return self.end.status if self.end else "incomplete (no end record: the run died or is still running)"
+
+    @property
+    def complete(self) -> bool:
+        return self.end is not None and self.end.status == "complete"
+
+
+def params_key(params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, str(v)) for k, v in params.items()))
+
+
+def results_path(run: str | Path) -> Path:
+    path = Path(run)
+    if path.is_dir():
+        path = path / RESULTS_FILE
+    if not path.is_file():
+        raise ResultsError(f"{path}: no such results file")
+    return path
+
+
+def load_run(run: str | Path) -> Run:
+    """Reads a run directory (or its results.jsonl)."""
+    path = results_path(run)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path}: cannot read: {e}") from None
+    lines = text.split("\n")
+    notes: list[str] = []
+    # Only the last line may be partial (no trailing newline): a writer killed mid-record.
+    last_partial = not text.endswith("\n") and lines[-1] != ""
+    if not last_partial and lines and lines[-1] == "":
+        lines.pop()
+    run = Run(path, None, [], [], [], None, notes)
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        is_last = number == len(lines)
+        try:
+            record = _decode(line)
+        except ValueError as e:
+            if is_last and last_partial:
+                notes.append(f"line {number} is truncated (the writer stopped mid-record); read the {number - 1} lines before it")
+                break
+            raise ResultsError(f"{path}:{number}: not valid JSON ({e})") from None
+        _add(run, record, number, path)
+    if not run.meta and not run.results and not run.skips and not run.failures:
+        raise ResultsError(f"{path}: holds no commatlas records")
+    if run.meta is None:
+        notes.append("no meta record (engine output without the launcher): machine, versions and environment are unknown")
+    if run.end is None:
+        notes.append("no end record: the run died or is still running; points after the last record are missing")
+    return run
+
+
+def _decode(line: str) -> dict[str, Any]:
+    start = line.find(_SAMPLES_KEY)
+    if start >= 0:
+        open_at = line.find("[", start)
+        close_at = line.find("]", open_at)
+        if open_at >= 0 and close_at > open_at and line[start + len(_SAMPLES_KEY):open_at].strip() == ":":
+            record = json.loads(line[:open_at] + "null" + line[close_at + 1:])
+            if isinstance(record, dict):
+                record["samples_s"] = line[open_at + 1:close_at]
+            return record
+    return json.loads(line)
+
+
+def _parse_samples(text: str) -> np.ndarray:
+    if not text.strip():
+        return np.empty(0)
+    try:
+        return np.array(text.split(","), dtype=float)
+    except ValueError:
+        # null stands for a non-finite sample (the engine's JSON writer): keep it as NaN.
+        return np.array([np.nan if v is None else v for v in json.loads("[" + text + "]")], dtype=float)
+
+
+def _add(run: Run, record: Any, number: int, path: Path) -> None:
+    where = f"{path}:{number}"
+    if not isinstance(record, dict) or record.get("type") not in RECORD_TYPES:
+        kind = record.get("type") if isinstance(record, dict) else type(record).__name__
+        raise ResultsError(f"{where}: not a commatlas record (type {kind!r}; expected one of {', '.join(RECORD_TYPES)})")
+    kind = record["type"]
+    try:
+        if kind == "meta":
+            if run.meta is not None or run.results or run.skips or run.failures:
+                raise ResultsError(f"{where}: a meta record must be the first line, and only one")
+            run.meta = record
+        elif kind == "end":
+            run.end = End(record.get("end_time"), str(record.get("status", "unknown")), record.get("results"),
+                          record.get("skipped"), record.get("errors"), record.get("wall_s"))
+        elif kind == "result":
+            run.results.append(_result(record, number))
+        elif kind == "skip":
+            run.skips.append(Skip(**_identity(record, number), reason=str(record["reason"])))
+        else:
+            run.failures.append(Failure(**_identity(record, number), message=str(record["message"])))
+    except (KeyError, TypeError, ValueError) as e:
+        raise ResultsError(f"{where}: malformed {kind} record ({type(e).__name__}: {e})") from None
+
+
+def _identity(r: dict[str, Any], number: int) -> dict[str, Any]:
+    params = r.get("params") or {}
+    if not isinstance(params, dict):
+        raise TypeError("params is not an object")
+    return dict(benchmark=str(r["benchmark"]), category=str(r["category"]), interface=str(r["interface"]),
+                suite=str(r.get("suite", "")), metric=str(r["metric"]), params=params,
+                bytes=None if r.get("bytes") is None else int(r["bytes"]), ranks=int(r.get("ranks", 1)),
+                time=float(r.get("time") or 0.0), line=number)
+
+
+def _num(v: Any) -> float:
+    return float("nan") if v is None else float(v)
+
+
+def _result(r: dict[str, Any], number: int) -> Result:
+    t, s, v = r["timing"], r["stats"], r["verified"]
+    peak = r.get("peak")
+    coll = r.get("collective")
+    samples = r.get("samples_s")
+    return Result(
+        **_identity(r, number),
+        bytes_per_op=float(r["bytes_per_op"]),
+        timing=Timing(str(t["method"]), int(t["samples"]), int(t["ops_per_sample"]), int(t.get("warmup_samples", 0)),
+                      bool(t.get("max_over_ranks", False))),
+        stats=Stats(*(_num(s[k]) for k in ("min_s", "p5_s", "median_s", "mean_s", "p95_s", "p99_s", "max_s",
+                                           "stddev_s", "cv"))),
+        bandwidth_gbps=_num(r["bandwidth_gbps"]),
+        latency_us=_num(r["latency_us"]),
+        verified_ok=bool(v["ok"]),
+        bytes_checked=int(v.get("bytes_checked", 0)),
+        latency_includes=r.get("latency_includes"),
+        peak=Peak(_num(peak["gbps"]), str(peak.get("source", "")), _num(peak.get("fraction"))) if peak else None,
+        collective=Collective(str(coll["operation"]), _num(coll["algbw_gbps"]), _num(coll["bus_factor"]),
+                              _num(coll["busbw_gbps"]), _num(coll.get("goodput_gbps"))) if coll else None,
+        _samples_text=samples if isinstance(samples, str) else None,
+        _samples=np.array([np.nan if x is None else x for x in samples], dtype=float) if isinstance(samples, list) else None,
+    )
+
+
+SeriesKey = tuple[str, tuple[tuple[str, str], ...], int]  # benchmark, params, ranks
+
+
+@dataclass
+class Series:
+    """One benchmark variant over sizes: the unit every plot line and comparison is made of."""
+
+    key: SeriesKey
+    points: list[Result]  # sorted by bytes, one per size
+
+    @property
+    def first(self) -> Result:
+        return self.points[0]
+
+    @property
+    def benchmark(self) -> str:
+        return self.key[0]
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.first.params
+
+    @property
+    def ranks(self) -> int:
+        return self.key[2]
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.array([p.bytes or 0 for p in self.points], dtype=float)
+
+    def values(self, metric: str | None = None) -> np.ndarray:
+        """Bandwidth (GB/s) or latency (µs) per size, by the series' own metric unless told."""
+        m = metric or self.first.metric
+        return np.array([p.bandwidth_gbps if m == "bandwidth" else p.latency_us for p in self.points])
+
+    def label(self) -> str:
+        variant = ", ".join(f"{k}={v}" for k, v in self.key[1])
+        ranks = f", {self.ranks} ranks" if self.ranks > 1 else ""
+        return f"{self.benchmark}" + (f" ({variant}{ranks})" if variant or ranks else "")
+
+
+def group_series(results: Iterable[Result]) -> tuple[list[Series], list[str]]:
+    """Groups results into series; a size measured twice keeps the later record (noted)."""
+    table: dict[SeriesKey, dict[int, Result]] = {}
+    notes: list[str] = []
+    for r in results:
+        key = (r.benchmark, r.params_key, r.ranks)
+        by_size = table.setdefault(key, {})
+        size = r.bytes or 0
+        if size in by_size:
+            notes.append(f"line {r.line}: {r.benchmark} at {size} B measured again; the later record is used")
+        by_size[size] = r
+    series = [Series(k, [v[s] for s in sorted(v)]) for k, v in table.items()]
+    series.sort(key=lambda s: (s.first.category, s.benchmark, s.key[1], s.ranks))
+    return series, notes
