@@ -3,6 +3,7 @@
 //
 //   commatlas-engine list [--json]
 //   commatlas-engine info [--json]
+//   commatlas-engine topo [--json]      (JSON either way; the Python CLI renders it)
 //   commatlas-engine run --out FILE [--suite S] [--only P] [--exclude P] [--sizes LIST]
 //                        [--time-budget SEC] [--quick] [--threads N] [--numa LIST]
 //                        [--reservoir N] [--seed N] [--progress text|json|none] [--mpi]
@@ -26,6 +27,7 @@
 #include "core/registry.h"
 #include "core/runner.h"
 #include "core/sizes.h"
+#include "topology/topology.h"
 
 #ifdef COMMATLAS_HAVE_MPI
 #include "backends/mpi/mpi_group.h"
@@ -83,10 +85,10 @@ struct Args {
 
 Args parse_args(int argc, char** argv) {
   Args a;
-  if (argc < 2) throw UsageError("usage: commatlas-engine {list|info|run} [options]");
+  if (argc < 2) throw UsageError("usage: commatlas-engine {list|info|topo|run} [options]");
   a.command = argv[1];
-  if (a.command != "list" && a.command != "info" && a.command != "run")
-    throw UsageError("unknown command '" + a.command + "' (use list, info or run)");
+  if (a.command != "list" && a.command != "info" && a.command != "topo" && a.command != "run")
+    throw UsageError("unknown command '" + a.command + "' (use list, info, topo or run)");
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
     auto next = [&]() -> std::string {
@@ -205,6 +207,13 @@ int cmd_info(const Args& a, const HostFacts& host) {
   return 0;
 }
 
+int cmd_topo() {
+  JsonWriter w;
+  write_topology_json(gpu_topology(), w);
+  std::cout << w.str() << '\n';
+  return 0;  // no GPU is an answer, not a failure: the JSON carries the reason
+}
+
 int cmd_list(const Args& a, Context& ctx) {
   JsonWriter w;
   w.begin_array();
@@ -264,6 +273,7 @@ int main_inner(int argc, char** argv) {
   if (!group) group = std::make_unique<SingleProcessGroup>();
 
   if (args.command == "info") return cmd_info(args, host);
+  if (args.command == "topo") return cmd_topo();
   Context ctx(args.options, *group, host);
   if (args.command == "list") return cmd_list(args, ctx);
   try {

@@ -17,6 +17,7 @@ struct PcieLink {
   int gen_current = 0, gen_max = 0;
   int width_current = 0, width_max = 0;
   double peak_gbps = 0;  // per direction, at max generation and width (idle links train down)
+  std::string source;    // where generation and width came from: "NVML", "sysfs", "" unknown
 };
 
 struct GpuInfo {
@@ -44,6 +45,7 @@ struct GpuPair {
   int nvlink_links = 0;
   double nvlink_link_gbps = 0;  // per link, per direction
   double peak_gbps = 0;         // per direction
+  std::string peak_source;      // how peak_gbps was reached, for Peak::source
 };
 
 struct Topology {

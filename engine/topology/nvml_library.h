@@ -1,0 +1,35 @@
+// NVML, loaded at run time: the engine must start (and run every non-GPU benchmark) on machines
+// without the NVIDIA driver, so nothing links against libnvidia-ml.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "topology/answers.h"
+
+namespace commatlas {
+
+class NvmlLibrary {
+ public:
+  NvmlLibrary();  // dlopen + nvmlInit_v2; never throws: available() says whether it worked
+  ~NvmlLibrary();
+  NvmlLibrary(const NvmlLibrary&) = delete;
+  NvmlLibrary& operator=(const NvmlLibrary&) = delete;
+
+  bool available() const { return available_; }
+  const std::string& detail() const { return detail_; }  // version, or why NVML is unavailable
+
+  // PCIe generation/width and active NVLinks of the GPU at gpu.info.pci_bus_id; leaves the answers
+  // untouched (nvml_answered false) when NVML does not know that GPU.
+  void describe(GpuAnswers& gpu) const;
+
+  struct Api;  // the resolved entry points
+
+ private:
+  std::unique_ptr<void, int (*)(void*)> handle_;
+  std::unique_ptr<Api> api_;
+  bool available_ = false;
+  std::string detail_;
+};
+
+}  // namespace commatlas

@@ -1,0 +1,102 @@
+// Discovery with the CUDA runtime (devices, peers), NVML (links) and sysfs (NUMA, PCIe).
+#include <exception>
+
+#include "backends/cuda/gpu_runtime.h"
+#include "topology/answers.h"
+#include "topology/nvml_library.h"
+#include "topology/sysfs.h"
+
+namespace commatlas {
+namespace {
+
+int attribute(cudaDeviceAttr attr, int device) {
+  int value = 0;
+  COMMATLAS_GPU_CHECK(cudaDeviceGetAttribute(&value, attr, device));
+  return value;
+}
+
+GpuAnswers ask_gpu(int device) {
+  GpuAnswers a;
+  GpuInfo& g = a.info;
+  g.index = device;
+  cudaDeviceProp prop{};
+  COMMATLAS_GPU_CHECK(cudaGetDeviceProperties(&prop, device));
+  g.name = prop.name;
+  g.memory_bytes = prop.totalGlobalMem;
+  char bus_id[32] = {};
+  COMMATLAS_GPU_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device));
+  g.pci_bus_id = canonical_bus_id(bus_id);
+  a.compute_major = attribute(cudaDevAttrComputeCapabilityMajor, device);
+  a.compute_minor = attribute(cudaDevAttrComputeCapabilityMinor, device);
+  g.sm_count = attribute(cudaDevAttrMultiProcessorCount, device);
+  // CUDA 13 dropped these from cudaDeviceProp; the attributes remain.
+  g.memory_clock_mhz = attribute(cudaDevAttrMemoryClockRate, device) / 1000;  // kHz
+  g.memory_bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, device);
+  g.copy_engines = attribute(cudaDevAttrAsyncEngineCount, device);
+  g.pageable_memory_access = attribute(cudaDevAttrPageableMemoryAccess, device) != 0;
+  g.concurrent_managed_access = attribute(cudaDevAttrConcurrentManagedAccess, device) != 0;
+  return a;
+}
+
+PeerAnswer ask_peer(int src, int dst) {
+  PeerAnswer p;
+  p.src = src;
+  p.dst = dst;
+  int can = 0, atomics = 0;
+  COMMATLAS_GPU_CHECK(cudaDeviceCanAccessPeer(&can, src, dst));
+  COMMATLAS_GPU_CHECK(cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported, src, dst));
+  p.can_access = can != 0;
+  p.native_atomics = atomics != 0;
+  return p;
+}
+
+TopologyAnswers ask_node() {
+  TopologyAnswers answers;
+  const NvmlLibrary nvml;
+  answers.nvml_available = nvml.available();
+  answers.nvml_detail = nvml.detail();
+
+  int count = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess) {
+    answers.no_gpu_reason = gpu_error_text(rc, "cudaGetDeviceCount", __FILE__, __LINE__);
+    if (rc == cudaErrorNoDevice) answers.no_gpu_reason = "no CUDA device visible (" + answers.no_gpu_reason + ")";
+    if (rc == cudaErrorInsufficientDriver)
+      answers.no_gpu_reason = "no NVIDIA driver, or one older than the CUDA runtime (" + answers.no_gpu_reason + ")";
+    return answers;
+  }
+  if (count == 0) {
+    answers.no_gpu_reason = "the CUDA runtime sees no device";
+    return answers;
+  }
+  for (int d = 0; d < count; ++d) {
+    GpuAnswers gpu = ask_gpu(d);
+    nvml.describe(gpu);
+    read_pci_sysfs(gpu.info);
+    answers.gpus.push_back(gpu);
+  }
+  for (int src = 0; src < count; ++src)
+    for (int dst = 0; dst < count; ++dst)
+      if (src != dst) answers.peers.push_back(ask_peer(src, dst));
+  return answers;
+}
+
+Topology discover() {
+  try {
+    return build_topology(ask_node());
+  } catch (const std::exception& e) {
+    Topology empty;
+    empty.source = "cuda_runtime";
+    empty.no_gpu_reason = std::string("topology discovery failed: ") + e.what();
+    return empty;
+  }
+}
+
+}  // namespace
+
+const Topology& gpu_topology() {
+  static const Topology topology = discover();  // C++11 makes this initialisation thread-safe
+  return topology;
+}
+
+}  // namespace commatlas
