@@ -14,6 +14,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from commatlas.errors import UsageError
+
 RESULTS_FILE = "results.jsonl"
 RECORD_TYPES = ("meta", "result", "skip", "error", "end")
 # Per-sample arrays are most of every line; parsing them lazily (only for the few series whose
@@ -21,8 +23,9 @@ RECORD_TYPES = ("meta", "result", "skip", "error", "end")
 _SAMPLES_KEY = '"samples_s"'
 
 
-class ResultsError(Exception):
-    """A results file that cannot be read; the message is one line naming file and line."""
+class ResultsError(UsageError):
+    """A results file that cannot be read; the message is one line naming file and line.
+    A bad file is bad input: the CLI prints the line and exits with status 2."""
 
 
 @dataclass(frozen=True)

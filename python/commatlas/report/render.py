@@ -4,25 +4,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import jinja2
-
 from commatlas.report import bestmap, figures, findings, machine, variability
-from commatlas.report.units import format_percent, format_ratio, format_size, format_value
+from commatlas.report.templating import render
+from commatlas.report.units import format_size
 from commatlas.results import Point, Run, group_series, load_run
 
 MAX_FLAG_ROWS = 200
-_ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-    autoescape=jinja2.select_autoescape(["html.j2"]),
-    trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
-)
-_ENV.filters.update(size=format_size, ratio=format_ratio, percent=format_percent, value=format_value)
 
 
 @dataclass(frozen=True)
 class ReportPaths:
     html: Path
     markdown: Path
+
+    def __str__(self) -> str:
+        return f"{self.html} (and {self.markdown.name})"
 
 
 @dataclass(frozen=True)
@@ -40,8 +36,8 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Repo
     out = Path(out_dir) if out_dir else run.directory
     out.mkdir(parents=True, exist_ok=True)
     paths = ReportPaths(out / "report.html", out / "summary.md")
-    paths.html.write_text(_ENV.get_template("report.html.j2").render(**context), encoding="utf-8")
-    paths.markdown.write_text(_ENV.get_template("summary.md.j2").render(**context), encoding="utf-8")
+    paths.html.write_text(render("report.html.j2", context), encoding="utf-8")
+    paths.markdown.write_text(render("summary.md.j2", context), encoding="utf-8")
     return paths
 
 

@@ -1,0 +1,93 @@
+"""The results reader: typed records, truncated files, corrupt and foreign files."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from commatlas.results import ResultsError, group_series, load_run
+
+GPU_LIKE = Path(__file__).parent / "fixtures" / "report" / "gpu_like"
+
+
+def lines_of(path: Path) -> list[str]:
+    return (path / "results.jsonl").read_text().splitlines(keepends=True)
+
+
+def write_run(tmp_path: Path, lines: list[str]) -> Path:
+    (tmp_path / "results.jsonl").write_text("".join(lines))
+    return tmp_path
+
+
+def test_reads_every_record_type_into_typed_fields():
+    run = load_run(GPU_LIKE)
+    assert run.meta["run_id"] == "gpu-like-fixture"
+    assert run.complete and run.end.results == len(run.results) == 141
+    assert len(run.skips) == 2 and len(run.failures) == 1
+    assert run.skips[0].bytes is None and "not supported" in run.skips[0].reason
+    assert "data check failed" in run.failures[0].message
+    r = next(r for r in run.results if r.benchmark == "coll.nccl_allreduce")
+    assert r.collective.operation == "allreduce" and r.collective.bus_factor == 1.5
+    assert r.collective.busbw_gbps == pytest.approx(1.5 * r.bandwidth_gbps)
+    assert r.stats.p5_s <= r.stats.median_s <= r.stats.p95_s
+    assert r.samples.shape == (48,) and np.all(r.samples > 0)
+    assert not run.notes
+
+
+def test_samples_parse_lazily_to_the_numbers_written():
+    first = json.loads(lines_of(GPU_LIKE)[1])
+    run = load_run(GPU_LIKE)
+    assert run.results[0].samples.tolist() == first["samples_s"]
+
+
+def test_truncated_last_line_keeps_the_whole_records_and_says_so(tmp_path):
+    lines = lines_of(GPU_LIKE)
+    cut = lines[:50] + [lines[50][: len(lines[50]) // 2]]  # the writer died mid-record
+    run = load_run(write_run(tmp_path, cut))
+    assert len(run.results) == 49  # line 1 is meta
+    assert any("line 51 is truncated" in n for n in run.notes)
+    assert run.end is None and not run.complete
+    assert any("no end record" in n for n in run.notes)
+
+
+def test_corrupt_line_names_file_and_line(tmp_path):
+    lines = lines_of(GPU_LIKE)
+    lines[9] = lines[9].replace("\"params\":", "\"params\"::", 1)
+    path = write_run(tmp_path, lines)
+    with pytest.raises(ResultsError) as e:
+        load_run(path)
+    message = str(e.value)
+    assert f"{path / 'results.jsonl'}:10:" in message and "\n" not in message
+
+
+def test_record_missing_a_field_names_its_line(tmp_path):
+    lines = lines_of(GPU_LIKE)
+    record = json.loads(lines[3])
+    del record["stats"]
+    lines[3] = json.dumps(record) + "\n"
+    with pytest.raises(ResultsError, match=r":4: malformed result record"):
+        load_run(write_run(tmp_path, lines))
+
+
+def test_foreign_json_is_rejected(tmp_path):
+    with pytest.raises(ResultsError, match=r"results.jsonl:1: not a commatlas record"):
+        load_run(write_run(tmp_path, ['{"name": "something else", "value": 3}\n']))
+    with pytest.raises(ResultsError, match=r"results.jsonl:1: not a commatlas record"):
+        load_run(write_run(tmp_path, ["[1, 2, 3]\n"]))
+
+
+def test_missing_file_and_empty_file(tmp_path):
+    with pytest.raises(ResultsError, match="no such results file"):
+        load_run(tmp_path / "nothing")
+    with pytest.raises(ResultsError, match="holds no commatlas records"):
+        load_run(write_run(tmp_path, []))
+
+
+def test_series_group_by_benchmark_and_params_sorted_by_size():
+    series, notes = group_series(load_run(GPU_LIKE).results)
+    assert not notes
+    ce01 = next(s for s in series if s.benchmark == "gpu.ce_copy" and s.params == {"src": 0, "dst": 1})
+    assert list(ce01.sizes) == sorted(ce01.sizes) and len(ce01.points) == 10
+    assert len([s for s in series if s.benchmark == "gpu.ce_copy"]) == 3
