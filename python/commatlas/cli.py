@@ -146,6 +146,54 @@ def cmd_topo(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- report, compare, export (commatlas.report, commatlas.compare, commatlas.export) ------------
+
+def report_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (or its results.jsonl)")
+    p.add_argument("--out", metavar="DIR", help="where to write report.html and summary.md (default: RUN_DIR)")
+
+
+@command("report", "write report.html (self-contained) and summary.md for a run", report_arguments)
+def cmd_report(args: argparse.Namespace) -> int:
+    from commatlas.report import write_report
+
+    paths = write_report(args.run_dir, args.out)
+    stdout_console().print(f"report: {paths.html}\nsummary: {paths.markdown}")
+    return 0
+
+
+def compare_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("runs", metavar="RUN", nargs="+", help="run directories; the first is the baseline")
+    p.add_argument("--html", metavar="FILE", default="compare.html", help="HTML output (default: compare.html)")
+
+
+@command("compare", "compare runs: metadata differences, then ratios per point, judged against the noise",
+         compare_arguments)
+def cmd_compare(args: argparse.Namespace) -> int:
+    from commatlas.compare import compare_runs, print_comparison, write_comparison_html
+
+    comparisons = compare_runs(args.runs)
+    print_comparison(comparisons, stdout_console())
+    stdout_console().print(f"html: {write_comparison_html(comparisons, args.html)}")
+    return 0
+
+
+def export_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (or its results.jsonl)")
+    p.add_argument("--csv", action="store_true", required=True, help="CSV, one row per result (the only format)")
+    p.add_argument("--out", metavar="FILE", help="output file (default: RUN_DIR/results.csv; - for stdout)")
+
+
+@command("export", "export a run's results as CSV", export_arguments)
+def cmd_export(args: argparse.Namespace) -> int:
+    from commatlas.export import export_csv
+
+    path = export_csv(args.run_dir, args.out)
+    if path is not None:
+        stderr_console().print(f"csv: {path}")
+    return 0
+
+
 # --- entry point --------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
