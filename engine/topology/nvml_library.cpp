@@ -132,7 +132,7 @@ NvmlLibrary::NvmlLibrary() : handle_(nullptr, close_library), api_(std::make_uni
   }
   available_ = true;
   char nvml[96] = {}, driver[96] = {};
-  detail_ = a.ask(a.nvml_version, nvml, unsigned{sizeof nvml}) ? std::string("NVML ") + nvml : "NVML";
+  detail_ = a.ask(a.nvml_version, nvml, unsigned{sizeof nvml}) ? nvml : "version unknown";
   if (a.ask(a.driver_version, driver, unsigned{sizeof driver})) detail_ += std::string(", driver ") + driver;
 }
 

@@ -17,7 +17,7 @@ class NvmlLibrary {
   NvmlLibrary& operator=(const NvmlLibrary&) = delete;
 
   bool available() const { return available_; }
-  const std::string& detail() const { return detail_; }  // version, or why NVML is unavailable
+  const std::string& detail() const { return detail_; }  // "12.570.124.06, driver 570.124.06", or why NVML is unavailable
 
   // PCIe generation/width and active NVLinks of the GPU at gpu.info.pci_bus_id; leaves the answers
   // untouched (nvml_answered false) when NVML does not know that GPU.
