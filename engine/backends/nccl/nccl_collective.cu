@@ -1,0 +1,136 @@
+#include "backends/nccl/nccl_collective.h"
+
+#include "backends/cuda/event_timing.h"
+#include "backends/nccl/nccl_job.h"
+#include "benchmarks/collective/gpu_collective_data.h"
+#include "core/all_ranks.h"
+#include "core/error.h"
+#include "core/sizes.h"
+
+namespace commatlas {
+namespace {
+
+struct RankBuffers {
+  GpuBuffer send;
+  GpuBuffer recv;
+};
+
+class NcclCollectiveWorkload final : public Workload {
+ public:
+  NcclCollectiveWorkload(const NcclTeam& team, Context& ctx, const NcclCollectiveDef& def, CollectiveShape shape,
+                         NcclTiming timing)
+      : team_(team), def_(def), shape_(shape), timing_(timing), seed_(ctx.options.seed) {
+    buffers_ = make_on_all_ranks(ctx.group, [&] {
+      std::vector<std::unique_ptr<RankBuffers>> made;
+      for (const auto& m : team_.members())
+        made.push_back(std::make_unique<RankBuffers>(RankBuffers{
+            GpuBuffer(MemoryKind::Device, shape_.send_elements * sizeof(float), m->device),
+            GpuBuffer(MemoryKind::Device, shape_.recv_elements * sizeof(float), m->device)}));
+      return made;
+    });
+    for (std::size_t i = 0; i < buffers_.size(); ++i) {
+      const NcclMember& m = *team_.members()[i];
+      DeviceScope scope(m.device);
+      fill_collective_input(buffers_[i]->send.as<float>(), shape_.send_elements, seed_, m.rank, m.stream.get());
+      poison_output(i);
+      m.stream.synchronize();
+    }
+    peak_ = rank_pair_peak(1);
+    if (peak_) {
+      // The link carries busbw; stated as algbw so the record's fraction compares like with like.
+      const double f = bus_factor(def_.op, team_.ranks());
+      peak_->gbps /= f;
+      peak_->source += ", as algbw: link peak / bus factor " + std::to_string(f);
+    }
+  }
+
+  Accounting accounting() const override {
+    Accounting a;
+    a.bytes_per_op = static_cast<double>(shape_.counted_bytes);
+    if (timing_ == NcclTiming::Harness) {
+      a.timing = "CUDA events on every rank's stream around a batch of back-to-back " + to_string(def_.op) +
+                 " calls queued behind a start-blocking kernel (BlockedStart: no launch gaps); per iteration the "
+                 "slowest rank's time; " + launch_words(team_.launch());
+      a.latency_includes = "one ncclGroupStart/" + to_string(def_.op) + "/ncclGroupEnd over " +
+                           std::to_string(team_.ranks()) + " GPUs, GPU time back-to-back (launch cost hidden), float sum";
+    } else {
+      a.timing = "bare loop as nccl-tests: one CUDA event pair around " + std::to_string(kBareIterations) + " " +
+                 to_string(def_.op) + " calls enqueued as they come (no start-blocking kernel, no harness batching); "
+                 "per sample the slowest rank's time; " + launch_words(team_.launch());
+      a.latency_includes = "one ncclGroupStart/" + to_string(def_.op) + "/ncclGroupEnd over " +
+                           std::to_string(team_.ranks()) + " GPUs in a pipelined loop (launches overlap the previous call)";
+      a.one_op_per_sample = true;
+    }
+    a.max_over_ranks = true;
+    a.peak = peak_;
+    a.collective = CollectiveAccounting{to_string(def_.op), bus_factor(def_.op, team_.ranks())};
+    return a;
+  }
+
+  void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
+    const auto one_op = [&] { team_.enqueue_phase([&](const NcclMember& m) { enqueue_for(m); }); };
+    const auto streams = team_.streams();
+    if (timing_ == NcclTiming::BareLoop) {
+      if (streams.size() != 1) throw MeasurementError("the bare reference loop times one GPU per process");
+      return time_bare_loop(*streams[0], samples, seconds, one_op);
+    }
+    time_event_samples(streams, samples, ops, seconds, [&](std::size_t s) {
+      // One call per op enqueues the whole group: NCCL needs every GPU of this process in it.
+      if (s + 1 == streams.size()) one_op();
+    });
+  }
+
+  Verification verify() override {
+    std::uint64_t checked = 0;
+    for (std::size_t i = 0; i < buffers_.size(); ++i) {
+      const NcclMember& m = *team_.members()[i];
+      const CollectiveExpectation e = expectation(m.rank);
+      if (!rank_has_output(e)) continue;
+      DeviceScope scope(m.device);
+      const std::uint64_t bad = find_collective_mismatch(buffers_[i]->recv.as<float>(), shape_.recv_elements, e, m.stream.get());
+      checked += shape_.recv_elements * sizeof(float);
+      if (bad != shape_.recv_elements)
+        return {false, checked, to_string(def_.op) + " output element " + std::to_string(bad) + " of " +
+                                    std::to_string(shape_.recv_elements) + " on NCCL rank " + std::to_string(m.rank) +
+                                    " (GPU " + std::to_string(m.device) + ") differs from the expected value"};
+    }
+    return {true, checked, ""};
+  }
+
+ private:
+  CollectiveExpectation expectation(int rank) const {
+    return {def_.op, seed_, rank, team_.ranks(), kCollectiveRoot, shape_.chunk_elements};
+  }
+
+  void poison_output(std::size_t i) {
+    const NcclMember& m = *team_.members()[i];
+    COMMATLAS_GPU_CHECK(cudaMemsetAsync(buffers_[i]->recv.data(), 0xFF, buffers_[i]->recv.bytes(), m.stream.get()));
+  }
+
+  void enqueue_for(const NcclMember& m) {
+    for (std::size_t i = 0; i < buffers_.size(); ++i)
+      if (team_.members()[i].get() == &m)
+        def_.enqueue({m, buffers_[i]->send.as<float>(), buffers_[i]->recv.as<float>(), shape_, team_.ranks()});
+  }
+
+  const NcclTeam& team_;
+  const NcclCollectiveDef& def_;
+  CollectiveShape shape_;
+  NcclTiming timing_;
+  std::uint64_t seed_;
+  std::vector<std::unique_ptr<RankBuffers>> buffers_;
+  std::optional<Peak> peak_;
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> prepare_nccl_collective(const NcclTeam& team, Context& ctx, const NcclCollectiveDef& def,
+                                                  std::uint64_t bytes, NcclTiming timing) {
+  const auto shape = collective_shape(def.op, bytes, team.ranks(), sizeof(float));
+  if (!shape)
+    throw Skip(format_size(bytes) + " holds no whole float block per rank for " + to_string(def.op) + " over " +
+               std::to_string(team.ranks()) + " ranks");
+  return std::make_unique<NcclCollectiveWorkload>(team, ctx, def, *shape, timing);
+}
+
+}  // namespace commatlas

@@ -1,0 +1,49 @@
+#include "backends/nccl/nccl_job.h"
+
+#include "core/sizes.h"
+#include "topology/topology.h"
+
+namespace commatlas {
+
+std::string job_devices(NcclLaunch launch, Context& ctx) {
+  const int gpus = gpu_count();
+  if (gpus == 0) return "";
+  if (launch == NcclLaunch::SingleProcess) {
+    std::string out;
+    for (int d = 0; d < gpus; ++d) out += (out.empty() ? "" : ",") + std::to_string(d);
+    return out;
+  }
+  std::string out;
+  for (const std::string& d : ctx.group.gather_strings(std::to_string(ctx.group.local_rank() % gpus)))
+    out += (out.empty() ? "" : ",") + d;
+  return out;
+}
+
+std::optional<Peak> rank_pair_peak(int directions) {
+  if (gpu_count() < 2) return std::nullopt;
+  // Ranks 0 and 1 sit on GPUs 0 and 1 in both launch modes (one rank per GPU, in local-rank order).
+  std::optional<Peak> p = peak_peer(gpu_topology(), 0, 1);
+  if (p && directions > 1) {
+    p->gbps *= directions;
+    p->source += ", both directions";
+  }
+  return p;
+}
+
+std::string launch_words(NcclLaunch launch) {
+  return launch == NcclLaunch::RankPerProcess ? "one MPI rank per GPU" : "one process driving every GPU";
+}
+
+BenchmarkInfo nccl_info(std::string key, Category category, NcclLaunch launch, std::string description, Metric metric,
+                        int min_ranks) {
+  BenchmarkInfo i{std::move(key), category, Interface::Nccl,
+                  launch == NcclLaunch::RankPerProcess ? "mpi-gpu" : "gpu", std::move(description), metric,
+                  // Single-process mode is one process however many GPUs it drives.
+                  launch == NcclLaunch::RankPerProcess ? RankRange{min_ranks, 0} : RankRange{1, 1}, {}, {}};
+  i.default_sizes = geometric_sizes(8, 2ull << 30, 4);
+  i.default_sizes.push_back(4ull << 30);
+  i.quick_sizes = {8, 1ull << 20, 256ull << 20};
+  return i;
+}
+
+}  // namespace commatlas

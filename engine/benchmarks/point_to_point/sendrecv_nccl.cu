@@ -1,0 +1,53 @@
+// NCCL send/recv between GPUs 0 and 1: ping-pong latency, one-way and bidirectional bandwidth,
+// with one MPI rank per GPU (nccl.*, suite mpi-gpu) and from one process (nccl.single.*, suite gpu).
+#include "backends/nccl/nccl_job.h"
+#include "backends/nccl/nccl_p2p.h"
+#include "core/registry.h"
+
+namespace commatlas {
+namespace {
+
+struct SendRecvKind {
+  const char* name;
+  NcclP2p kind;
+  Metric metric;
+  const char* description;
+};
+
+constexpr SendRecvKind kKinds[] = {
+    {"pingpong", NcclP2p::PingPong, Metric::Latency, "NCCL send/recv ping-pong between GPUs 0 and 1, half round trip"},
+    {"bandwidth", NcclP2p::OneWay, Metric::Bandwidth, "NCCL send/recv GPU 0 -> GPU 1, back to back"},
+    {"bibw", NcclP2p::Bidirectional, Metric::Bandwidth, "NCCL send/recv both ways between GPUs 0 and 1 at once"},
+};
+
+class NcclSendRecv final : public Benchmark {
+ public:
+  NcclSendRecv(const SendRecvKind& kind, NcclLaunch launch) : kind_(kind), launch_(launch) {}
+
+  BenchmarkInfo info() const override {
+    const std::string prefix = launch_ == NcclLaunch::RankPerProcess ? "nccl." : "nccl.single.";
+    return nccl_info(prefix + kind_.name, Category::PointToPoint, launch_,
+                     std::string(kind_.description) + ", " + launch_words(launch_), kind_.metric, 2);
+  }
+  std::optional<std::string> unavailable(const Context& ctx) const override { return nccl_unavailable(launch_, ctx, 2); }
+  std::vector<Params> variants(const Context& ctx) const override {
+    return {Params{{"launch", to_string(launch_)}, {"gpus", job_devices(launch_, const_cast<Context&>(ctx))}}};
+  }
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
+    return prepare_nccl_p2p(nccl_team(launch_, ctx), ctx, kind_.kind, bytes);
+  }
+
+ private:
+  const SendRecvKind& kind_;
+  NcclLaunch launch_;
+};
+
+const bool registered = [] {
+  for (const SendRecvKind& kind : kKinds)
+    for (NcclLaunch launch : {NcclLaunch::RankPerProcess, NcclLaunch::SingleProcess})
+      Registry::instance().add(std::make_unique<NcclSendRecv>(kind, launch));
+  return true;
+}();
+
+}  // namespace
+}  // namespace commatlas

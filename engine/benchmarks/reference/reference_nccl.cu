@@ -1,0 +1,57 @@
+// Bare nccl-tests-style loops of the same NCCL calls as nccl.allreduce and nccl.bandwidth: one
+// event pair around 20 calls, no harness batching, no start-blocking kernel. Run next to them,
+// they show what the harness adds (the goal: nothing beyond 3% at large sizes, 1 us at 8 B).
+#include "backends/nccl/nccl_collective.h"
+#include "backends/nccl/nccl_job.h"
+#include "backends/nccl/nccl_p2p.h"
+#include "core/registry.h"
+
+namespace commatlas {
+
+const NcclCollectiveDef& nccl_allreduce_def();  // benchmarks/collective/collectives_nccl.cu
+
+namespace {
+
+constexpr NcclLaunch kLaunch = NcclLaunch::RankPerProcess;
+
+BenchmarkInfo reference_info(std::string key, std::string description) {
+  BenchmarkInfo i = nccl_info(std::move(key), Category::Reference, kLaunch, std::move(description), Metric::Bandwidth, 2);
+  i.interface = Interface::Harness;
+  i.default_sizes = {8, 64ull << 10, 1ull << 20, 16ull << 20, 256ull << 20, 1ull << 30};
+  i.quick_sizes = {8, 1ull << 20, 256ull << 20};
+  return i;
+}
+
+class ReferenceNcclBase : public Benchmark {
+ public:
+  std::optional<std::string> unavailable(const Context& ctx) const override { return nccl_unavailable(kLaunch, ctx, 2); }
+  std::vector<Params> variants(const Context& ctx) const override {
+    return {Params{{"launch", to_string(kLaunch)}, {"gpus", job_devices(kLaunch, const_cast<Context&>(ctx))}}};
+  }
+};
+
+class ReferenceNcclAllReduce final : public ReferenceNcclBase {
+ public:
+  BenchmarkInfo info() const override {
+    return reference_info("reference.nccl_allreduce", "bare nccl-tests-style loop of ncclAllReduce (compare nccl.allreduce)");
+  }
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
+    return prepare_nccl_collective(nccl_team(kLaunch, ctx), ctx, nccl_allreduce_def(), bytes, NcclTiming::BareLoop);
+  }
+};
+
+class ReferenceNcclSendRecv final : public ReferenceNcclBase {
+ public:
+  BenchmarkInfo info() const override {
+    return reference_info("reference.nccl_sendrecv", "bare nccl-tests-style loop of ncclSend/ncclRecv 0->1 (compare nccl.bandwidth)");
+  }
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
+    return prepare_nccl_p2p(nccl_team(kLaunch, ctx), ctx, NcclP2p::OneWay, bytes, NcclTiming::BareLoop);
+  }
+};
+
+COMMATLAS_REGISTER_BENCHMARK(ReferenceNcclAllReduce);
+COMMATLAS_REGISTER_BENCHMARK(ReferenceNcclSendRecv);
+
+}  // namespace
+}  // namespace commatlas
