@@ -87,8 +87,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from commatlas.selection import Selection, split_list
 
     suites = split_list(args.suite) if args.suite is not None else None
-    if suites is not None and not suites:
-        raise UsageError("--suite is empty")
+    # The engine reads an empty list as "not given"; here it can only be a mistake.
+    for flag, value in (("--suite", args.suite), ("--sizes", args.sizes), ("--numa", args.numa),
+                        *(("--only", v) for v in args.only), *(("--exclude", v) for v in args.exclude)):
+        if value is not None and not split_list(value):
+            raise UsageError(f"{flag} is empty")
     options = RunOptions(
         selection=Selection(suites, joined(args.only), joined(args.exclude)),
         sizes=args.sizes, time_budget=args.time_budget, quick=args.quick, threads=args.threads,

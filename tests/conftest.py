@@ -1,0 +1,113 @@
+"""Shared helpers: run the real CLI as a user would (a subprocess), find the real engine, and
+build fake engines that answer with recorded JSON (for machines this one is not)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SCHEMA = REPO / "schema" / "results.schema.json"
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "commatlas", *args], capture_output=True, text=True,
+                          env=full_env, cwd=cwd, timeout=timeout, check=False)
+
+
+@pytest.fixture(scope="session")
+def engine_path() -> Path:
+    from commatlas.engine import locate_engine
+    from commatlas.errors import UsageError
+
+    try:
+        return locate_engine()
+    except UsageError as e:
+        pytest.skip(f"no engine to test against: {e}")
+
+
+@pytest.fixture(scope="session")
+def engine_info(engine_path: Path) -> dict[str, Any]:
+    return json.loads(subprocess.run([str(engine_path), "info", "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+@pytest.fixture(scope="session")
+def engine_benchmarks(engine_path: Path) -> list[dict[str, Any]]:
+    return json.loads(subprocess.run([str(engine_path), "list", "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+@pytest.fixture(scope="session")
+def validator():
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def assert_valid_run(results: Path, validator) -> list[dict[str, Any]]:
+    records = read_lines(results)
+    for number, record in enumerate(records, 1):
+        problems = [e.message for e in validator.iter_errors(record)]
+        assert not problems, f"line {number} ({record.get('type')}): {problems[:3]}"
+    assert records[0]["type"] == "meta"
+    assert records[-1]["type"] == "end"
+    assert [r["type"] for r in records].count("meta") == 1
+    assert [r["type"] for r in records].count("end") == 1
+    return records
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess[str]) -> None:
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr + done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("commatlas: error: "), lines[0]
+
+
+def write_fake_engine(directory: Path, info: dict[str, Any], benchmarks: list[dict[str, Any]],
+                      topology: dict[str, Any] | None) -> Path:
+    """An executable standing in for commatlas-engine: answers info/list/topo from JSON and
+    refuses to run (a test that reaches `run` has let bad input through)."""
+    answers = directory / "answers.json"
+    answers.write_text(json.dumps({"info": info, "list": benchmarks, "topo": topology}))
+    script = directory / "fake-engine"
+    script.write_text(f"""#!{sys.executable}
+import json, sys
+answers = json.load(open({str(answers)!r}))
+command = sys.argv[1] if len(sys.argv) > 1 else ""
+if command in ("info", "list") or (command == "topo" and answers["topo"] is not None):
+    print(json.dumps(answers[command]))
+    sys.exit(0)
+if command == "topo":
+    print("commatlas-engine: error: unknown command 'topo' (use list, info or run)", file=sys.stderr)
+    sys.exit(2)
+print("fake engine: run reached", file=sys.stderr)
+sys.exit(1)
+""")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+def fixture_json(name: str) -> Any:
+    return json.loads((FIXTURES / name).read_text())
+
+
+def have_mpiexec() -> bool:
+    return shutil.which("mpiexec") is not None or shutil.which("mpirun") is not None
