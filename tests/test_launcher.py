@@ -1,0 +1,77 @@
+"""Launcher command lines for each MPI implementation, from recorded `mpiexec --version` text."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from commatlas.errors import UsageError
+from commatlas.launcher import MpiImplementation, custom_launcher, detect_implementation, find_launcher, mpiexec_launcher
+
+OPEN_MPI_4 = "mpiexec (OpenRTE) 4.1.6\n\nReport bugs to http://www.open-mpi.org/community/help/\n"
+OPEN_MPI_5 = "mpiexec (Open MPI) 5.0.3\n\nReport bugs to https://www.open-mpi.org/community/help/\n"
+MPICH = ("HYDRA build details:\n    Version:                                 4.0.2\n"
+         "    Release Date:                            Thu Apr  7 12:34:45 CDT 2022\n"
+         "    CC:                              gcc\n    Configure options: ...\n")
+INTEL_MPI = "Intel(R) MPI Library for Linux* OS, Version 2021.10 Build 20230619 (id: c2e19c2f3e)\n"
+
+
+@pytest.mark.parametrize("text, expected", [
+    (OPEN_MPI_4, MpiImplementation.OPEN_MPI), (OPEN_MPI_5, MpiImplementation.OPEN_MPI),
+    (MPICH, MpiImplementation.MPICH), (INTEL_MPI, MpiImplementation.MPICH), ("something else 1.0", MpiImplementation.UNKNOWN),
+])
+def test_detect_implementation(text: str, expected: MpiImplementation) -> None:
+    assert detect_implementation(text) is expected
+
+
+def test_open_mpi_as_root_with_enough_cores() -> None:
+    launcher = mpiexec_launcher(4, OPEN_MPI_4, cores=8, is_root=True)
+    assert launcher.command(["engine", "run"]) == ["mpiexec", "--allow-run-as-root", "-n", "4", "engine", "run"]
+    assert launcher.kind == "openmpi"
+
+
+def test_open_mpi_not_root_oversubscribed() -> None:
+    launcher = mpiexec_launcher(4, OPEN_MPI_5, cores=2, is_root=False)
+    assert launcher.prefix == ("mpiexec", "--oversubscribe", "-n", "4")
+    assert launcher.notes, "sharing cores changes timings, which the user is told"
+
+
+def test_open_mpi_exactly_as_many_ranks_as_cores_needs_no_oversubscribe() -> None:
+    assert "--oversubscribe" not in mpiexec_launcher(2, OPEN_MPI_4, cores=2, is_root=False).prefix
+
+
+@pytest.mark.parametrize("is_root", [True, False])
+def test_mpich_never_gets_open_mpi_flags(is_root: bool) -> None:
+    launcher = mpiexec_launcher(8, MPICH, cores=2, is_root=is_root, mpiexec="/opt/mpich/bin/mpiexec")
+    assert launcher.prefix == ("/opt/mpich/bin/mpiexec", "-n", "8")
+    assert launcher.kind == "mpich"
+
+
+def test_custom_launcher_is_used_verbatim() -> None:
+    launcher = custom_launcher("sh -c 'exec \"$@\"' launcher")
+    assert launcher.prefix == ("sh", "-c", 'exec "$@"', "launcher")
+    assert launcher.kind == "custom" and launcher.ranks is None
+    assert launcher.command(["engine", "run", "--mpi"])[-3:] == ["engine", "run", "--mpi"]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "no-such-launcher-xyz -N 2", "srun 'unbalanced"])
+def test_bad_custom_launcher(text: str) -> None:
+    with pytest.raises(UsageError):
+        custom_launcher(text)
+
+
+def test_find_launcher_reads_the_mpiexec_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "mpiexec"
+    fake.write_text("#!/bin/sh\ncat <<'TEXT'\n" + MPICH + "TEXT\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    launcher = find_launcher(3, None)
+    assert launcher.prefix == (str(fake), "-n", "3")
+
+
+def test_find_launcher_without_mpiexec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(UsageError, match="no mpiexec"):
+        find_launcher(2, None)
