@@ -1,0 +1,53 @@
+"""`commatlas list` and `commatlas info` show what the engine reports, readably."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import fixture_json, run_cli, write_fake_engine
+
+WIDE = {"COLUMNS": "250"}
+
+
+def test_list_names_every_benchmark(engine_path: Path, engine_benchmarks) -> None:
+    done = run_cli("list", env=WIDE)
+    assert done.returncode == 0, done.stderr
+    for benchmark in engine_benchmarks:
+        assert benchmark["key"] in done.stdout
+    assert "reference.harness_overhead" in done.stdout
+
+
+def test_list_json_is_the_engine_list(engine_path: Path, engine_benchmarks) -> None:
+    done = run_cli("list", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == engine_benchmarks
+
+
+def test_list_says_why_a_benchmark_cannot_run_here(tmp_path: Path) -> None:
+    engine = write_fake_engine(tmp_path, fixture_json("info_with_mpi.json"), fixture_json("list_with_mpi.json"), None)
+    done = run_cli("list", env={"COMMATLAS_ENGINE": str(engine), **WIDE})
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if "mpi.pingpong" in line)
+    assert "no: needs 2+ ranks (runs under mpiexec)" in row
+    host_row = next(line for line in done.stdout.splitlines() if "host.memcpy" in line)
+    assert "yes" in host_row and "explicit_copy" in host_row and "memcpy" in host_row
+
+
+def test_info_shows_backends_and_why_not(tmp_path: Path) -> None:
+    engine = write_fake_engine(tmp_path, fixture_json("info_host_only.json"), [], None)
+    done = run_cli("info", env={"COMMATLAS_ENGINE": str(engine), **WIDE})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    cuda = next(line for line in lines if "│ cuda" in line)
+    assert "no" in cuda and "no CUDA compiler (nvcc) found" in cuda
+    assert any("Fake CPU (4 logical CPUs)" in line for line in lines)
+    assert any("16 GiB total, 8 GiB available" in line for line in lines)
+
+
+def test_info_real_engine(engine_path: Path, engine_info) -> None:
+    done = run_cli("info", env=WIDE)
+    assert done.returncode == 0, done.stderr
+    assert engine_info["git_sha"] in done.stdout
+    for name in engine_info["backends"]:
+        assert name in done.stdout
