@@ -1,0 +1,68 @@
+"""A real two-rank MPI run through the launcher: records validate, and every collective's busbw
+is its algbw times nccl-tests' factor for its operation and rank count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_valid_run, have_mpiexec, run_cli
+
+RANKS = 2
+
+
+def bus_factor(operation: str, n: int) -> float:
+    """nccl-tests' factors (doc/PERFORMANCE.md)."""
+    if operation == "allreduce":
+        return 2 * (n - 1) / n
+    if operation in ("allgather", "reduce_scatter", "alltoall"):
+        return (n - 1) / n
+    if operation in ("broadcast", "reduce", "sendrecv"):
+        return 1.0
+    raise AssertionError(f"unknown collective operation {operation!r}")
+
+
+@pytest.fixture(scope="module")
+def mpi_run(engine_path: Path, engine_info, engine_benchmarks, tmp_path_factory) -> Path:
+    if not engine_info["backends"].get("mpi", {}).get("built"):
+        pytest.skip("this engine was built without MPI")
+    if not have_mpiexec():
+        pytest.skip("no mpiexec on PATH")
+    if not any(b["suite"] == "mpi" for b in engine_benchmarks):
+        pytest.skip("this engine has no benchmarks in the mpi suite")
+    out = tmp_path_factory.mktemp("mpi") / "run"
+    done = run_cli("run", "--quick", "--suite", "mpi", "--ranks", str(RANKS), "--sizes", "8,64K",
+                   "--out", str(out), timeout=600)
+    assert done.returncode == 0, done.stderr + done.stdout + (out / "engine.log").read_text()
+    return out
+
+
+def test_mpi_records_validate(mpi_run: Path, validator) -> None:
+    records = assert_valid_run(mpi_run / "results.jsonl", validator)
+    results = [r for r in records if r["type"] == "result"]
+    assert results, "two ranks can run the mpi suite"
+    assert all(r["ranks"] == RANKS and r["suite"] == "mpi" for r in results)
+    assert records[0]["launcher"]["kind"] in ("openmpi", "mpich", "unknown")
+    assert records[0]["launcher"]["ranks"] == RANKS
+    assert records[-1]["status"] == "complete"
+
+
+def test_collectives_busbw_is_algbw_times_factor(mpi_run: Path, validator) -> None:
+    records = assert_valid_run(mpi_run / "results.jsonl", validator)
+    collectives = [r for r in records if r["type"] == "result" and "collective" in r]
+    if not collectives:
+        pytest.skip("this engine has no MPI collectives yet")
+    for r in collectives:
+        c = r["collective"]
+        factor = bus_factor(c["operation"], r["ranks"])
+        assert c["bus_factor"] == pytest.approx(factor, rel=1e-9), r["benchmark"]
+        assert c["algbw_gbps"] == pytest.approx(r["bandwidth_gbps"], rel=1e-6)
+        assert c["busbw_gbps"] == pytest.approx(c["algbw_gbps"] * factor, rel=1e-6)
+        assert r["timing"]["max_over_ranks"] is True, "a collective's time is the slowest rank's"
+
+
+def test_point_to_point_latency_says_what_it_includes(mpi_run: Path, validator) -> None:
+    records = assert_valid_run(mpi_run / "results.jsonl", validator)
+    latencies = [r for r in records if r["type"] == "result" and r["metric"] == "latency"]
+    assert all(r.get("latency_includes") for r in latencies)
