@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -220,6 +221,12 @@ def main(argv: list[str] | None = None) -> int:
         print("commatlas: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        return 1
+    except Exception as e:  # noqa: BLE001 - a bug still ends in one line; COMMATLAS_DEBUG=1 shows where
+        if os.environ.get("COMMATLAS_DEBUG"):
+            raise
+        print(f"commatlas: error: internal error: {type(e).__name__}: {e} (COMMATLAS_DEBUG=1 shows the traceback)",
+              file=sys.stderr)
         return 1
 
 

@@ -23,5 +23,6 @@ def write_report_if_available(run_dir: Path, console: Console) -> None:
     except Exception as e:  # noqa: BLE001 - a failing report must never cost the user the run
         console.print(f"commatlas: warning: report not written: {type(e).__name__}: {e}")
         return
-    if written:
-        console.print(f"report: {written}")
+    html = getattr(written, "html", written)
+    if html:
+        console.print(f"report: {html}")
