@@ -1,0 +1,79 @@
+#include "backends/cuda/copy_buffers.h"
+
+#include <cstring>
+#include <unistd.h>
+
+#include "backends/cuda/device_pattern.h"
+#include "backends/cuda/gpu_access.h"
+#include "core/pattern.h"
+
+namespace commatlas::gpu {
+
+PlacedBuffer::PlacedBuffer(const Endpoint& where, std::size_t bytes)
+    : where_(where), buffer_(memory_kind_from_string(where.alloc), bytes, where.gpu) {}
+
+bool PlacedBuffer::cpu_first() const {
+  // Plain host memory is always CPU-touched; device memory never can be.
+  if (is_host_memory(kind())) return true;
+  if (kind() == MemoryKind::Managed) return where_.first_touch == "cpu";
+  return false;
+}
+
+void PlacedBuffer::fill_pattern(std::uint64_t seed) {
+  if (cpu_first()) {
+    commatlas::fill_pattern(buffer_.data(), bytes(), seed);
+    return;
+  }
+  Stream s(where_.gpu);
+  fill_pattern_on_device(buffer_.device_view(), bytes(), seed, s.get());
+  s.synchronize();
+}
+
+void PlacedBuffer::poison() {
+  if (cpu_first()) {
+    std::memset(buffer_.data(), 0xA5, bytes());
+    return;
+  }
+  Stream s(where_.gpu);
+  poison_on_device(buffer_.device_view(), bytes(), s.get());
+  s.synchronize();
+}
+
+Verification PlacedBuffer::check_pattern(std::uint64_t seed) const {
+  Verification v;
+  std::size_t bad = 0;
+  if (kind() == MemoryKind::Pageable) {
+    bad = find_pattern_mismatch(buffer_.data(), bytes(), seed);
+  } else {
+    Stream s(where_.gpu);
+    bad = find_mismatch_on_device(buffer_.device_view(), bytes(), seed, s.get());
+  }
+  if (bad < bytes()) {
+    v.detail = "byte " + std::to_string(bad) + " of " + std::to_string(bytes()) + " (" + where_.alloc + " on GPU " +
+               std::to_string(where_.gpu) + ") differs from the pattern";
+    return v;
+  }
+  v.ok = true;
+  v.bytes_checked = bytes();
+  return v;
+}
+
+void* PlacedBuffer::kernel_pointer(int gpu) const {
+  require_kernel_access(kind(), gpu);
+  if (kind() == MemoryKind::Pageable) return buffer_.data();
+  if (!is_host_memory(kind()) && kind() != MemoryKind::Managed && where_.gpu != gpu) enable_peer_access(gpu, where_.gpu);
+  return buffer_.device_view();
+}
+
+void require_host_bytes(std::uint64_t bytes) {
+  const long pages = sysconf(_SC_AVPHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return;  // unknown: let the allocation decide
+  const std::uint64_t available = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+  // Leave half of what is free to everything else on the node.
+  if (bytes > available / 2)
+    throw Skip("needs " + std::to_string(bytes) + " bytes of host memory, " + std::to_string(available) +
+               " available (kept under half of it)");
+}
+
+}  // namespace commatlas::gpu

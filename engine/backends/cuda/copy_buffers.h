@@ -1,0 +1,41 @@
+// A GPU-suite buffer placed the way an Endpoint says: allocator, owning GPU, and who touches it
+// first. Filling with the pattern and poisoning are done by that first toucher (the CPU or the
+// owning GPU), because for managed memory that decides where the pages live when timing starts.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cuda/copy_plan.h"
+#include "backends/cuda/memory.h"
+#include "core/benchmark.h"
+
+namespace commatlas::gpu {
+
+class PlacedBuffer {
+ public:
+  PlacedBuffer(const Endpoint& where, std::size_t bytes);
+
+  void fill_pattern(std::uint64_t seed);
+  void poison();
+  // Against the pattern, on the owning GPU where it can see the memory (fast), else on the CPU.
+  Verification check_pattern(std::uint64_t seed) const;
+
+  // The address copies and kernels use (host data pointer; UVA makes it valid everywhere it is
+  // mapped). For kernels on `gpu`, throws Skip when that GPU cannot dereference this memory.
+  void* pointer() const { return buffer_.data(); }
+  void* kernel_pointer(int gpu) const;
+  const Endpoint& where() const { return where_; }
+  MemoryKind kind() const { return buffer_.kind(); }
+  std::size_t bytes() const { return buffer_.bytes(); }
+
+ private:
+  bool cpu_first() const;
+  Endpoint where_;
+  GpuBuffer buffer_;
+};
+
+// Throws Skip if the host side of the run cannot hold `bytes` more (pinned/pageable/registered
+// buffers come out of host memory, which other processes share).
+void require_host_bytes(std::uint64_t bytes);
+
+}  // namespace commatlas::gpu

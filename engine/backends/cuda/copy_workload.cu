@@ -1,0 +1,114 @@
+#include "backends/cuda/copy_workload.h"
+
+#include "backends/cuda/copy_peaks.h"
+#include "backends/cuda/event_timing.h"
+#include "backends/cuda/gpu_access.h"
+#include "backends/cuda/kernels.h"
+
+namespace commatlas::gpu {
+
+struct CopyWorkload::LegState {
+  LegState(const Leg& leg, std::size_t bytes) : src(leg.src, bytes), dst(leg.dst, bytes), stream(leg.exec_gpu) {}
+  PlacedBuffer src;
+  PlacedBuffer dst;
+  Stream stream;
+  void* src_ptr = nullptr;
+  void* dst_ptr = nullptr;
+  int sms = 0;
+};
+
+std::string copy_timing_text(std::size_t legs) {
+  std::string text =
+      "CUDA events on the driving GPU's stream around a batch of copies queued behind a spin kernel "
+      "(blocked start), so they run back-to-back without launch gaps";
+  if (legs > 1)
+    text += "; " + std::to_string(legs) + " copies at once, one stream each, the sample ends when the slowest does";
+  return text;
+}
+
+std::unique_ptr<Workload> prepare_copy(const Params& params, Engine engine, std::uint64_t bytes, std::uint64_t seed) {
+  const CopySpec spec = copy_spec_from(params);
+  CopySetup setup;
+  setup.legs = legs_of(spec);
+  setup.engine = engine;
+  if (engine == Engine::Sm) setup.shape = shape_from(params);
+  setup.bytes = bytes;
+  setup.seed = seed;
+  setup.peak = copy_peak(spec);
+  return std::make_unique<CopyWorkload>(setup);
+}
+
+CopyWorkload::CopyWorkload(const CopySetup& setup) : setup_(setup) {
+  if (setup_.engine == Engine::Sm)
+    if (auto problem = shape_problem(setup_.shape)) throw UsageError("bad kernel shape: " + *problem);
+  std::uint64_t host_bytes = 0;
+  for (const Leg& leg : setup_.legs)
+    for (const Endpoint* e : {&leg.src, &leg.dst})
+      if (e->alloc == "pinned" || e->alloc == "registered" || e->alloc == "pageable") host_bytes += setup_.bytes;
+  if (host_bytes) require_host_bytes(host_bytes);
+
+  for (const Leg& leg : setup_.legs) {
+    auto state = std::make_unique<LegState>(leg, setup_.bytes);
+    if (setup_.engine == Engine::Sm) {
+      // The kernel dereferences both ends from the driving GPU: peer mappings, host mappings.
+      state->src_ptr = state->src.kernel_pointer(leg.exec_gpu);
+      state->dst_ptr = state->dst.kernel_pointer(leg.exec_gpu);
+      state->sms = sm_count(leg.exec_gpu);
+    } else {
+      // A peer copy without peer access would be staged through the host: enable it both ways
+      // so the copy engines move the data over the GPU link.
+      for (const Endpoint* e : {&leg.src, &leg.dst})
+        if (e->alloc.rfind("device", 0) == 0 && e->gpu != leg.exec_gpu) {
+          enable_peer_access(leg.exec_gpu, e->gpu);
+          enable_peer_access(e->gpu, leg.exec_gpu);
+        }
+      state->src_ptr = state->src.pointer();
+      state->dst_ptr = state->dst.pointer();
+    }
+    state->src.fill_pattern(setup_.seed);
+    state->dst.poison();
+    legs_.push_back(std::move(state));
+  }
+}
+
+CopyWorkload::~CopyWorkload() = default;
+
+Accounting CopyWorkload::accounting() const {
+  Accounting a;
+  a.bytes_per_op = bytes_per_op(setup_.legs, setup_.bytes);
+  a.buffer_bytes = static_cast<double>(setup_.bytes) * static_cast<double>(setup_.legs.size());
+  a.timing = copy_timing_text(setup_.legs.size());
+  a.peak = setup_.peak;
+  return a;
+}
+
+void CopyWorkload::enqueue(std::size_t i) {
+  LegState& leg = *legs_[i];
+  if (setup_.engine == Engine::Ce)
+    COMMATLAS_GPU_CHECK(cudaMemcpyAsync(leg.dst_ptr, leg.src_ptr, setup_.bytes, cudaMemcpyDefault, leg.stream.get()));
+  else
+    launch_copy(leg.dst_ptr, leg.src_ptr, setup_.bytes, setup_.shape, leg.sms, leg.stream.get());
+}
+
+void CopyWorkload::run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) {
+  std::vector<const Stream*> streams;
+  for (const auto& leg : legs_) streams.push_back(&leg->stream);
+  DeviceScope scope(legs_.front()->stream.device());
+  time_event_samples(streams, samples, ops, seconds, [this](std::size_t i) {
+    DeviceScope on(legs_[i]->stream.device());
+    enqueue(i);
+  });
+}
+
+Verification CopyWorkload::verify() {
+  Verification all;
+  for (const auto& leg : legs_) {
+    Verification v = leg->dst.check_pattern(setup_.seed);
+    if (!v.ok) return v;
+    all.bytes_checked += v.bytes_checked;
+  }
+  all.ok = true;
+  return all;
+}
+
+}  // namespace commatlas::gpu

@@ -1,0 +1,78 @@
+#include "backends/cuda/gpu_access.h"
+
+#include <algorithm>
+
+#include "backends/cuda/copy_plan.h"
+#include "topology/topology.h"
+
+namespace commatlas::gpu {
+
+std::optional<std::string> no_gpu_reason() {
+  if (gpu_count() > 0) return std::nullopt;
+  const std::string why = gpu_topology().no_gpu_reason;
+  return "no GPU: " + (why.empty() ? std::string("cudaGetDeviceCount found none") : why);
+}
+
+std::optional<std::string> fewer_than_two_gpus() {
+  if (auto none = no_gpu_reason()) return none;
+  return needs_two_gpus(gpu_count());
+}
+
+void enable_peer_access(int from, int to) {
+  if (from == to) return;
+  const int n = gpu_count();
+  if (from >= n || to >= n)
+    throw Skip("GPU pair " + std::to_string(from) + "->" + std::to_string(to) + " needs " +
+               std::to_string(std::max(from, to) + 1) + " GPUs, found " + std::to_string(n));
+  int can = 0;
+  COMMATLAS_GPU_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
+  if (!can)
+    throw Skip("no peer access from GPU " + std::to_string(from) + " to GPU " + std::to_string(to) +
+               " (cudaDeviceCanAccessPeer = 0)");
+  DeviceScope scope(from);
+  const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
+  if (rc == cudaErrorPeerAccessAlreadyEnabled) {
+    cudaGetLastError();  // not sticky, but clear it so the next check starts clean
+    return;
+  }
+  COMMATLAS_GPU_CHECK(rc);
+}
+
+void require_kernel_access(MemoryKind kind, int gpu) {
+  if (kind != MemoryKind::Pageable) return;
+  int pageable = 0;
+  COMMATLAS_GPU_CHECK(cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, gpu));
+  if (!pageable)
+    throw Skip("GPU " + std::to_string(gpu) +
+               " cannot dereference pageable host memory (cudaDevAttrPageableMemoryAccess = 0)");
+}
+
+cudaMemLocation gpu_location(int gpu) {
+  cudaMemLocation loc{};
+  loc.type = cudaMemLocationTypeDevice;
+  loc.id = gpu;
+  return loc;
+}
+
+cudaMemLocation host_location() {
+  cudaMemLocation loc{};
+  loc.type = cudaMemLocationTypeHost;
+  loc.id = 0;  // ignored for the host type
+  return loc;
+}
+
+std::optional<Peak> scaled(std::optional<Peak> peak, double factor, const std::string& why) {
+  if (!peak) return peak;
+  peak->gbps *= factor;
+  peak->source += " x" + std::to_string(static_cast<int>(factor)) + " (" + why + ")";
+  return peak;
+}
+
+std::optional<Peak> summed(std::optional<Peak> a, const std::optional<Peak>& b) {
+  if (!a || !b) return std::nullopt;
+  a->gbps += b->gbps;
+  a->source = a->source == b->source ? a->source + " x2 (both directions)" : a->source + " + " + b->source;
+  return a;
+}
+
+}  // namespace commatlas::gpu

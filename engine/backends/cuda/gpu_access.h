@@ -1,0 +1,34 @@
+// Who can reach which memory: the checks every GPU-suite benchmark makes before it allocates,
+// each one turning "cannot here" into a Skip with the reason, never a crash.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "backends/cuda/memory.h"
+#include "core/benchmark.h"
+
+namespace commatlas::gpu {
+
+// "no GPU: <why>" when this process sees none, else nullopt.
+std::optional<std::string> no_gpu_reason();
+// no_gpu_reason(), or "needs 2 GPUs, found N".
+std::optional<std::string> fewer_than_two_gpus();
+
+// Lets kernels and copies on `from` address `to`'s memory. Throws Skip naming the pair when the
+// driver says the pair has no peer access (never falls back to a staged copy silently).
+void enable_peer_access(int from, int to);
+
+// Throws Skip unless a kernel on `gpu` may dereference memory of `kind` (pageable memory needs
+// cudaDevAttrPageableMemoryAccess).
+void require_kernel_access(MemoryKind kind, int gpu);
+
+// Where managed pages go (CUDA 13 takes a cudaMemLocation, not a device number).
+cudaMemLocation gpu_location(int gpu);
+cudaMemLocation host_location();
+
+// A peak scaled for several directions or links at once, its source saying so.
+std::optional<Peak> scaled(std::optional<Peak> peak, double factor, const std::string& why);
+std::optional<Peak> summed(std::optional<Peak> a, const std::optional<Peak>& b);
+
+}  // namespace commatlas::gpu

@@ -1,0 +1,41 @@
+// Where a direct-access array lives, seen from the GPU that runs the kernel, and how managed
+// pages are steered there. Shared by the STREAM kernels and the pointer chase.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/copy_buffers.h"
+#include "backends/cuda/copy_peaks.h"
+
+namespace commatlas::gpu {
+
+enum class Location {
+  Local,                 // cudaMalloc on the running GPU
+  Peer,                  // cudaMalloc on the next GPU, peer access enabled
+  Pinned,                // cudaHostAlloc mapped, CPU-touched
+  Managed,               // cudaMallocManaged, CPU-touched, no hint: pages migrate on GPU faults
+  ManagedPrefetched,     // ... then cudaMemPrefetchAsync to the running GPU
+  ManagedHostPreferred,  // ... advise preferred location = host, accessed by the running GPU
+  Pageable,              // malloc: only where cudaDevAttrPageableMemoryAccess says the GPU can
+};
+
+std::string to_string(Location l);
+Location location_from_string(const std::string& text);  // throws UsageError
+// Every location, peer only when there is a second GPU.
+std::vector<Location> locations(int gpus, bool with_managed_hints);
+
+// The endpoint that allocates a location's array for a kernel running on `gpu`.
+Endpoint endpoint_of(Location l, int gpu);
+// The GPU that owns peer memory for `gpu`.
+inline int peer_of(int gpu) { return gpu == 0 ? 1 : 0; }
+
+// Applies the location's managed-memory hint or prefetch (a no-op for the others); after the
+// buffer has been filled, so the CPU first touch is what the hint then moves or keeps.
+void place(const PlacedBuffer& buffer, Location l, int gpu);
+
+// The path's peak for `directions` of traffic (1: read or write, 2: copy) from `gpu`.
+std::optional<Peak> location_peak(Location l, int gpu, int directions);
+
+}  // namespace commatlas::gpu

@@ -1,0 +1,169 @@
+// gpu.pointer_chase: one GPU thread following a random chain through local HBM, peer HBM, pinned
+// host memory and managed memory; host.pointer_chase_gpu_memory: a CPU thread doing the same
+// through pinned and managed memory. Working sets from 4 KiB (L1) through L2 to far beyond it.
+#include "backends/cuda/chase_chain.h"
+#include "backends/cuda/event_timing.h"
+#include "backends/cuda/gpu_access.h"
+#include "backends/cuda/kernels.h"
+#include "core/harness.h"
+#include "core/registry.h"
+#include "core/sizes.h"
+
+namespace commatlas::gpu {
+namespace {
+
+// Loads per timed kernel: long enough that the kernel launch is under 1% of an L1-hit chase.
+constexpr std::int64_t kStepsPerOp = 16384;
+
+// One op of the harness is kStepsPerOp loads; records carry the time of one load.
+void per_load(std::vector<double>& seconds, std::size_t from) {
+  for (std::size_t i = from; i < seconds.size(); ++i) seconds[i] /= static_cast<double>(kStepsPerOp);
+}
+
+Params chase_params(Location l, int gpu, const char* chaser) {
+  const Endpoint e = endpoint_of(l, gpu);
+  return Params{{"location", to_string(l)}, {"alloc", e.alloc},       {"first_touch", e.first_touch},
+                {"chaser", std::string(chaser)}, {"gpu", std::int64_t{gpu}}, {"memory_gpu", std::int64_t{e.gpu}},
+                {"stride_bytes", std::int64_t{ChaseChain::kStride}}, {"loads_per_op", std::int64_t{kStepsPerOp}}};
+}
+
+std::vector<std::uint64_t> chase_sizes() { return geometric_sizes(4096, 4ull << 30, 4); }
+std::vector<std::uint64_t> chase_quick_sizes() { return {4096, 1ull << 20, 64ull << 20, 1ull << 30}; }
+
+class GpuChaseWorkload final : public Workload {
+ public:
+  GpuChaseWorkload(Location where, int gpu, std::uint64_t bytes, std::uint64_t seed)
+      : gpu_(gpu), chain_(where, gpu, bytes, seed), base_(chain_.kernel_base(gpu)), stream_(gpu),
+        cursor_(MemoryKind::Device, sizeof(unsigned long long), gpu) {
+    COMMATLAS_GPU_CHECK(cudaMemset(cursor_.data(), 0, sizeof(unsigned long long)));  // start at link 0
+  }
+
+  Accounting accounting() const override {
+    Accounting a;
+    a.timing = "CUDA events around kernels of " + std::to_string(kStepsPerOp) +
+               " dependent loads each, queued behind a spin kernel; time per load";
+    a.latency_includes = "one dependent 8-byte load by one GPU thread (cache hits included at small working sets)";
+    return a;
+  }
+
+  void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
+    DeviceScope scope(gpu_);
+    const std::size_t from = seconds.size();
+    time_event_samples({&stream_}, samples, ops, seconds, [this](std::size_t) {
+      launch_chase(base_, cursor_.as<unsigned long long>(), kStepsPerOp, stream_.get());
+      steps_ += kStepsPerOp;
+    });
+    per_load(seconds, from);
+  }
+
+  Verification verify() override {
+    unsigned long long end = 0;
+    COMMATLAS_GPU_CHECK(cudaMemcpy(&end, cursor_.data(), sizeof end, cudaMemcpyDeviceToHost));
+    return chain_.check(end, steps_);
+  }
+
+ private:
+  int gpu_;
+  ChaseChain chain_;
+  const unsigned char* base_;
+  Stream stream_;
+  GpuBuffer cursor_;
+  std::uint64_t steps_ = 0;
+};
+
+class GpuPointerChase final : public Benchmark {
+ public:
+  BenchmarkInfo info() const override {
+    return BenchmarkInfo{"gpu.pointer_chase",
+                         Category::DirectAccess,
+                         Interface::SmKernel,
+                         "gpu",
+                         "one GPU thread chasing a random chain (256 B stride): local HBM, peer HBM, pinned host, managed",
+                         Metric::Latency,
+                         RankRange{1, 1},
+                         chase_sizes(),
+                         chase_quick_sizes()};
+  }
+
+  std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
+
+  std::vector<Params> variants(const Context&) const override {
+    std::vector<Params> out;
+    for (Location l : locations(gpu_count(), false))
+      if (l != Location::Pageable) out.push_back(chase_params(l, 0, "gpu"));
+    return out;
+  }
+
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
+    return std::make_unique<GpuChaseWorkload>(location_from_string(params.text("location")),
+                                              static_cast<int>(params.integer("gpu")), bytes, ctx.options.seed);
+  }
+};
+
+class HostChaseWorkload final : public Workload {
+ public:
+  HostChaseWorkload(Location where, int gpu, std::uint64_t bytes, std::uint64_t seed)
+      : chain_(where, gpu, bytes, seed), base_(chain_.host_base()) {}
+
+  Accounting accounting() const override {
+    Accounting a;
+    a.timing = "host steady_clock around chases of " + std::to_string(kStepsPerOp) + " dependent loads; time per load";
+    a.latency_includes = "one dependent 8-byte load by one CPU thread (cache hits included at small working sets)";
+    return a;
+  }
+
+  void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
+    const std::size_t from = seconds.size();
+    time_host_samples(samples, ops, seconds, [this] {
+      std::uint64_t offset = cursor_;
+      for (std::int64_t s = 0; s < kStepsPerOp; ++s) offset = *reinterpret_cast<const volatile std::uint64_t*>(base_ + offset);
+      cursor_ = offset;
+      steps_ += kStepsPerOp;
+    });
+    per_load(seconds, from);
+  }
+
+  Verification verify() override { return chain_.check(cursor_, steps_); }
+
+ private:
+  ChaseChain chain_;
+  const unsigned char* base_;
+  std::uint64_t cursor_ = 0;
+  std::uint64_t steps_ = 0;
+};
+
+class HostChaseGpuMemory final : public Benchmark {
+ public:
+  BenchmarkInfo info() const override {
+    return BenchmarkInfo{"host.pointer_chase_gpu_memory",
+                         Category::DirectAccess,
+                         Interface::CpuLoadStore,
+                         "gpu",
+                         "one CPU thread chasing a random chain (256 B stride) through pinned and managed memory "
+                         "(CPU-touched; and prefetched to GPU 0 first, so the CPU faults the pages back)",
+                         Metric::Latency,
+                         RankRange{1, 1},
+                         chase_sizes(),
+                         chase_quick_sizes()};
+  }
+
+  std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
+
+  std::vector<Params> variants(const Context&) const override {
+    std::vector<Params> out;
+    for (Location l : {Location::Pinned, Location::Managed, Location::ManagedPrefetched})
+      out.push_back(chase_params(l, 0, "cpu"));
+    return out;
+  }
+
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
+    return std::make_unique<HostChaseWorkload>(location_from_string(params.text("location")),
+                                               static_cast<int>(params.integer("gpu")), bytes, ctx.options.seed);
+  }
+};
+
+COMMATLAS_REGISTER_BENCHMARK(GpuPointerChase);
+COMMATLAS_REGISTER_BENCHMARK(HostChaseGpuMemory);
+
+}  // namespace
+}  // namespace commatlas::gpu

@@ -1,0 +1,182 @@
+// gpu.stream_read / gpu.stream_write / gpu.stream_copy: STREAM-style kernels run by GPU 0 on
+// arrays that live in its HBM, a peer's HBM, pinned host memory, managed memory (no hint,
+// prefetched, host-preferred) or pageable memory.
+#include <memory>
+
+#include "backends/cuda/event_timing.h"
+#include "backends/cuda/gpu_access.h"
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/placement.h"
+#include "core/pattern.h"
+#include "core/registry.h"
+#include "core/sizes.h"
+
+namespace commatlas::gpu {
+namespace {
+
+enum class StreamKernel { Read, Write, Copy };
+
+std::string to_string(StreamKernel k) {
+  return k == StreamKernel::Read ? "read" : k == StreamKernel::Write ? "write" : "copy";
+}
+
+// The sum (mod 2^64) of the pattern's 64-bit words: what a read that really read must produce.
+std::uint64_t pattern_word_sum(std::size_t bytes, std::uint64_t seed) {
+  std::uint64_t sum = 0;
+  for (std::size_t w = 0; w < bytes / 8; ++w) sum += pattern_word(seed, w);
+  return sum;
+}
+
+class StreamWorkload final : public Workload {
+ public:
+  StreamWorkload(StreamKernel kernel, Location where, int gpu, const KernelShape& shape, std::uint64_t bytes,
+                 std::uint64_t seed)
+      : kernel_(kernel), where_(where), gpu_(gpu), shape_(shape), bytes_(bytes), seed_(seed),
+        fill_key_(pattern_word(seed, 0x57524954ull)), stream_(gpu), sms_(sm_count(gpu)) {
+    if (bytes % 16 != 0) throw Skip("STREAM kernels need a size that is a multiple of 16 bytes");
+    const MemoryKind kind = memory_kind_from_string(endpoint_of(where, gpu).alloc);
+    require_kernel_access(kind, gpu);  // before allocating: pageable memory may be out of reach
+    if (is_host_memory(kind))
+      require_host_bytes(bytes * (kernel == StreamKernel::Copy ? 2 : 1));
+    if (kernel_ != StreamKernel::Write) {
+      a_ = std::make_unique<PlacedBuffer>(endpoint_of(where, gpu), bytes);
+      a_->fill_pattern(seed);
+      place(*a_, where, gpu);
+      a_ptr_ = a_->kernel_pointer(gpu);
+    }
+    if (kernel_ != StreamKernel::Read) {
+      b_ = std::make_unique<PlacedBuffer>(endpoint_of(where, gpu), bytes);
+      b_->poison();
+      place(*b_, where, gpu);
+      b_ptr_ = b_->kernel_pointer(gpu);
+    } else {
+      sum_ = std::make_unique<GpuBuffer>(MemoryKind::Device, sizeof(unsigned long long), gpu);
+      COMMATLAS_GPU_CHECK(cudaMemset(sum_->data(), 0, sizeof(unsigned long long)));
+    }
+  }
+
+  Accounting accounting() const override {
+    Accounting a;
+    const int directions = kernel_ == StreamKernel::Copy ? 2 : 1;
+    a.bytes_per_op = static_cast<double>(bytes_) * directions;  // copy counts the read and the write
+    a.buffer_bytes = static_cast<double>(bytes_);
+    a.timing = "CUDA events around a batch of kernels queued behind a spin kernel (blocked start)";
+    a.peak = location_peak(where_, gpu_, directions);
+    return a;
+  }
+
+  void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
+    DeviceScope scope(gpu_);
+    time_event_samples({&stream_}, samples, ops, seconds, [this](std::size_t) {
+      switch (kernel_) {
+        case StreamKernel::Read:
+          launch_read_sum(a_ptr_, bytes_, sum_->as<unsigned long long>(), shape_, sms_, stream_.get());
+          ++reads_;
+          break;
+        case StreamKernel::Write: launch_fill_words(b_ptr_, bytes_, fill_key_, shape_, sms_, stream_.get()); break;
+        case StreamKernel::Copy: launch_copy(b_ptr_, a_ptr_, bytes_, shape_, sms_, stream_.get()); break;
+      }
+    });
+  }
+
+  Verification verify() override {
+    Verification v;
+    DeviceScope scope(gpu_);
+    if (kernel_ == StreamKernel::Copy) return b_->check_pattern(seed_);
+    if (kernel_ == StreamKernel::Write) {
+      const std::size_t bad = find_fill_mismatch_on_device(b_ptr_, bytes_, fill_key_, stream_.get());
+      if (bad < bytes_ / 8) {
+        v.detail = "word " + std::to_string(bad) + " of the written array does not hold what the fill kernel stores";
+        return v;
+      }
+    } else {
+      unsigned long long got = 0;
+      COMMATLAS_GPU_CHECK(cudaMemcpy(&got, sum_->data(), sizeof got, cudaMemcpyDeviceToHost));
+      const std::uint64_t expected = pattern_word_sum(bytes_, seed_) * reads_;
+      if (got != expected) {
+        v.detail = "the read kernels' sum " + std::to_string(got) + " differs from the CPU's " + std::to_string(expected) +
+                   " over " + std::to_string(reads_) + " reads";
+        return v;
+      }
+    }
+    v.ok = true;
+    v.bytes_checked = bytes_;
+    return v;
+  }
+
+ private:
+  StreamKernel kernel_;
+  Location where_;
+  int gpu_;
+  KernelShape shape_;
+  std::uint64_t bytes_, seed_, fill_key_;
+  Stream stream_;
+  int sms_;
+  std::unique_ptr<PlacedBuffer> a_, b_;
+  void* a_ptr_ = nullptr;
+  void* b_ptr_ = nullptr;
+  std::unique_ptr<GpuBuffer> sum_;
+  std::uint64_t reads_ = 0;
+};
+
+class GpuStream : public Benchmark {
+ public:
+  explicit GpuStream(StreamKernel kernel) : kernel_(kernel) {}
+
+  BenchmarkInfo info() const override {
+    static const char* what[] = {"read (sum of every word into one word)", "write (fill)", "copy (b[i] = a[i])"};
+    return BenchmarkInfo{"gpu.stream_" + to_string(kernel_),
+                         Category::DirectAccess,
+                         Interface::SmKernel,
+                         "gpu",
+                         std::string("STREAM ") + what[static_cast<int>(kernel_)] +
+                             " by GPU 0 on local/peer HBM, pinned host, managed (no hint/prefetched/host-preferred), pageable",
+                         Metric::Bandwidth,
+                         RankRange{1, 1},
+                         geometric_sizes(4096, 1ull << 30, 4),
+                         {64ull << 10, 16ull << 20, 256ull << 20}};
+  }
+
+  std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
+
+  std::vector<Params> variants(const Context&) const override {
+    std::vector<Params> out;
+    for (Location l : locations(gpu_count(), true)) {
+      const Endpoint e = endpoint_of(l, 0);
+      Params p{{"location", to_string(l)}, {"alloc", e.alloc}, {"first_touch", e.first_touch},
+               {"gpu", std::int64_t{0}}, {"memory_gpu", std::int64_t{e.gpu}}};
+      add_shape(p, KernelShape{});
+      out.push_back(p);
+    }
+    return out;
+  }
+
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
+    return std::make_unique<StreamWorkload>(kernel_, location_from_string(params.text("location")),
+                                            static_cast<int>(params.integer("gpu")), shape_from(params), bytes,
+                                            ctx.options.seed);
+  }
+
+ private:
+  StreamKernel kernel_;
+};
+
+class GpuStreamRead final : public GpuStream {
+ public:
+  GpuStreamRead() : GpuStream(StreamKernel::Read) {}
+};
+class GpuStreamWrite final : public GpuStream {
+ public:
+  GpuStreamWrite() : GpuStream(StreamKernel::Write) {}
+};
+class GpuStreamCopy final : public GpuStream {
+ public:
+  GpuStreamCopy() : GpuStream(StreamKernel::Copy) {}
+};
+
+COMMATLAS_REGISTER_BENCHMARK(GpuStreamRead);
+COMMATLAS_REGISTER_BENCHMARK(GpuStreamWrite);
+COMMATLAS_REGISTER_BENCHMARK(GpuStreamCopy);
+
+}  // namespace
+}  // namespace commatlas::gpu

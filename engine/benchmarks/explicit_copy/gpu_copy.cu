@@ -1,0 +1,62 @@
+// gpu.copy_ce / gpu.copy_sm: one GPU copy (h2d, d2h, local d2d, peer) over allocators, first
+// touch, direction and the side that drives it, by the copy engines or by the SM copy kernel.
+#include "backends/cuda/copy_workload.h"
+#include "backends/cuda/gpu_access.h"
+#include "core/registry.h"
+#include "core/sizes.h"
+
+namespace commatlas::gpu {
+namespace {
+
+// Shared by both engines: only the engine, its interface and (for SM) the kernel shape differ.
+class GpuCopy : public Benchmark {
+ public:
+  explicit GpuCopy(Engine engine) : engine_(engine) {}
+
+  BenchmarkInfo info() const override {
+    const bool ce = engine_ == Engine::Ce;
+    BenchmarkInfo i{ce ? "gpu.copy_ce" : "gpu.copy_sm",
+                    Category::ExplicitCopy,
+                    ce ? Interface::CopyEngine : Interface::SmKernel,
+                    "gpu",
+                    ce ? "cudaMemcpyAsync on the copy engines: h2d/d2h over host allocators, local d2d, peer d2d"
+                       : "SM copy kernel (uint4, unroll 4, grid-stride): h2d/d2h over host allocators, local d2d, peer d2d",
+                    Metric::Bandwidth,
+                    RankRange{1, 1},
+                    geometric_sizes(4096, 1ull << 30, 4),
+                    {64ull << 10, 16ull << 20, 256ull << 20}};
+    return i;
+  }
+
+  std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
+
+  std::vector<Params> variants(const Context&) const override {
+    std::vector<Params> out;
+    for (const CopySpec& spec : default_copy_specs(gpu_count())) {
+      out.push_back(copy_params(spec, engine_));
+    }
+    return out;
+  }
+
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
+    return prepare_copy(params, engine_, bytes, ctx.options.seed);
+  }
+
+ private:
+  Engine engine_;
+};
+
+class GpuCopyCe final : public GpuCopy {
+ public:
+  GpuCopyCe() : GpuCopy(Engine::Ce) {}
+};
+class GpuCopySm final : public GpuCopy {
+ public:
+  GpuCopySm() : GpuCopy(Engine::Sm) {}
+};
+
+COMMATLAS_REGISTER_BENCHMARK(GpuCopyCe);
+COMMATLAS_REGISTER_BENCHMARK(GpuCopySm);
+
+}  // namespace
+}  // namespace commatlas::gpu

@@ -1,0 +1,73 @@
+// gpu.copy_ce_fanout / gpu.copy_sm_fanout: one GPU sending to all others at once (one_to_all)
+// and all others sending to one (all_to_one); bytes are the sum over the copies.
+#include "backends/cuda/copy_peaks.h"
+#include "backends/cuda/copy_workload.h"
+#include "backends/cuda/gpu_access.h"
+#include "core/registry.h"
+
+namespace commatlas::gpu {
+namespace {
+
+class GpuCopyFanout : public Benchmark {
+ public:
+  explicit GpuCopyFanout(Engine engine) : engine_(engine) {}
+
+  BenchmarkInfo info() const override {
+    const bool ce = engine_ == Engine::Ce;
+    return BenchmarkInfo{ce ? "gpu.copy_ce_fanout" : "gpu.copy_sm_fanout",
+                         Category::ExplicitCopy,
+                         ce ? Interface::CopyEngine : Interface::SmKernel,
+                         "gpu",
+                         std::string("one GPU to all others and all to one, at once, ") +
+                             (ce ? "copy engines" : "SM copy kernel"),
+                         Metric::Bandwidth,
+                         RankRange{1, 1},
+                         {256ull << 20},
+                         {64ull << 20}};
+  }
+
+  std::optional<std::string> unavailable(const Context&) const override { return fewer_than_two_gpus(); }
+
+  std::vector<Params> variants(const Context&) const override {
+    std::vector<Params> out;
+    for (Fan fan : {Fan::OneToAll, Fan::AllToOne})
+      for (int root = 0; root < gpu_count(); ++root) {
+        Params p{{"fan", to_string(fan)}, {"root_gpu", std::int64_t{root}}, {"gpus", std::int64_t{gpu_count()}},
+                 {"device_alloc", std::string("device")}, {"engine_side", to_string(Side::Src)}};
+        if (engine_ == Engine::Sm) add_shape(p, KernelShape{});
+        out.push_back(p);
+      }
+    return out;
+  }
+
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
+    const Fan fan = parse_enum(params.text("fan"), {Fan::OneToAll, Fan::AllToOne}, "fan");
+    const Side side = parse_enum(params.text("engine_side"), {Side::Src, Side::Dst}, "engine_side");
+    CopySetup setup;
+    setup.legs = fanout_legs(fan, static_cast<int>(params.integer("root_gpu")), gpu_count(), side);
+    setup.engine = engine_;
+    if (engine_ == Engine::Sm) setup.shape = shape_from(params);
+    setup.bytes = bytes;
+    setup.seed = ctx.options.seed;
+    setup.peak = fanout_peak(setup.legs, fan);
+    return std::make_unique<CopyWorkload>(setup);
+  }
+
+ private:
+  Engine engine_;
+};
+
+class GpuCopyCeFanout final : public GpuCopyFanout {
+ public:
+  GpuCopyCeFanout() : GpuCopyFanout(Engine::Ce) {}
+};
+class GpuCopySmFanout final : public GpuCopyFanout {
+ public:
+  GpuCopySmFanout() : GpuCopyFanout(Engine::Sm) {}
+};
+
+COMMATLAS_REGISTER_BENCHMARK(GpuCopyCeFanout);
+COMMATLAS_REGISTER_BENCHMARK(GpuCopySmFanout);
+
+}  // namespace
+}  // namespace commatlas::gpu

@@ -1,0 +1,101 @@
+// gpu.prefetch: cudaMemPrefetchAsync of managed memory as a transfer, host -> GPU and GPU -> host.
+// Each timed prefetch finds every page on the other side, because an untimed prefetch back
+// precedes it (a prefetch of pages already in place moves nothing and would time nothing).
+#include "backends/cuda/copy_buffers.h"
+#include "backends/cuda/device_pattern.h"
+#include "backends/cuda/gpu_access.h"
+#include "core/registry.h"
+#include "core/sizes.h"
+#include "topology/topology.h"
+
+namespace commatlas::gpu {
+namespace {
+
+class PrefetchWorkload final : public Workload {
+ public:
+  PrefetchWorkload(Path path, int gpu, std::uint64_t bytes, std::uint64_t seed)
+      : path_(path), gpu_(gpu), bytes_(bytes), seed_(seed), buffer_(Endpoint{"managed", gpu, "cpu"}, bytes),
+        stream_(gpu), start_(gpu), stop_(gpu) {
+    int concurrent = 0;
+    COMMATLAS_GPU_CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, gpu));
+    if (!concurrent) throw Skip("GPU " + std::to_string(gpu) + " cannot prefetch managed memory (cudaDevAttrConcurrentManagedAccess = 0)");
+    buffer_.fill_pattern(seed);
+    // h2d starts from the host (where the CPU fill left the pages); d2h from the GPU.
+    if (path_ == Path::D2H) prefetch(gpu_location(gpu_));
+    stream_.synchronize();
+  }
+
+  Accounting accounting() const override {
+    Accounting a;
+    a.bytes_per_op = static_cast<double>(bytes_);
+    a.timing = "CUDA events around each cudaMemPrefetchAsync, after an untimed prefetch back to the other side";
+    a.peak = peak_host_link(gpu_topology(), gpu_);
+    return a;
+  }
+
+  void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
+    const cudaMemLocation there = path_ == Path::H2D ? gpu_location(gpu_) : host_location();
+    const cudaMemLocation back = path_ == Path::H2D ? host_location() : gpu_location(gpu_);
+    DeviceScope scope(gpu_);
+    for (std::int64_t s = 0; s < samples; ++s) {
+      double total = 0;
+      for (std::int64_t k = 0; k < ops; ++k) {
+        prefetch(back);
+        COMMATLAS_GPU_CHECK(cudaEventRecord(start_.get(), stream_.get()));
+        prefetch(there);
+        COMMATLAS_GPU_CHECK(cudaEventRecord(stop_.get(), stream_.get()));
+        COMMATLAS_GPU_CHECK(cudaEventSynchronize(stop_.get()));
+        float ms = 0;
+        COMMATLAS_GPU_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
+        total += static_cast<double>(ms) * 1e-3;
+      }
+      seconds.push_back(total / static_cast<double>(ops));
+    }
+  }
+
+  // Prefetching moves pages, never changes them: the data must still be the pattern.
+  Verification verify() override { return buffer_.check_pattern(seed_); }
+
+ private:
+  void prefetch(cudaMemLocation where) {
+    COMMATLAS_GPU_CHECK(cudaMemPrefetchAsync(buffer_.pointer(), bytes_, where, 0, stream_.get()));
+  }
+  Path path_;
+  int gpu_;
+  std::uint64_t bytes_, seed_;
+  PlacedBuffer buffer_;
+  Stream stream_;
+  Event start_, stop_;
+};
+
+class GpuPrefetch final : public Benchmark {
+ public:
+  BenchmarkInfo info() const override {
+    return BenchmarkInfo{"gpu.prefetch",
+                         Category::ExplicitCopy,
+                         Interface::Prefetch,
+                         "gpu",
+                         "cudaMemPrefetchAsync of managed memory host->GPU and GPU->host",
+                         Metric::Bandwidth,
+                         RankRange{1, 1},
+                         geometric_sizes(4096, 1ull << 30, 4),
+                         {64ull << 10, 16ull << 20, 256ull << 20}};
+  }
+
+  std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
+
+  std::vector<Params> variants(const Context&) const override {
+    return {Params{{"path", std::string("h2d")}, {"host_alloc", std::string("managed")}, {"first_touch", std::string("cpu")}, {"gpu", std::int64_t{0}}},
+            Params{{"path", std::string("d2h")}, {"host_alloc", std::string("managed")}, {"first_touch", std::string("cpu")}, {"gpu", std::int64_t{0}}}};
+  }
+
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
+    const Path path = parse_enum(params.text("path"), {Path::H2D, Path::D2H}, "path");
+    return std::make_unique<PrefetchWorkload>(path, static_cast<int>(params.integer("gpu")), bytes, ctx.options.seed);
+  }
+};
+
+COMMATLAS_REGISTER_BENCHMARK(GpuPrefetch);
+
+}  // namespace
+}  // namespace commatlas::gpu
