@@ -84,6 +84,7 @@ class Phase:
 class Plan:
     phases: tuple[Phase, ...]
     launcher: dict[str, Any]
+    notes: tuple[str, ...] = ()  # what the user should know before reading the numbers
 
 
 def default_run_dir() -> Path:
@@ -106,15 +107,29 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
     if single:
         phases.append(Phase("single process", single, None))
     launcher_record: dict[str, Any] = {"kind": "none", "command": []}
+    notes: tuple[str, ...] = ()
     if mpi:
         # One rank per GPU where there are GPUs; two ranks is the smallest MPI job otherwise.
         ranks = options.ranks or max(2, gpu_count(topology))
         if options.ranks is not None:
             check_ranks(ranks, mpi)
-        launcher = find_launcher(ranks, options.launcher)
+        try:
+            launcher = find_launcher(ranks, options.launcher)
+        except UsageError as e:
+            if mpi_was_asked_for(options):
+                raise
+            # The default run takes what the machine offers: no launcher, no MPI phase.
+            return Plan(tuple(phases), {"kind": "none", "command": [], "reason": str(e)},
+                        (f"MPI suites not run: {e}",))
         phases.append(Phase(f"MPI ({launcher.ranks or '?'} ranks)", tuple(b["key"] for b in mpi), launcher))
         launcher_record = launcher.describe()
-    return Plan(tuple(phases), launcher_record)
+        notes = launcher.notes
+    return Plan(tuple(phases), launcher_record, notes)
+
+
+def mpi_was_asked_for(options: RunOptions) -> bool:
+    chosen = options.selection
+    return bool(chosen.suites or chosen.only or options.ranks or options.launcher)
 
 
 def prepare_run_dir(out: Path | None) -> Path:
@@ -188,10 +203,8 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     run_dir = prepare_run_dir(options.out)
     results, log_path = run_dir / RESULTS_FILE, run_dir / ENGINE_LOG
     append_record(results, meta_record(run_dir.name, start, options.for_meta(), engine_info, topology, plan.launcher))
-    for phase in plan.phases:
-        if phase.launcher:
-            for note in phase.launcher.notes:
-                progress_console.print(f"commatlas: note: {note}")
+    for note in plan.notes:
+        progress_console.print(f"commatlas: note: {note}")
 
     status, failure = "complete", None
     previous = signal.signal(signal.SIGTERM, raise_interrupted)

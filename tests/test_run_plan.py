@@ -1,0 +1,86 @@
+"""How a run is split into phases on machines this one is not (fake engines)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from commatlas.errors import UsageError
+from commatlas.launcher import Launcher
+from commatlas.run import RunOptions, plan_run
+from commatlas.selection import Selection
+from conftest import assert_one_line_error, fixture_json, read_lines, run_cli, write_fake_engine
+
+
+def options(**changes) -> RunOptions:
+    base = dict(selection=Selection(None, (), ()), sizes=None, time_budget=None, quick=True, threads=None,
+                numa=None, ranks=None, launcher=None, out=None)
+    return RunOptions(**{**base, **changes})
+
+
+@pytest.fixture
+def mpi_world():
+    return fixture_json("info_with_mpi.json"), fixture_json("list_with_mpi.json")
+
+
+def test_default_run_on_a_4_gpu_node_uses_one_rank_per_gpu(mpi_world, monkeypatch) -> None:
+    info, benchmarks = mpi_world
+    monkeypatch.setattr("commatlas.run.find_launcher",
+                        lambda ranks, text: Launcher("openmpi", ("mpiexec", "-n", str(ranks)), ranks))
+    plan = plan_run(options(), info, fixture_json("topo_4xh200.json"), benchmarks)
+    single, mpi = plan.phases
+    assert single.launcher is None and set(single.keys) == {"host.memcpy", "reference.harness_overhead"}
+    assert set(mpi.keys) == {"mpi.pingpong", "mpi.allreduce"}
+    assert mpi.launcher.ranks == 4
+    command = mpi.command(type("E", (), {"path": Path("/e")})(), Path("/r.jsonl"), ["--quick"])
+    assert command[:4] == ["mpiexec", "-n", "4", "/e"]
+    assert command[4:6] == ["run", "--mpi"] and command[-1] == "--quick"
+
+
+def test_without_gpus_the_mpi_phase_has_two_ranks(mpi_world, monkeypatch) -> None:
+    info, benchmarks = mpi_world
+    monkeypatch.setattr("commatlas.run.find_launcher", lambda ranks, text: Launcher("mpich", ("mpiexec", "-n", str(ranks)), ranks))
+    plan = plan_run(options(), info, {"gpus": [], "reason": "none"}, benchmarks)
+    assert plan.phases[-1].launcher.ranks == 2
+
+
+def test_only_host_benchmarks_means_no_mpi_phase(mpi_world) -> None:
+    info, benchmarks = mpi_world
+    plan = plan_run(options(selection=Selection(("host",), (), ())), info, None, benchmarks)
+    assert len(plan.phases) == 1 and plan.launcher["kind"] == "none"
+
+
+def test_exclude_removes_benchmarks(mpi_world) -> None:
+    info, benchmarks = mpi_world
+    plan = plan_run(options(selection=Selection(("host",), (), ("reference.*",))), info, None, benchmarks)
+    assert plan.phases[0].keys == ("host.memcpy",)
+
+
+def test_excluding_everything_is_bad_input(mpi_world) -> None:
+    info, benchmarks = mpi_world
+    with pytest.raises(UsageError, match="matches no benchmark"):
+        plan_run(options(selection=Selection(("host",), (), ("*",))), info, None, benchmarks)
+
+
+def test_default_run_without_mpiexec_runs_the_rest(tmp_path: Path) -> None:
+    engine = write_fake_engine(tmp_path, fixture_json("info_with_mpi.json"), fixture_json("list_with_mpi.json"), None)
+    empty_path = tmp_path / "bin"
+    empty_path.mkdir()
+    out = tmp_path / "run"
+    done = run_cli("run", "--out", str(out), env={"COMMATLAS_ENGINE": str(engine), "PATH": str(empty_path)})
+    assert done.returncode == 0, done.stderr
+    assert "MPI suites not run: no mpiexec" in done.stderr
+    records = read_lines(out / "results.jsonl")
+    assert records[0]["launcher"]["kind"] == "none" and "no mpiexec" in records[0]["launcher"]["reason"]
+    assert records[-1]["status"] == "complete"
+
+
+def test_asking_for_mpi_without_mpiexec_is_bad_input(tmp_path: Path) -> None:
+    engine = write_fake_engine(tmp_path, fixture_json("info_with_mpi.json"), fixture_json("list_with_mpi.json"), None)
+    empty_path = tmp_path / "bin"
+    empty_path.mkdir()
+    done = run_cli("run", "--suite", "mpi", "--out", str(tmp_path / "r"),
+                   env={"COMMATLAS_ENGINE": str(engine), "PATH": str(empty_path)})
+    assert_one_line_error(done)
+    assert "no mpiexec" in done.stderr
