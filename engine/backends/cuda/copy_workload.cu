@@ -17,10 +17,26 @@ struct CopyWorkload::LegState {
   int sms = 0;
 };
 
-std::string copy_timing_text(std::size_t legs) {
+namespace {
+
+// cudaMemcpyAsync on pageable memory waits for the stream (h2d) or for the copy (d2h) before it
+// returns, so it cannot be queued behind a kernel that waits for the host: it would deadlock.
+bool host_synchronous(const CopySetup& setup) {
+  if (setup.engine != Engine::Ce) return false;
+  for (const Leg& leg : setup.legs)
+    if (leg.src.alloc == "pageable" || leg.dst.alloc == "pageable") return true;
+  return false;
+}
+
+}  // namespace
+
+std::string copy_timing_text(std::size_t legs, bool host_synchronous) {
   std::string text =
-      "CUDA events on the driving GPU's stream around a batch of copies queued behind a spin kernel "
-      "(blocked start), so they run back-to-back without launch gaps";
+      host_synchronous
+          ? "CUDA events on the driving GPU's stream around a batch of copies enqueued without a blocked start "
+            "(cudaMemcpyAsync on pageable memory returns only after staging, so host staging is included)"
+          : "CUDA events on the driving GPU's stream around a batch of copies queued behind a spin kernel "
+            "(blocked start), so they run back-to-back without launch gaps";
   if (legs > 1)
     text += "; " + std::to_string(legs) + " copies at once, one stream each, the sample ends when the slowest does";
   return text;
@@ -77,7 +93,7 @@ Accounting CopyWorkload::accounting() const {
   Accounting a;
   a.bytes_per_op = bytes_per_op(setup_.legs, setup_.bytes);
   a.buffer_bytes = static_cast<double>(setup_.bytes) * static_cast<double>(setup_.legs.size());
-  a.timing = copy_timing_text(setup_.legs.size());
+  a.timing = copy_timing_text(setup_.legs.size(), host_synchronous(setup_));
   a.peak = setup_.peak;
   return a;
 }
@@ -97,7 +113,7 @@ void CopyWorkload::run(std::int64_t samples, std::int64_t ops, std::vector<doubl
   time_event_samples(streams, samples, ops, seconds, [this](std::size_t i) {
     DeviceScope on(legs_[i]->stream.device());
     enqueue(i);
-  });
+  }, host_synchronous(setup_) ? LaunchMode::Immediate : LaunchMode::BlockedStart);
 }
 
 Verification CopyWorkload::verify() {

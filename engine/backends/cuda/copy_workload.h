@@ -22,7 +22,7 @@ struct CopySetup {
 };
 
 // "CUDA events ..." : how a copy sample is timed, in the words the record carries.
-std::string copy_timing_text(std::size_t legs);
+std::string copy_timing_text(std::size_t legs, bool host_synchronous);
 
 // The workload of a gpu.copy_* variant (params from copy_params()): its legs, its peak.
 std::unique_ptr<Workload> prepare_copy(const Params& params, Engine engine, std::uint64_t bytes, std::uint64_t seed);
