@@ -6,7 +6,7 @@
 //   commatlas-engine topo [--json]      (JSON either way; the Python CLI renders it)
 //   commatlas-engine run --out FILE [--suite S] [--only P] [--exclude P] [--sizes LIST]
 //                        [--time-budget SEC] [--quick] [--threads N] [--numa LIST]
-//                        [--reservoir N] [--seed N] [--progress text|json|none] [--mpi]
+//                        [--reservoir N] [--seed N] [--progress text|json|none] [--mpi] [--watchdog SEC]
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -72,6 +72,12 @@ long long parse_count(const std::string& flag, const std::string& text, long lon
                    ", got '" + text + "'");
 }
 
+// Seconds a benchmark point may take before the job is aborted; 0 turns the watchdog off.
+double parse_watchdog(const std::string& text) {
+  if (text == "0") return 0;
+  return parse_positive_double("--watchdog", text);
+}
+
 struct Args {
   std::string command;
   bool json = false;
@@ -108,6 +114,7 @@ Args parse_args(int argc, char** argv) {
     else if (flag == "--threads") a.options.threads = static_cast<int>(parse_count(flag, next(), 1, 4096));
     else if (flag == "--reservoir") a.options.reservoir = static_cast<std::size_t>(parse_count(flag, next(), 1, 1000000));
     else if (flag == "--seed") a.options.seed = static_cast<std::uint64_t>(parse_count(flag, next(), 0, 1LL << 62));
+    else if (flag == "--watchdog") a.options.watchdog_s = parse_watchdog(next());
     else if (flag == "--progress") {
       const std::string v = next();
       if (v == "text") a.progress = ProgressMode::Text;

@@ -21,6 +21,7 @@ struct RunOptions {
   double min_sample_s = 2e-6;        // a sample shorter than this batches several ops (timer cost)
   std::int64_t max_ops_per_sample = 1 << 20;
   std::uint64_t seed = 1;            // data pattern seed
+  double watchdog_s = 120;           // a point running longer aborts the job (core/watchdog.h); 0 = off
 };
 
 // Facts about this machine that benchmarks consult before allocating anything.

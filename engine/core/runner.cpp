@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/sizes.h"
+#include "core/watchdog.h"
 
 namespace commatlas {
 namespace {
@@ -97,6 +98,10 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
       for (std::uint64_t bytes : plan.sizes) {
         const PointId id{plan.info, &params, bytes, ranks};
         try {
+          const Watchdog watchdog(ctx.options.watchdog_s,
+                                  plan.info.key + (params.describe().empty() ? "" : " " + params.describe()) + " at " +
+                                      format_size(bytes),
+                                  ctx.group);
           auto workload = plan.benchmark->prepare(ctx, params, bytes);
           const Measurement m = measure(*workload, ctx);
           if (!m.verification.ok) {

@@ -1,0 +1,41 @@
+#include "core/watchdog.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace commatlas {
+
+std::string watchdog_message(const std::string& what, double seconds, int rank, int ranks) {
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", seconds);
+  return "commatlas-engine: watchdog: " + what + " on " + std::to_string(ranks) + " rank" + (ranks == 1 ? "" : "s") +
+         " did not finish within " + limit + " s (seen by rank " + std::to_string(rank) +
+         "); aborting the job (raise the limit with --watchdog SECONDS, 0 disables)";
+}
+
+Watchdog::Watchdog(double seconds, std::string what, Group& group) : what_(std::move(what)), group_(group) {
+  if (seconds > 0) thread_ = std::thread([this, seconds] { watch(seconds); });
+}
+
+Watchdog::~Watchdog() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_ = true;
+  }
+  done_cv_.notify_one();
+  thread_.join();
+}
+
+void Watchdog::watch(double seconds) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const auto limit = std::chrono::duration<double>(seconds);
+  if (done_cv_.wait_for(lock, limit, [this] { return done_; })) return;
+  const std::string line = watchdog_message(what_, seconds, group_.rank(), group_.size());
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  // From this thread on purpose: the measuring thread is the one that is stuck.
+  group_.abort(kWatchdogExitCode);
+}
+
+}  // namespace commatlas
