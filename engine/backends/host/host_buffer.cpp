@@ -1,0 +1,64 @@
+#include "backends/host/host_buffer.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "core/error.h"
+#include "core/sizes.h"
+
+namespace commatlas::host {
+namespace {
+
+std::size_t page_size() {
+  const long p = sysconf(_SC_PAGESIZE);
+  return p > 0 ? static_cast<std::size_t>(p) : 4096;
+}
+
+// Writes every page once from a thread on the node's CPUs: under the kernel's first-touch policy
+// that thread's node receives the pages.
+void first_touch(unsigned char* p, std::size_t n, std::optional<int> node) {
+  if (!node) {
+    std::memset(p, 0, n);
+    return;
+  }
+  std::thread toucher([p, n, cpus = cpus_of_node(*node)] {
+    try {
+      bind_this_thread(cpus);
+    } catch (const std::exception&) {
+      // Unbindable thread: the pages are still bound by libnuma where it placed them.
+    }
+    std::memset(p, 0, n);
+  });
+  toucher.join();
+}
+
+}  // namespace
+
+HostBuffer::HostBuffer(std::size_t bytes, std::optional<int> numa_node) : bytes_(bytes) {
+  const std::size_t page = page_size();
+  allocated_ = (bytes + page - 1) / page * page;
+  if (allocated_ == 0) allocated_ = page;
+  const Libnuma& numa = Libnuma::get();
+  if (numa_node && numa.usable()) {
+    data_ = static_cast<unsigned char*>(numa.alloc_on_node(allocated_, *numa_node));
+    placement_ = NumaPlacement::Libnuma;
+  } else {
+    data_ = static_cast<unsigned char*>(std::aligned_alloc(page, allocated_));
+  }
+  if (!data_)
+    throw Skip("cannot allocate " + format_size(allocated_) + " of host memory" +
+               (numa_node ? " on NUMA node " + std::to_string(*numa_node) : std::string()));
+  first_touch(data_, allocated_, numa_node);
+}
+
+HostBuffer::~HostBuffer() {
+  if (placement_ == NumaPlacement::Libnuma)
+    Libnuma::get().free(data_, allocated_);
+  else
+    std::free(data_);
+}
+
+}  // namespace commatlas::host

@@ -1,0 +1,88 @@
+#include "backends/host/worker_pool.h"
+
+#include <algorithm>
+
+#include "backends/host/numa.h"
+
+namespace commatlas::host {
+namespace {
+
+constexpr std::size_t kCacheLine = 64;
+// About a millisecond of spinning: long enough that back-to-back operations never sleep.
+constexpr int kSpinsBeforeSleep = 1 << 15;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+}  // namespace
+
+Chunk chunk_of(std::size_t total, int count, int index) {
+  const std::size_t parts = static_cast<std::size_t>(std::max(count, 1));
+  std::size_t per = (total + parts - 1) / parts;
+  per = (per + kCacheLine - 1) / kCacheLine * kCacheLine;
+  const std::size_t begin = std::min(total, per * static_cast<std::size_t>(index));
+  return {begin, std::min(per, total - begin)};
+}
+
+WorkerPool::WorkerPool(int threads, const std::vector<int>& cpus) {
+  for (int i = 1; i < threads; ++i) threads_.emplace_back(&WorkerPool::worker_loop, this, i, cpus);
+}
+
+WorkerPool::~WorkerPool() {
+  stopping_.store(true);
+  generation_.fetch_add(1);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    wake_.notify_all();
+  }
+  for (auto& t : threads_) t.join();
+}
+
+void WorkerPool::run(const Task& task) {
+  task_ = &task;
+  remaining_.store(static_cast<int>(threads_.size()), std::memory_order_relaxed);
+  generation_.fetch_add(1);  // seq_cst: orders against a worker announcing it goes to sleep
+  if (sleepers_.load() > 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    wake_.notify_all();
+  }
+  task(0);
+  while (remaining_.load(std::memory_order_acquire) != 0) cpu_relax();
+}
+
+std::uint64_t WorkerPool::wait_for_release(std::uint64_t seen) {
+  for (int i = 0; i < kSpinsBeforeSleep; ++i) {
+    const std::uint64_t g = generation_.load(std::memory_order_acquire);
+    if (g != seen) return g;
+    cpu_relax();
+  }
+  // Either run() sees sleepers_ > 0 and notifies under the mutex, or this thread's check under
+  // the mutex sees the new generation: the seq_cst pair leaves no lost wake-up.
+  sleepers_.fetch_add(1);
+  std::unique_lock<std::mutex> lock(mutex_);
+  wake_.wait(lock, [&] { return generation_.load() != seen; });
+  sleepers_.fetch_sub(1);
+  return generation_.load();
+}
+
+void WorkerPool::worker_loop(int index, std::vector<int> cpus) {
+  try {
+    bind_this_thread(cpus);
+  } catch (const std::exception&) {
+    // Left unbound: the record's placement reflects the buffers, which libnuma still binds.
+  }
+  std::uint64_t seen = 0;
+  while (true) {
+    seen = wait_for_release(seen);
+    if (stopping_.load()) return;
+    (*task_)(index);
+    remaining_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+}  // namespace commatlas::host

@@ -1,0 +1,58 @@
+// A persistent pool of threads for multi-threaded host operations.
+//
+// Threads start once per workload; each operation only releases them (a generation counter they
+// spin on) and waits for the last one to finish, so thread start-up is never inside a timed loop.
+// The calling thread takes part as worker 0: N threads means the caller plus N-1 pool threads.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace commatlas::host {
+
+// Worker `index` of `count` handles [begin, begin + length) of a buffer of `total` bytes. Chunks
+// are contiguous and start on 64-byte boundaries, so no two threads write one cache line.
+struct Chunk {
+  std::size_t begin = 0;
+  std::size_t length = 0;
+};
+Chunk chunk_of(std::size_t total, int count, int index);
+
+class WorkerPool {
+ public:
+  // Must not throw: it runs on pool threads with nobody to catch.
+  using Task = std::function<void(int index)>;
+
+  // `cpus`: where the pool threads run (empty: anywhere).
+  WorkerPool(int threads, const std::vector<int>& cpus);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  int size() const { return static_cast<int>(threads_.size()) + 1; }
+  // Runs task(0) on the caller and task(1..size-1) on the pool; returns when all have finished.
+  void run(const Task& task);
+
+ private:
+  void worker_loop(int index, std::vector<int> cpus);
+  std::uint64_t wait_for_release(std::uint64_t seen);
+
+  std::vector<std::thread> threads_;
+  const Task* task_ = nullptr;
+  std::atomic<std::uint64_t> generation_{0};
+  std::atomic<int> remaining_{0};
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> stopping_{false};
+  // Idle workers spin a little, then sleep here, so a pool kept between samples does not steal
+  // the CPU from filling and checking buffers.
+  std::mutex mutex_;
+  std::condition_variable wake_;
+};
+
+}  // namespace commatlas::host

@@ -1,0 +1,58 @@
+// host.memcpy: libc memcpy between host buffers from 1 and N threads, over NUMA node pairs.
+#include "backends/host/host_context.h"
+#include "backends/host/memcpy_workload.h"
+#include "core/registry.h"
+#include "core/sizes.h"
+
+namespace commatlas {
+namespace {
+
+class HostMemcpy final : public Benchmark {
+ public:
+  BenchmarkInfo info() const override {
+    BenchmarkInfo i{"host.memcpy", Category::ExplicitCopy, Interface::Memcpy, "host",
+                    "libc memcpy between host buffers, 1 and N threads, per NUMA node pair", Metric::Bandwidth,
+                    RankRange{1, 0}, {}, {}};
+    i.default_sizes = geometric_sizes(1, 1ull << 30, 4);
+    i.quick_sizes = geometric_sizes(1, 16ull << 20, 16);
+    return i;
+  }
+
+  std::vector<Params> variants(const Context& ctx) const override {
+    std::vector<std::int64_t> thread_counts{1};
+    if (ctx.worker_threads() > 1) thread_counts.push_back(ctx.worker_threads());
+    const host::NumaPlacement placement = host::Libnuma::get().placement();
+    std::vector<Params> out;
+    for (std::int64_t threads : thread_counts) {
+      if (placement == host::NumaPlacement::None) {
+        // Nodes cannot be chosen: one unplaced variant, labelled so nobody reads a node into it.
+        out.push_back(Params{{"threads", threads}, {"numa_placement", to_string(placement)}});
+        continue;
+      }
+      for (int src : host::numa_nodes_to_sweep(ctx))
+        for (int dst : host::numa_nodes_to_sweep(ctx))
+          out.push_back(Params{{"threads", threads},
+                               {"src_numa", std::int64_t{src}},
+                               {"dst_numa", std::int64_t{dst}},
+                               {"cpu_numa", std::int64_t{src}},
+                               {"numa_placement", to_string(placement)}});
+    }
+    return out;
+  }
+
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
+    host::require_host_memory(ctx, 2 * bytes);
+    host::MemcpySetup setup;
+    setup.bytes = bytes;
+    setup.threads = static_cast<int>(params.integer("threads"));
+    if (params.has("src_numa")) setup.src_node = static_cast<int>(params.integer("src_numa"));
+    if (params.has("dst_numa")) setup.dst_node = static_cast<int>(params.integer("dst_numa"));
+    setup.seed = ctx.options.seed;
+    return std::make_unique<host::MemcpyWorkload>(setup);
+  }
+};
+
+COMMATLAS_REGISTER_BENCHMARK(HostMemcpy);
+
+}  // namespace
+}  // namespace commatlas
