@@ -6,21 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "backends/mpi/gpu_support.h"
+#include "backends/mpi/mpi_check.h"
 #include "core/backend.h"
 #include "core/error.h"
 
 namespace commatlas {
 namespace {
-
-void check_mpi(int rc, const char* call) {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, text, &len);
-  throw MeasurementError(std::string(call) + " failed: " + std::string(text, len));
-}
-
-#define COMMATLAS_MPI(call) check_mpi((call), #call)
 
 class MpiGroup final : public Group {
  public:
@@ -101,6 +93,9 @@ class MpiProbe final : public BackendProbe {
     int major = 0, minor = 0;
     MPI_Get_version(&major, &minor);
     out.field("standard", std::to_string(major) + "." + std::to_string(minor));
+    const CudaSupportVerdict cuda = mpi_cuda_support();
+    out.field("cuda_aware", cuda.supported());
+    out.field("cuda_aware_reason", cuda.reason);
   }
 };
 COMMATLAS_REGISTER_BACKEND(MpiProbe);

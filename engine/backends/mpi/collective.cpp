@@ -1,0 +1,133 @@
+#include "backends/mpi/collective.h"
+
+#include <climits>
+#include <cstring>
+
+#include "backends/mpi/mpi_check.h"
+#include "backends/mpi/mpi_comm.h"
+#include "backends/mpi/point_to_point.h"
+#include "core/all_ranks.h"
+#include "core/error.h"
+#include "core/harness.h"
+#include "core/registry.h"
+#include "core/sizes.h"
+
+namespace commatlas {
+namespace {
+
+class CollectiveWorkload final : public Workload {
+ public:
+  CollectiveWorkload(Context& ctx, const CollectiveDefinition& definition, MessageMemory memory, const CollectiveShape& shape)
+      : definition_(definition), shape_(shape) {
+    layout_ = definition.layout ? definition.layout(shape, comm_.rank())
+                                : CollectiveLayout{static_cast<std::size_t>(shape.send_elements),
+                                                   static_cast<std::size_t>(shape.recv_elements)};
+    const MessageSizes sizes{layout_.send_elements * kCollectiveElementBytes, layout_.recv_elements * kCollectiveElementBytes};
+    buffers_ = make_on_all_ranks(ctx.group, [&] { return make_message_buffers(memory, sizes); });
+    unsigned char* send = buffers_->send_view();
+    for (std::size_t i = 0; i < layout_.send_elements; ++i) {
+      const CollectiveElement v = collective_source_value(comm_.rank(), i);
+      std::memcpy(send + i * kCollectiveElementBytes, &v, kCollectiveElementBytes);
+    }
+    buffers_->publish_send();
+  }
+
+  Accounting accounting() const override {
+    Accounting a;
+    a.bytes_per_op = static_cast<double>(shape_.counted_bytes);
+    a.buffer_bytes = a.bytes_per_op;
+    a.timing = "host steady_clock around one " + definition_.mpi_call +
+               " per sample, each after an MPI_Barrier; per sample the slowest rank's time";
+    a.latency_includes = "one " + definition_.mpi_call + " on " + std::to_string(comm_.size()) +
+                         " ranks from the barrier's exit to the call's return on the slowest rank, " + buffers_->describe();
+    // The operation is done only when its last rank is; a fast rank's time says nothing about it.
+    a.max_over_ranks = true;
+    // One call per sample: the barrier that lines the ranks up must stay outside the timed region.
+    a.one_op_per_sample = true;
+    a.collective = CollectiveAccounting{to_string(definition_.op), bus_factor(definition_.op, comm_.size())};
+    return a;
+  }
+
+  void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
+    buffers_->poison_recv();
+    const CollectiveCall call{buffers_->send_data(), buffers_->recv_data(), shape_, comm_.size(), comm_.rank(), comm_.get()};
+    for (std::int64_t s = 0; s < samples; ++s) {
+      comm_.barrier();
+      time_host_samples(1, ops, seconds, [&] {
+        buffers_->stage_before_send();
+        definition_.run(call);
+        buffers_->stage_after_receive();
+      });
+    }
+  }
+
+  Verification verify() override {
+    const unsigned char* recv = buffers_->fetch_recv();
+    for (std::size_t j = 0; j < layout_.recv_elements; ++j) {
+      CollectiveElement got;
+      std::memcpy(&got, recv + j * kCollectiveElementBytes, kCollectiveElementBytes);
+      const double want = definition_.expected(j, shape_, comm_.size(), comm_.rank());
+      if (static_cast<double>(got) != want)
+        return {false, layout_.recv_elements * kCollectiveElementBytes,
+                to_string(definition_.op) + " element " + std::to_string(j) + " of " + std::to_string(layout_.recv_elements) +
+                    " is " + std::to_string(got) + ", expected " + std::to_string(want)};
+    }
+    return {true, layout_.recv_elements * kCollectiveElementBytes, ""};
+  }
+
+ private:
+  const CollectiveDefinition& definition_;
+  CollectiveShape shape_;
+  MpiComm comm_;
+  CollectiveLayout layout_;
+  std::unique_ptr<MessageBuffers> buffers_;
+};
+
+std::vector<std::uint64_t> default_collective_sizes() {
+  auto sizes = geometric_sizes(8, 64ull << 20, 4);  // 8 B .. 32 MiB; 64 MiB is off the x4 grid
+  sizes.push_back(64ull << 20);
+  return sizes;
+}
+
+}  // namespace
+
+CollectiveElement collective_source_value(int rank, std::size_t i) {
+  return static_cast<CollectiveElement>((i * 7 + static_cast<std::size_t>(rank) * 131) % 1021);
+}
+
+std::vector<const CollectiveDefinition*>& mpi_collectives() {
+  static std::vector<const CollectiveDefinition*> all;
+  return all;
+}
+
+const CollectiveDefinition* find_mpi_collective(CollectiveOp op) {
+  for (const CollectiveDefinition* d : mpi_collectives())
+    if (d->op == op) return d;
+  return nullptr;
+}
+
+bool register_mpi_collective(const CollectiveDefinition& definition) {
+  mpi_collectives().push_back(&definition);
+  return Registry::instance().add(std::make_unique<MpiCollectiveBenchmark>(definition, MessageMemory::Host));
+}
+
+BenchmarkInfo MpiCollectiveBenchmark::info() const {
+  return {"mpi." + to_string(definition_.op), Category::Collective, Interface::Mpi, "mpi",
+          definition_.mpi_call + " over all ranks on " + to_string(memory_) + " buffers, slowest rank per iteration",
+          Metric::Bandwidth, RankRange{2, 0}, default_collective_sizes(), {8, 64ull << 10, 4ull << 20}};
+}
+
+std::optional<std::string> MpiCollectiveBenchmark::unavailable(const Context& ctx) const { return mpi_run_unavailable(ctx); }
+
+std::unique_ptr<Workload> MpiCollectiveBenchmark::prepare(Context& ctx, const Params&, std::uint64_t bytes) const {
+  const int ranks = ctx.group.size();
+  const auto shape = collective_shape(definition_.op, bytes, ranks, kCollectiveElementBytes);
+  if (!shape)
+    throw Skip(format_size(bytes) + " holds less than one " + std::to_string(kCollectiveElementBytes) +
+               "-byte element per rank block on " + std::to_string(ranks) + " ranks");
+  if (shape->send_elements > static_cast<std::uint64_t>(INT_MAX) || shape->recv_elements > static_cast<std::uint64_t>(INT_MAX))
+    throw Skip(format_size(bytes) + " needs more elements than an MPI int count holds");
+  return std::make_unique<CollectiveWorkload>(ctx, definition_, memory_, *shape);
+}
+
+}  // namespace commatlas

@@ -1,0 +1,64 @@
+// The memory an MPI message lives in, separate from the protocol that moves it.
+//
+// Protocols (ping-pong, windowed bandwidth, collectives) are written once against
+// MessageBuffers. Host memory is the only kind today; GPU kinds plug in here:
+//   StagedDevice: the message lives in device memory and MPI sees a host staging buffer, so the
+//                 timed operation includes stage_before_send (D2H) and stage_after_receive (H2D);
+//   Device:       MPI is handed device pointers (only when mpi_cuda_support() says so).
+// Filling the source and checking the destination happen outside the timed loop through
+// host-visible views, so the data check is the same code for every kind.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace commatlas {
+
+enum class MessageMemory { Host };
+
+std::string to_string(MessageMemory memory);
+
+struct MessageSizes {
+  std::size_t send_bytes = 0;
+  std::size_t recv_bytes = 0;
+};
+
+class MessageBuffers {
+ public:
+  virtual ~MessageBuffers() = default;
+  virtual MessageMemory memory() const = 0;
+  // Where the message lives, in words, for the record's timing and latency descriptions.
+  virtual std::string describe() const = 0;
+  std::size_t send_bytes() const { return sizes_.send_bytes; }
+  std::size_t recv_bytes() const { return sizes_.recv_bytes; }
+
+  // What MPI reads from and writes into.
+  virtual void* send_data() = 0;
+  virtual void* recv_data() = 0;
+
+  // Part of the timed operation: moves the message between where it lives and where MPI sees
+  // it. Nothing to do for host memory.
+  virtual void stage_before_send() {}
+  virtual void stage_after_receive() {}
+
+  // Outside the timed loop. Write the source through send_view(), then publish_send().
+  virtual unsigned char* send_view() = 0;
+  virtual void publish_send() {}
+  // What the destination holds now, readable on the host.
+  virtual const unsigned char* fetch_recv() = 0;
+  // Overwrites the destination with bytes no sender writes, so a message that never arrived
+  // cannot pass the data check on a previous run's bytes.
+  virtual void poison_recv() = 0;
+
+ protected:
+  explicit MessageBuffers(MessageSizes sizes) : sizes_(sizes) {}
+
+ private:
+  MessageSizes sizes_;
+};
+
+// Allocates both buffers (page-aligned, touched). Throws std::bad_alloc when memory is short.
+std::unique_ptr<MessageBuffers> make_message_buffers(MessageMemory memory, MessageSizes sizes);
+
+}  // namespace commatlas

@@ -1,0 +1,25 @@
+// mpi.bandwidth: osu_bw on host buffers.
+#include "backends/mpi/point_to_point.h"
+#include "core/registry.h"
+#include "core/sizes.h"
+
+namespace commatlas {
+namespace {
+
+class MpiBandwidth final : public Benchmark {
+ public:
+  BenchmarkInfo info() const override {
+    return {"mpi.bandwidth", Category::PointToPoint, Interface::Mpi, "mpi",
+            "windows of 64 MPI_Isend rank 0 -> 1 on host buffers, acked (osu_bw)", Metric::Bandwidth,
+            RankRange{2, 0}, geometric_sizes(1, 64ull << 20, 4), {4096, 1ull << 20}};
+  }
+  std::optional<std::string> unavailable(const Context& ctx) const override { return mpi_run_unavailable(ctx); }
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
+    return prepare_p2p_workload(ctx, {P2pProtocol::Unidirectional, MessageMemory::Host}, bytes);
+  }
+};
+
+COMMATLAS_REGISTER_BENCHMARK(MpiBandwidth);
+
+}  // namespace
+}  // namespace commatlas

@@ -1,0 +1,25 @@
+// mpi.bibw: osu_bibw on host buffers; the figure is the sum of both directions.
+#include "backends/mpi/point_to_point.h"
+#include "core/registry.h"
+#include "core/sizes.h"
+
+namespace commatlas {
+namespace {
+
+class MpiBidirectionalBandwidth final : public Benchmark {
+ public:
+  BenchmarkInfo info() const override {
+    return {"mpi.bibw", Category::PointToPoint, Interface::Mpi, "mpi",
+            "windows of 64 messages each way between ranks 0 and 1 at once on host buffers, sum of both (osu_bibw)",
+            Metric::Bandwidth, RankRange{2, 0}, geometric_sizes(1, 64ull << 20, 4), {4096, 1ull << 20}};
+  }
+  std::optional<std::string> unavailable(const Context& ctx) const override { return mpi_run_unavailable(ctx); }
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
+    return prepare_p2p_workload(ctx, {P2pProtocol::Bidirectional, MessageMemory::Host}, bytes);
+  }
+};
+
+COMMATLAS_REGISTER_BENCHMARK(MpiBidirectionalBandwidth);
+
+}  // namespace
+}  // namespace commatlas

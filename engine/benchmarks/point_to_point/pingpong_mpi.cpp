@@ -1,0 +1,25 @@
+// mpi.pingpong: osu_latency on host buffers.
+#include "backends/mpi/point_to_point.h"
+#include "core/registry.h"
+#include "core/sizes.h"
+
+namespace commatlas {
+namespace {
+
+class MpiPingPong final : public Benchmark {
+ public:
+  BenchmarkInfo info() const override {
+    return {"mpi.pingpong", Category::PointToPoint, Interface::Mpi, "mpi",
+            "MPI_Send/MPI_Recv ping-pong between ranks 0 and 1 on host buffers, half round trip (osu_latency)",
+            Metric::Latency, RankRange{2, 0}, geometric_sizes(1, 4ull << 20, 4), {8, 4096, 1ull << 20}};
+  }
+  std::optional<std::string> unavailable(const Context& ctx) const override { return mpi_run_unavailable(ctx); }
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
+    return prepare_p2p_workload(ctx, {P2pProtocol::PingPong, MessageMemory::Host}, bytes);
+  }
+};
+
+COMMATLAS_REGISTER_BENCHMARK(MpiPingPong);
+
+}  // namespace
+}  // namespace commatlas
