@@ -15,7 +15,7 @@ from conftest import assert_one_line_error, fixture_json, read_lines, run_cli, w
 
 def options(**changes) -> RunOptions:
     base = dict(selection=Selection(None, (), ()), sizes=None, time_budget=None, quick=True, threads=None,
-                numa=None, ranks=None, launcher=None, out=None)
+                numa=None, watchdog=None, ranks=None, launcher=None, out=None)
     return RunOptions(**{**base, **changes})
 
 

@@ -74,6 +74,8 @@ def run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--launcher", metavar="COMMAND", help="launcher line used verbatim for MPI phases, e.g. 'srun -N 2 --ntasks-per-node 4'")
     p.add_argument("--threads", type=int, help="worker threads of multi-threaded host benchmarks (default: all cores)")
     p.add_argument("--numa", metavar="LIST", help="NUMA nodes to place host buffers on, e.g. 0,1")
+    p.add_argument("--watchdog", type=float, metavar="SECONDS",
+                   help="stop the job when one point runs longer than this (engine default 120; 0 = off)")
 
 
 def joined(values: list[str]) -> tuple[str, ...]:
@@ -96,7 +98,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = RunOptions(
         selection=Selection(suites, joined(args.only), joined(args.exclude)),
         sizes=args.sizes, time_budget=args.time_budget, quick=args.quick, threads=args.threads,
-        numa=args.numa, ranks=args.ranks, launcher=args.launcher, out=args.out,
+        numa=args.numa, watchdog=args.watchdog, ranks=args.ranks, launcher=args.launcher, out=args.out,
     )
     return execute(options, Engine.find(), stdout_console(), stderr_console())
 

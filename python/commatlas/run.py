@@ -40,6 +40,7 @@ class RunOptions:
     quick: bool
     threads: int | None
     numa: str | None
+    watchdog: float | None
     ranks: int | None
     launcher: str | None
     out: Path | None
@@ -50,13 +51,15 @@ class RunOptions:
         if self.sizes is not None:
             args += ["--sizes", self.sizes]
         if self.time_budget is not None:
-            args += ["--time-budget", repr(self.time_budget)]
+            args += ["--time-budget", f"{self.time_budget:g}"]
         if self.quick:
             args.append("--quick")
         if self.threads is not None:
             args += ["--threads", str(self.threads)]
         if self.numa is not None:
             args += ["--numa", self.numa]
+        if self.watchdog is not None:
+            args += ["--watchdog", f"{self.watchdog:g}"]
         return args
 
     def for_meta(self) -> dict[str, Any]:
@@ -176,9 +179,9 @@ def run_phase(command: list[str], title: str, log_path: Path, progress: PhasePro
 
 def phase_failure(status: int, log_path: Path) -> CommatlasError:
     text = log_path.read_text(encoding="utf-8", errors="replace")
-    engine_lines = [line for line in text.splitlines() if "commatlas-engine" in line and "error" in line]
+    engine_lines = [line for line in text.splitlines() if line.startswith("commatlas-engine")]
     message = engine_message("\n".join(engine_lines) or text)
-    if status == 2 and engine_lines:
+    if status == 2 and any(line.startswith("commatlas-engine: error: ") for line in engine_lines):
         return UsageError(message)
     return CommatlasError(f"the engine failed (exit status {status}): {message} (see {log_path})")
 
