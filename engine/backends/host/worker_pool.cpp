@@ -8,8 +8,11 @@ namespace commatlas::host {
 namespace {
 
 constexpr std::size_t kCacheLine = 64;
-// About a millisecond of spinning: long enough that back-to-back operations never sleep.
-constexpr int kSpinsBeforeSleep = 1 << 15;
+// Waiting goes pause-spin, then yield-spin, then sleep. Pure spinning is fastest on an idle
+// machine, but when threads outnumber free CPUs a spinner holds the CPU its partner needs for a
+// whole time slice (milliseconds); yielding hands it over at once.
+constexpr int kPauseSpins = 1 << 10;
+constexpr int kSpinsBeforeSleep = 1 << 14;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -17,6 +20,13 @@ inline void cpu_relax() {
 #elif defined(__aarch64__)
   asm volatile("yield" ::: "memory");
 #endif
+}
+
+inline void backoff(int round) {
+  if (round < kPauseSpins)
+    cpu_relax();
+  else
+    std::this_thread::yield();
 }
 
 }  // namespace
@@ -52,14 +62,14 @@ void WorkerPool::run(const Task& task) {
     wake_.notify_all();
   }
   task(0);
-  while (remaining_.load(std::memory_order_acquire) != 0) cpu_relax();
+  for (int round = 0; remaining_.load(std::memory_order_acquire) != 0; ++round) backoff(round);
 }
 
 std::uint64_t WorkerPool::wait_for_release(std::uint64_t seen) {
-  for (int i = 0; i < kSpinsBeforeSleep; ++i) {
+  for (int round = 0; round < kSpinsBeforeSleep; ++round) {
     const std::uint64_t g = generation_.load(std::memory_order_acquire);
     if (g != seen) return g;
-    cpu_relax();
+    backoff(round);
   }
   // Either run() sees sleepers_ > 0 and notifies under the mutex, or this thread's check under
   // the mutex sees the new generation: the seq_cst pair leaves no lost wake-up.

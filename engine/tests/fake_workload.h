@@ -1,0 +1,58 @@
+// Test doubles for the harness: a workload that reports made-up operation times (so no test is
+// timed), and a group that records what the harness asks of it.
+#pragma once
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/benchmark.h"
+#include "core/group.h"
+
+namespace commatlas::testing {
+
+class FakeWorkload : public Workload {
+ public:
+  explicit FakeWorkload(double seconds_per_op, Accounting accounting = {}) : t_op_(seconds_per_op), accounting_(std::move(accounting)) {}
+
+  Accounting accounting() const override { return accounting_; }
+  void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
+    runs.push_back({samples, ops});
+    for (std::int64_t s = 0; s < samples; ++s) seconds.push_back(t_op_);
+  }
+  Verification verify() override { return verification; }
+
+  struct Call {
+    std::int64_t samples, ops;
+  };
+  std::vector<Call> runs;
+  Verification verification{true, 64, ""};
+
+ private:
+  double t_op_;
+  Accounting accounting_;
+};
+
+// One rank whose "slowest rank" is twice as slow, so a test can see the reduction applied.
+class RecordingGroup final : public Group {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  int local_rank() const override { return 0; }
+  int local_size() const override { return 1; }
+  std::string hostname() const override { return "test"; }
+  std::string kind() const override { return "test"; }
+  void barrier() override {}
+  std::int64_t broadcast(std::int64_t v) override { return v; }
+  void max_over_ranks(std::vector<double>& values) override {
+    ++max_over_ranks_calls;
+    for (double& v : values) v *= 2;
+  }
+  bool all(bool ok) override { return ok; }
+  std::vector<std::string> gather_strings(const std::string& v) override { return {v}; }
+  [[noreturn]] void abort(int) override { std::abort(); }
+
+  int max_over_ranks_calls = 0;
+};
+
+}  // namespace commatlas::testing

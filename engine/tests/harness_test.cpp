@@ -1,0 +1,153 @@
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "core/harness.h"
+#include "core/runner.h"
+#include "tests/fake_workload.h"
+
+namespace commatlas {
+namespace {
+
+using testing::FakeWorkload;
+using testing::RecordingGroup;
+
+RunOptions options_with_budget(double budget_s) {
+  RunOptions o;
+  o.time_budget_s = budget_s;
+  return o;
+}
+
+TEST(Harness, BatchesFastOperationsAndFillsTheBudget) {
+  RecordingGroup group;
+  Context ctx(options_with_budget(0.01), group, HostFacts{});
+  const double t_op = 1.1e-7;
+  FakeWorkload w(t_op);
+  const Measurement m = measure(w, ctx);
+  const double ops = static_cast<double>(m.ops_per_sample), samples = static_cast<double>(m.sample_count);
+  // The fewest ops that make a sample last min_sample_s (timer cost amortised, no more).
+  EXPECT_GE(ops * t_op, ctx.options.min_sample_s * (1 - 1e-9));
+  EXPECT_LT((ops - 1) * t_op, ctx.options.min_sample_s);
+  // The most samples that fit the budget.
+  EXPECT_LE(samples * ops * t_op, 0.01 * (1 + 1e-9));
+  EXPECT_GT((samples + 1) * ops * t_op, 0.01);
+  EXPECT_GT(m.sample_count, ctx.options.min_samples);
+  EXPECT_DOUBLE_EQ(m.stats.median, t_op);
+  EXPECT_EQ(m.samples.size(), ctx.options.reservoir);
+  // The timed call is the last one, with exactly the reported counts.
+  EXPECT_EQ(w.runs.back().samples, m.sample_count);
+  EXPECT_EQ(w.runs.back().ops, m.ops_per_sample);
+  EXPECT_TRUE(m.verification.ok);
+}
+
+TEST(Harness, SlowOperationsGetMinSamples) {
+  RecordingGroup group;
+  Context ctx(options_with_budget(0.2), group, HostFacts{});
+  FakeWorkload w(0.1);
+  const Measurement m = measure(w, ctx);
+  EXPECT_EQ(m.ops_per_sample, 1);
+  EXPECT_EQ(m.sample_count, ctx.options.min_samples);
+}
+
+TEST(Harness, SampleCountCappedAtMaxSamples) {
+  RecordingGroup group;
+  RunOptions o = options_with_budget(10);
+  o.max_samples = 1000;
+  Context ctx(o, group, HostFacts{});
+  FakeWorkload w(1e-5);
+  const Measurement m = measure(w, ctx);
+  EXPECT_EQ(m.sample_count, 1000);
+  EXPECT_EQ(m.ops_per_sample, 1);
+}
+
+TEST(Harness, OneOpPerSampleIsHonoured) {
+  RecordingGroup group;
+  Context ctx(options_with_budget(0.001), group, HostFacts{});
+  Accounting a;
+  a.one_op_per_sample = true;
+  FakeWorkload w(1e-8, a);
+  const Measurement m = measure(w, ctx);
+  EXPECT_EQ(m.ops_per_sample, 1);
+  for (const auto& call : w.runs) EXPECT_EQ(call.ops, 1);
+}
+
+TEST(Harness, MaxOverRanksHookIsCalledWhenAsked) {
+  RecordingGroup group;
+  Context ctx(options_with_budget(0.001), group, HostFacts{});
+  Accounting a;
+  a.max_over_ranks = true;
+  FakeWorkload w(1e-6, a);
+  const Measurement m = measure(w, ctx);
+  EXPECT_EQ(group.max_over_ranks_calls, 1);
+  EXPECT_DOUBLE_EQ(m.stats.median, 2e-6);  // the reduced samples are the ones summarised
+
+  RecordingGroup other;
+  Context ctx2(options_with_budget(0.001), other, HostFacts{});
+  FakeWorkload w2(1e-6);
+  EXPECT_DOUBLE_EQ(measure(w2, ctx2).stats.median, 1e-6);
+  EXPECT_EQ(other.max_over_ranks_calls, 0);
+}
+
+TEST(Harness, FailedVerifyComesBackNotOk) {
+  RecordingGroup group;
+  Context ctx(options_with_budget(0.001), group, HostFacts{});
+  FakeWorkload w(1e-6);
+  w.verification = {false, 64, "byte 3 differs"};
+  const Measurement m = measure(w, ctx);
+  EXPECT_FALSE(m.verification.ok);
+  EXPECT_NE(m.verification.detail.find("byte 3 differs"), std::string::npos);
+}
+
+// A benchmark whose copy never lands: the runner must write an error, never a bandwidth.
+class NeverCopies final : public Benchmark {
+ public:
+  BenchmarkInfo info() const override {
+    BenchmarkInfo i{"test.never_copies", Category::ExplicitCopy, Interface::Memcpy, "test", "", Metric::Bandwidth,
+                    RankRange{1, 1}, {4096}, {4096}};
+    return i;
+  }
+  std::unique_ptr<Workload> prepare(Context&, const Params&, std::uint64_t) const override {
+    Accounting a;
+    a.bytes_per_op = 4096;
+    auto w = std::make_unique<FakeWorkload>(1e-6, a);
+    w->verification = {false, 4096, "destination byte 0 of 4096 differs"};
+    return w;
+  }
+};
+
+TEST(Runner, FailedDataCheckBecomesErrorRecordWithoutBandwidth) {
+  char path[] = "/tmp/commatlas-runner-test-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  SingleProcessGroup group;
+  Context ctx(options_with_budget(0.001), group, HostFacts{});
+  NeverCopies benchmark;
+  RunSummary summary;
+  {
+    RecordFile out(path);
+    summary = run_benchmarks({&benchmark}, ctx, &out, ProgressMode::None);
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(path);
+  const std::string record = text.str();
+  EXPECT_EQ(summary.errors, 1);
+  EXPECT_EQ(summary.results, 0);
+  EXPECT_NE(record.find("\"type\":\"error\""), std::string::npos) << record;
+  EXPECT_NE(record.find("data check failed"), std::string::npos) << record;
+  EXPECT_NE(record.find("destination byte 0"), std::string::npos) << record;
+  EXPECT_EQ(record.find("bandwidth_gbps"), std::string::npos) << record;
+  EXPECT_EQ(std::count(record.begin(), record.end(), '\n'), 1);
+}
+
+}  // namespace
+}  // namespace commatlas

@@ -1,0 +1,199 @@
+// The host suite's building blocks, and the proof that its data checks can fail.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <set>
+
+#include "backends/host/host_buffer.h"
+#include "backends/host/memcpy_workload.h"
+#include "backends/host/pointer_chain.h"
+#include "backends/host/worker_pool.h"
+#include "core/error.h"
+#include "core/registry.h"
+
+namespace commatlas {
+namespace {
+
+Context host_context(const RunOptions& options = {}) {
+  static SingleProcessGroup group;
+  return Context(options, group, discover_host());
+}
+
+TEST(ChunkOf, CoversTheBufferContiguouslyOnCacheLines) {
+  for (std::size_t total : {std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{1000}, std::size_t{1} << 20,
+                            (std::size_t{1} << 20) + 13}) {
+    for (int count : {1, 2, 3, 7, 16}) {
+      std::size_t next = 0;
+      for (int i = 0; i < count; ++i) {
+        const host::Chunk c = host::chunk_of(total, count, i);
+        EXPECT_EQ(c.begin, next) << total << "/" << count << "/" << i;
+        if (c.length) {
+          EXPECT_EQ(c.begin % 64, 0u);
+        }
+        next = c.begin + c.length;
+      }
+      EXPECT_EQ(next, total) << total << "/" << count;
+    }
+  }
+}
+
+TEST(WorkerPool, RunsEveryIndexOncePerOperation) {
+  host::WorkerPool pool(4, {});
+  ASSERT_EQ(pool.size(), 4);
+  std::atomic<int> hits[4] = {};
+  const host::WorkerPool::Task task = [&](int i) { hits[i].fetch_add(1); };
+  for (int op = 0; op < 2000; ++op) pool.run(task);
+  for (auto& h : hits) EXPECT_EQ(h.load(), 2000);
+}
+
+TEST(HostBuffer, PageAlignedAndWritable) {
+  host::HostBuffer b(10000, std::nullopt);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % 4096, 0u);
+  EXPECT_EQ(b.size(), 10000u);
+  EXPECT_EQ(b.placement(), host::NumaPlacement::None);
+  std::memset(b.data(), 1, b.size());
+  EXPECT_EQ(b.data()[9999], 1);
+}
+
+TEST(HostBuffer, PlacedWhenLibnumaIsUsable) {
+  const Context ctx = host_context();
+  host::HostBuffer b(1 << 16, ctx.host.numa_nodes.front());
+  EXPECT_EQ(b.placement(), host::Libnuma::get().placement());
+}
+
+TEST(MemcpyWorkload, CopiesAndChecks) {
+  for (int threads : {1, 3}) {
+    host::MemcpySetup setup;
+    setup.bytes = 100003;  // not a multiple of a cache line: the last chunk is short
+    setup.threads = threads;
+    host::MemcpyWorkload w(setup);
+    EXPECT_FALSE(w.verify().ok) << "a copy that has not happened must fail";
+    std::vector<double> seconds;
+    w.run(2, 3, seconds);
+    EXPECT_EQ(seconds.size(), 2u);
+    const Verification v = w.verify();
+    EXPECT_TRUE(v.ok) << v.detail;
+    EXPECT_EQ(v.bytes_checked, setup.bytes);
+  }
+}
+
+// The deliberately corrupted memcpy: prepared through the registry like a real run, the
+// destination damaged after the timed loop; the data check must catch it and say where.
+TEST(MemcpyWorkload, CorruptedDestinationFailsVerify) {
+  const Benchmark* memcpy_benchmark = Registry::instance().find("host.memcpy");
+  ASSERT_NE(memcpy_benchmark, nullptr);
+  Context ctx = host_context();
+  for (const Params& params : memcpy_benchmark->variants(ctx)) {
+    auto workload = memcpy_benchmark->prepare(ctx, params, 1 << 20);
+    auto* copy = dynamic_cast<host::MemcpyWorkload*>(workload.get());
+    ASSERT_NE(copy, nullptr);
+    std::vector<double> seconds;
+    copy->run(1, 1, seconds);
+    ASSERT_TRUE(copy->verify().ok) << params.describe();
+    copy->buffers().destination()[777777] ^= 0x40;
+    const Verification v = copy->verify();
+    EXPECT_FALSE(v.ok) << params.describe();
+    EXPECT_NE(v.detail.find("byte 777777 "), std::string::npos) << v.detail;
+    EXPECT_NE(v.detail.find("(1 bytes differ)"), std::string::npos) << v.detail;
+  }
+}
+
+TEST(HostMemcpy, SkipsWhenMemoryIsShort) {
+  const Benchmark* b = Registry::instance().find("host.memcpy");
+  RunOptions options;
+  SingleProcessGroup group;
+  HostFacts small = discover_host();
+  small.memory_available = 1 << 20;  // 1 MiB: two 512 KiB buffers would take all of it
+  Context ctx(options, group, small);
+  EXPECT_THROW(b->prepare(ctx, b->variants(ctx).front(), 512 << 10), Skip);
+  EXPECT_NO_THROW(b->prepare(ctx, b->variants(ctx).front(), 128 << 10));
+}
+
+TEST(HostMemcpy, VariantsSayHowBuffersArePlaced) {
+  const Benchmark* b = Registry::instance().find("host.memcpy");
+  const Context ctx = host_context();
+  const auto variants = b->variants(ctx);
+  ASSERT_FALSE(variants.empty());
+  for (const Params& p : variants) {
+    const std::string placement = p.text("numa_placement");
+    EXPECT_EQ(placement, to_string(host::Libnuma::get().placement()));
+    EXPECT_EQ(p.has("src_numa"), placement != "none");
+  }
+  EXPECT_EQ(variants.front().integer("threads"), 1);
+  EXPECT_EQ(variants.back().integer("threads"), ctx.worker_threads() > 1 ? ctx.worker_threads() : 1);
+}
+
+TEST(ReferenceHostMemcpy, CopiesAndChecks) {
+  const Benchmark* b = Registry::instance().find("reference.host_memcpy");
+  ASSERT_NE(b, nullptr);
+  Context ctx = host_context();
+  auto w = b->prepare(ctx, b->variants(ctx).front(), 65537);
+  EXPECT_FALSE(w->verify().ok);
+  std::vector<double> seconds;
+  w->run(2, 4, seconds);
+  EXPECT_EQ(seconds.size(), 2u);
+  EXPECT_TRUE(w->verify().ok);
+}
+
+TEST(PointerChain, IsOneCycleOverEveryLine) {
+  host::PointerChain chain(64 * 1000, std::nullopt, 7);
+  ASSERT_EQ(chain.lines(), 1000u);
+  std::set<void*> seen;
+  void* p = chain.start();
+  for (int i = 0; i < 1000; ++i) {
+    seen.insert(p);
+    p = *static_cast<void**>(p);
+  }
+  EXPECT_EQ(p, chain.start());
+  EXPECT_EQ(seen.size(), 1000u);
+  EXPECT_TRUE(chain.verify(chain.start(), 0).ok);
+  EXPECT_TRUE(chain.verify(chain.start(), 1000).ok);
+}
+
+TEST(PointerChain, CursorMustMatchTheStepsTaken) {
+  host::PointerChain chain(64 * 100, std::nullopt, 7);
+  void* p = chain.start();
+  for (int i = 0; i < 250; ++i) p = *static_cast<void**>(p);
+  EXPECT_TRUE(chain.verify(p, 250).ok);
+  EXPECT_FALSE(chain.verify(p, 251).ok);  // a loop that skipped loads ends elsewhere
+  EXPECT_FALSE(chain.verify(chain.start(), 250).ok);
+}
+
+TEST(PointerChain, BrokenChainFailsVerify) {
+  host::PointerChain chain(64 * 100, std::nullopt, 7);
+  // Point line 0's successor back at line 0: a cycle of one that skips 99 lines.
+  void* first = *static_cast<void**>(chain.start());
+  *static_cast<void**>(first) = chain.start();
+  const Verification short_cycle = chain.verify(chain.start(), 0);
+  EXPECT_FALSE(short_cycle.ok);
+  EXPECT_NE(short_cycle.detail.find("returns to its start after 2"), std::string::npos) << short_cycle.detail;
+
+  host::PointerChain outside(64 * 100, std::nullopt, 7);
+  static char elsewhere[64];
+  *static_cast<void**>(outside.line(std::size_t{5})) = elsewhere;
+  EXPECT_FALSE(outside.verify(outside.start(), 0).ok);
+
+  host::PointerChain misaligned(64 * 100, std::nullopt, 7);
+  *static_cast<void**>(misaligned.line(std::size_t{5})) = static_cast<char*>(misaligned.line(std::size_t{6})) + 8;
+  EXPECT_FALSE(misaligned.verify(misaligned.start(), 0).ok);
+}
+
+TEST(PointerChain, TooSmallIsSkipped) { EXPECT_THROW(host::PointerChain(100, std::nullopt, 1), Skip); }
+
+TEST(HostPointerChase, RunsAndVerifiesThroughTheRegistry) {
+  const Benchmark* b = Registry::instance().find("host.pointer_chase");
+  ASSERT_NE(b, nullptr);
+  Context ctx = host_context();
+  auto w = b->prepare(ctx, b->variants(ctx).front(), 64 * 1024);
+  std::vector<double> seconds;
+  w->run(3, 1000, seconds);
+  w->run(1, 77, seconds);
+  EXPECT_EQ(seconds.size(), 4u);
+  const Verification v = w->verify();
+  EXPECT_TRUE(v.ok) << v.detail;
+  EXPECT_EQ(w->accounting().latency_includes, "one dependent 8-byte load, random line order, TLB misses included");
+}
+
+}  // namespace
+}  // namespace commatlas
