@@ -85,6 +85,10 @@ struct Accounting {
   bool max_over_ranks = false;
   // Operations that must be timed one per sample (launch-inclusive latency): never batched.
   bool one_op_per_sample = false;
+  // Dependent steps one operation is made of, when a figure is per step (a pointer chase times
+  // kernels of 16384 loads and reports one load): the harness calibrates and budgets on whole
+  // operations and divides only the recorded times by this.
+  double steps_per_op = 1;
   std::optional<Peak> peak;
   std::optional<CollectiveAccounting> collective;
 };

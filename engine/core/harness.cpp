@@ -54,6 +54,8 @@ Measurement measure(Workload& workload, Context& ctx) {
   group.barrier();
   workload.run(samples, ops, seconds);
   if (m.accounting.max_over_ranks) group.max_over_ranks(seconds);
+  if (m.accounting.steps_per_op > 1)
+    for (double& s : seconds) s /= m.accounting.steps_per_op;
 
   Verification local = workload.verify();
   m.verification = local;

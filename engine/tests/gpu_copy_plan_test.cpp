@@ -90,6 +90,23 @@ TEST(GpuCopyPlan, LocalCopyCountsReadPlusWrite) {
   EXPECT_DOUBLE_EQ(bytes_per_op(legs_of(local), 4096), 2.0 * 4096);
 }
 
+TEST(GpuCopyPlan, ManagedHostBufferAccountingFollowsWhereThePagesAre) {
+  CopySpec c;
+  c.path = Path::H2D;
+  c.host_alloc = "managed";
+  c.first_touch = "cpu";  // kept on the host by advice: crosses PCIe, counted once
+  EXPECT_EQ(legs_of(c).front().src.hint, kHostPreferred);
+  EXPECT_DOUBLE_EQ(bytes_per_op(legs_of(c), 100), 100.0);
+  EXPECT_EQ(to_params(c).text("managed_hint"), kHostPreferred);
+  c.first_touch = "gpu";  // pages on the GPU: a copy inside HBM, read + write
+  EXPECT_TRUE(legs_of(c).front().src.hint.empty());
+  EXPECT_DOUBLE_EQ(bytes_per_op(legs_of(c), 100), 200.0);
+  c.host_alloc = "pinned";
+  c.first_touch = "cpu";
+  EXPECT_DOUBLE_EQ(bytes_per_op(legs_of(c), 100), 100.0);
+  EXPECT_FALSE(to_params(c).has("managed_hint"));
+}
+
 TEST(GpuCopyPlan, EngineSideChoosesTheDrivingGpu) {
   CopySpec peer;
   peer.path = Path::Peer;

@@ -10,7 +10,9 @@
 namespace commatlas::gpu {
 
 PlacedBuffer::PlacedBuffer(const Endpoint& where, std::size_t bytes)
-    : where_(where), buffer_(memory_kind_from_string(where.alloc), bytes, where.gpu) {}
+    : where_(where), buffer_(memory_kind_from_string(where.alloc), bytes, where.gpu) {
+  if (where_.hint == kHostPreferred) advise_host_preferred(buffer_.data(), bytes, where_.gpu);
+}
 
 bool PlacedBuffer::cpu_first() const {
   // Plain host memory is always CPU-touched; device memory never can be.
@@ -24,6 +26,7 @@ void PlacedBuffer::fill_pattern(std::uint64_t seed) {
     commatlas::fill_pattern(buffer_.data(), bytes(), seed);
     return;
   }
+  DeviceScope scope(where_.gpu);
   Stream s(where_.gpu);
   fill_pattern_on_device(buffer_.device_view(), bytes(), seed, s.get());
   s.synchronize();
@@ -34,6 +37,7 @@ void PlacedBuffer::poison() {
     std::memset(buffer_.data(), 0xA5, bytes());
     return;
   }
+  DeviceScope scope(where_.gpu);
   Stream s(where_.gpu);
   poison_on_device(buffer_.device_view(), bytes(), s.get());
   s.synchronize();
@@ -45,6 +49,7 @@ Verification PlacedBuffer::check_pattern(std::uint64_t seed) const {
   if (kind() == MemoryKind::Pageable) {
     bad = find_pattern_mismatch(buffer_.data(), bytes(), seed);
   } else {
+    DeviceScope scope(where_.gpu);
     Stream s(where_.gpu);
     bad = find_mismatch_on_device(buffer_.device_view(), bytes(), seed, s.get());
   }

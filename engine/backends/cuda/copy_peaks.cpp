@@ -12,6 +12,8 @@ std::optional<Peak> copy_peak(const CopySpec& spec) {
     case Path::H2D:
     case Path::D2H: {
       const int gpu = spec.path == Path::H2D ? spec.dst_gpu : spec.src_gpu;
+      // GPU-touched managed pages never cross the host link: the copy stays in HBM.
+      if (resident_on_gpu(host_endpoint(spec))) return peak_device_memory(topo, gpu);
       auto p = peak_host_link(topo, gpu);
       return bi ? scaled(p, 2, "both directions") : p;
     }

@@ -84,7 +84,18 @@ struct Endpoint {
   std::string alloc;
   int gpu = 0;
   std::string first_touch;  // "cpu" or "gpu"
+  std::string hint;         // managed only: "" (none) or kHostPreferred
 };
+
+// Managed advice that keeps CPU-touched pages in host memory, mapped for the GPU: without it the
+// first copy migrates the pages to the GPU and every later "h2d" copy is a copy inside HBM.
+inline const std::string kHostPreferred = "preferred_location_host";
+
+// Where the pages of an endpoint are while copies run: GPU memory for device allocators and for
+// GPU-touched managed memory without advice (nothing moves those pages back to the host).
+inline bool resident_on_gpu(const Endpoint& e) {
+  return e.alloc.rfind("device", 0) == 0 || (e.alloc == "managed" && e.first_touch == "gpu" && e.hint.empty());
+}
 
 // One copy stream: src -> dst, driven by `exec_gpu` (whose stream/copy engine/SMs do the work).
 struct Leg {
@@ -110,6 +121,10 @@ inline Params to_params(const CopySpec& c) {
   if (c.path == Path::H2D || c.path == Path::D2H) {
     p.set("host_alloc", c.host_alloc);
     p.set("first_touch", c.first_touch);
+    if (c.host_alloc == "managed") {
+      const std::string hint = c.first_touch == "cpu" ? kHostPreferred : "none";
+      p.set("managed_hint", hint);
+    }
   }
   p.set("device_alloc", c.device_alloc);
   p.set("src_gpu", std::int64_t{c.src_gpu});
@@ -189,15 +204,22 @@ inline std::vector<CopySpec> default_copy_specs(int gpus) {
   return out;
 }
 
+// The host-side buffer of an h2d/d2h copy: CPU-touched managed memory is kept on the host by
+// advice, so the copy crosses the host link; GPU-touched managed memory stays where it landed.
+inline Endpoint host_endpoint(const CopySpec& c) {
+  const std::string touch = c.first_touch.empty() ? "cpu" : c.first_touch;
+  const int gpu = c.path == Path::D2H ? c.src_gpu : c.dst_gpu;
+  return Endpoint{c.host_alloc, gpu, touch, c.host_alloc == "managed" && touch == "cpu" ? kHostPreferred : ""};
+}
+
 // The GPU whose engine runs a copy from src_gpu to dst_gpu.
 inline int driving_gpu(int src_gpu, int dst_gpu, Side side) { return side == Side::Src ? src_gpu : dst_gpu; }
 
 // The copies a variant runs at once. Bidirectional is the forward copy plus its mirror, each
 // driven from the same side of its own direction.
 inline std::vector<Leg> legs_of(const CopySpec& c) {
-  const std::string host_touch = c.first_touch.empty() ? "cpu" : c.first_touch;
-  const Endpoint host{c.host_alloc, c.src_gpu, host_touch};
-  auto dev = [&](int g) { return Endpoint{c.device_alloc, g, "gpu"}; };
+  const Endpoint host = host_endpoint(c);
+  auto dev = [&](int g) { return Endpoint{c.device_alloc, g, "gpu", ""}; };
   std::vector<Leg> legs;
   switch (c.path) {
     case Path::H2D:
@@ -224,8 +246,7 @@ inline std::vector<Leg> legs_of(const CopySpec& c) {
 // Bytes one operation of a leg counts: a local device copy reads and writes the same HBM, so it
 // counts both (2 x size, compared with the HBM peak); every other copy counts its payload once.
 inline double leg_bytes(const Leg& leg, std::uint64_t size) {
-  const bool local = leg.src.alloc.rfind("device", 0) == 0 && leg.dst.alloc.rfind("device", 0) == 0 &&
-                     leg.src.gpu == leg.dst.gpu;
+  const bool local = resident_on_gpu(leg.src) && resident_on_gpu(leg.dst) && leg.src.gpu == leg.dst.gpu;
   return static_cast<double>(size) * (local ? 2.0 : 1.0);
 }
 
@@ -251,7 +272,7 @@ inline std::vector<Leg> fanout_legs(Fan fan, int root, int gpus, Side side) {
     if (g == root) continue;
     const int src = fan == Fan::OneToAll ? root : g;
     const int dst = fan == Fan::OneToAll ? g : root;
-    out.push_back({{"device", src, "gpu"}, {"device", dst, "gpu"}, driving_gpu(src, dst, side)});
+    out.push_back({{"device", src, "gpu", ""}, {"device", dst, "gpu", ""}, driving_gpu(src, dst, side)});
   }
   return out;
 }

@@ -70,6 +70,7 @@ CopyWorkload::CopyWorkload(const CopySetup& setup) : setup_(setup) {
       state->src_ptr = state->src.kernel_pointer(leg.exec_gpu);
       state->dst_ptr = state->dst.kernel_pointer(leg.exec_gpu);
       state->sms = sm_count(leg.exec_gpu);
+      load_kernels(leg.exec_gpu);
     } else {
       // A peer copy without peer access would be staged through the host: enable it both ways
       // so the copy engines move the data over the GPU link.

@@ -61,6 +61,11 @@ cudaMemLocation host_location() {
   return loc;
 }
 
+void advise_host_preferred(const void* ptr, std::size_t bytes, int gpu) {
+  COMMATLAS_GPU_CHECK(cudaMemAdvise(ptr, bytes, cudaMemAdviseSetPreferredLocation, host_location()));
+  COMMATLAS_GPU_CHECK(cudaMemAdvise(ptr, bytes, cudaMemAdviseSetAccessedBy, gpu_location(gpu)));
+}
+
 std::optional<Peak> scaled(std::optional<Peak> peak, double factor, const std::string& why) {
   if (!peak) return peak;
   peak->gbps *= factor;

@@ -13,6 +13,17 @@ namespace commatlas::gpu {
 
 int sm_count(int device);
 
+// Loads every kernel of this file set on `device` now. With lazy module loading (the CUDA 12+
+// default) a kernel's first launch loads its module and waits for the device, so a first launch
+// queued behind the start-blocking spin kernel would wait for that kernel, which waits for the
+// host: a deadlock until the spin times out. Workloads call this before any blocked start.
+void load_kernels(int device);
+
+namespace detail {
+void load_stream_kernels();
+void load_chase_kernels();
+}  // namespace detail
+
 // dst[0, bytes) = src[0, bytes): vector accesses where both are aligned to the vector width,
 // a byte tail, grid-stride, `unroll` independent loads in flight per thread.
 void launch_copy(void* dst, const void* src, std::size_t bytes, const KernelShape& shape, int sms, cudaStream_t stream);

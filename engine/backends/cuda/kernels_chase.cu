@@ -20,6 +20,12 @@ __global__ void write_chain_kernel(unsigned char* base, const std::uint32_t* nex
 
 }  // namespace
 
+void detail::load_chase_kernels() {
+  cudaFuncAttributes attributes;
+  COMMATLAS_GPU_CHECK(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&chase_kernel)));
+  COMMATLAS_GPU_CHECK(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&write_chain_kernel)));
+}
+
 void launch_chase(const unsigned char* base, unsigned long long* cursor, std::int64_t steps, cudaStream_t stream) {
   chase_kernel<<<1, 1, 0, stream>>>(base, cursor, steps);
   COMMATLAS_GPU_CHECK_LAUNCH();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "backends/cuda/memory.h"
+
 namespace commatlas::gpu {
 namespace {
 
@@ -50,6 +52,19 @@ int sm_count(int device) {
   int sms = 0;
   COMMATLAS_GPU_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   return sms;
+}
+
+void load_kernels(int device) {
+  DeviceScope scope(device);
+  cudaFuncAttributes attributes;
+  for (const void* kernel : {reinterpret_cast<const void*>(&copy_kernel<uint4, 4>),
+                             reinterpret_cast<const void*>(&copy_kernel<uint4, 1>),
+                             reinterpret_cast<const void*>(&copy_kernel<unsigned, 4>),
+                             reinterpret_cast<const void*>(&copy_kernel<unsigned, 1>),
+                             reinterpret_cast<const void*>(&copy_kernel<unsigned char, 1>)})
+    COMMATLAS_GPU_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  detail::load_stream_kernels();
+  detail::load_chase_kernels();
 }
 
 void launch_copy(void* dst, const void* src, std::size_t bytes, const KernelShape& shape, int sms, cudaStream_t stream) {

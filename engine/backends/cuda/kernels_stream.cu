@@ -94,6 +94,20 @@ void launch_fill_width(void* dst, std::size_t bytes, std::uint64_t key, int unro
 
 }  // namespace
 
+void detail::load_stream_kernels() {
+  cudaFuncAttributes attributes;
+  for (const void* kernel : {reinterpret_cast<const void*>(&read_sum_kernel<uint4, 4>),
+                             reinterpret_cast<const void*>(&read_sum_kernel<uint4, 1>),
+                             reinterpret_cast<const void*>(&read_sum_kernel<unsigned, 4>),
+                             reinterpret_cast<const void*>(&read_sum_kernel<unsigned, 1>),
+                             reinterpret_cast<const void*>(&fill_kernel<uint4, 4>),
+                             reinterpret_cast<const void*>(&fill_kernel<uint4, 1>),
+                             reinterpret_cast<const void*>(&fill_kernel<unsigned, 4>),
+                             reinterpret_cast<const void*>(&fill_kernel<unsigned, 1>),
+                             reinterpret_cast<const void*>(&fill_mismatch_kernel)})
+    COMMATLAS_GPU_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+}
+
 void launch_read_sum(const void* src, std::size_t bytes, unsigned long long* sum, const KernelShape& shape, int sms,
                      cudaStream_t stream) {
   require_multiple_of_16(bytes, src);

@@ -41,11 +41,11 @@ std::vector<Location> locations(int gpus, bool with_managed_hints) {
 
 Endpoint endpoint_of(Location l, int gpu) {
   switch (l) {
-    case Location::Local: return {"device", gpu, "gpu"};
-    case Location::Peer: return {"device", peer_of(gpu), "gpu"};
-    case Location::Pinned: return {"pinned", gpu, "cpu"};
-    case Location::Pageable: return {"pageable", gpu, "cpu"};
-    default: return {"managed", gpu, "cpu"};
+    case Location::Local: return {"device", gpu, "gpu", ""};
+    case Location::Peer: return {"device", peer_of(gpu), "gpu", ""};
+    case Location::Pinned: return {"pinned", gpu, "cpu", ""};
+    case Location::Pageable: return {"pageable", gpu, "cpu", ""};
+    default: return {"managed", gpu, "cpu", ""};
   }
 }
 
@@ -56,8 +56,7 @@ void place(const PlacedBuffer& buffer, Location l, int gpu) {
   if (!concurrent)
     throw Skip("GPU " + std::to_string(gpu) + " takes no managed-memory hints (cudaDevAttrConcurrentManagedAccess = 0)");
   if (l == Location::ManagedHostPreferred) {
-    COMMATLAS_GPU_CHECK(cudaMemAdvise(buffer.pointer(), buffer.bytes(), cudaMemAdviseSetPreferredLocation, host_location()));
-    COMMATLAS_GPU_CHECK(cudaMemAdvise(buffer.pointer(), buffer.bytes(), cudaMemAdviseSetAccessedBy, gpu_location(gpu)));
+    advise_host_preferred(buffer.pointer(), buffer.bytes(), gpu);
     return;
   }
   Stream s(gpu);

@@ -15,11 +15,6 @@ namespace {
 // Loads per timed kernel: long enough that the kernel launch is under 1% of an L1-hit chase.
 constexpr std::int64_t kStepsPerOp = 16384;
 
-// One op of the harness is kStepsPerOp loads; records carry the time of one load.
-void per_load(std::vector<double>& seconds, std::size_t from) {
-  for (std::size_t i = from; i < seconds.size(); ++i) seconds[i] /= static_cast<double>(kStepsPerOp);
-}
-
 Params chase_params(Location l, int gpu, const char* chaser) {
   const Endpoint e = endpoint_of(l, gpu);
   return Params{{"location", to_string(l)}, {"alloc", e.alloc},       {"first_touch", e.first_touch},
@@ -35,6 +30,7 @@ class GpuChaseWorkload final : public Workload {
   GpuChaseWorkload(Location where, int gpu, std::uint64_t bytes, std::uint64_t seed)
       : gpu_(gpu), chain_(where, gpu, bytes, seed), base_(chain_.kernel_base(gpu)), stream_(gpu),
         cursor_(MemoryKind::Device, sizeof(unsigned long long), gpu) {
+    load_kernels(gpu);
     COMMATLAS_GPU_CHECK(cudaMemset(cursor_.data(), 0, sizeof(unsigned long long)));  // start at link 0
   }
 
@@ -42,18 +38,17 @@ class GpuChaseWorkload final : public Workload {
     Accounting a;
     a.timing = "CUDA events around kernels of " + std::to_string(kStepsPerOp) +
                " dependent loads each, queued behind a spin kernel; time per load";
+    a.steps_per_op = kStepsPerOp;  // one op is a kernel; records carry one load
     a.latency_includes = "one dependent 8-byte load by one GPU thread (cache hits included at small working sets)";
     return a;
   }
 
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
     DeviceScope scope(gpu_);
-    const std::size_t from = seconds.size();
     time_event_samples({&stream_}, samples, ops, seconds, [this](std::size_t) {
       launch_chase(base_, cursor_.as<unsigned long long>(), kStepsPerOp, stream_.get());
       steps_ += kStepsPerOp;
     });
-    per_load(seconds, from);
   }
 
   Verification verify() override {
@@ -108,19 +103,18 @@ class HostChaseWorkload final : public Workload {
   Accounting accounting() const override {
     Accounting a;
     a.timing = "host steady_clock around chases of " + std::to_string(kStepsPerOp) + " dependent loads; time per load";
+    a.steps_per_op = kStepsPerOp;
     a.latency_includes = "one dependent 8-byte load by one CPU thread (cache hits included at small working sets)";
     return a;
   }
 
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
-    const std::size_t from = seconds.size();
     time_host_samples(samples, ops, seconds, [this] {
       std::uint64_t offset = cursor_;
       for (std::int64_t s = 0; s < kStepsPerOp; ++s) offset = *reinterpret_cast<const volatile std::uint64_t*>(base_ + offset);
       cursor_ = offset;
       steps_ += kStepsPerOp;
     });
-    per_load(seconds, from);
   }
 
   Verification verify() override { return chain_.check(cursor_, steps_); }

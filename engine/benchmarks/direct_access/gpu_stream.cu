@@ -34,6 +34,7 @@ class StreamWorkload final : public Workload {
       : kernel_(kernel), where_(where), gpu_(gpu), shape_(shape), bytes_(bytes), seed_(seed),
         fill_key_(pattern_word(seed, 0x57524954ull)), stream_(gpu), sms_(sm_count(gpu)) {
     if (bytes % 16 != 0) throw Skip("STREAM kernels need a size that is a multiple of 16 bytes");
+    load_kernels(gpu);
     const MemoryKind kind = memory_kind_from_string(endpoint_of(where, gpu).alloc);
     require_kernel_access(kind, gpu);  // before allocating: pageable memory may be out of reach
     if (is_host_memory(kind))

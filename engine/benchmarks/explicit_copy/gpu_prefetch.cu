@@ -14,7 +14,7 @@ namespace {
 class PrefetchWorkload final : public Workload {
  public:
   PrefetchWorkload(Path path, int gpu, std::uint64_t bytes, std::uint64_t seed)
-      : path_(path), gpu_(gpu), bytes_(bytes), seed_(seed), buffer_(Endpoint{"managed", gpu, "cpu"}, bytes),
+      : path_(path), gpu_(gpu), bytes_(bytes), seed_(seed), buffer_(Endpoint{"managed", gpu, "cpu", ""}, bytes),
         stream_(gpu), start_(gpu), stop_(gpu) {
     int concurrent = 0;
     COMMATLAS_GPU_CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, gpu));
