@@ -17,13 +17,14 @@ namespace {
 
 class CollectiveWorkload final : public Workload {
  public:
-  CollectiveWorkload(Context& ctx, const CollectiveDefinition& definition, MessageMemory memory, const CollectiveShape& shape)
+  CollectiveWorkload(Context& ctx, const CollectiveDefinition& definition, const MessageBufferMaker& make,
+                     const CollectiveShape& shape)
       : definition_(definition), shape_(shape) {
     layout_ = definition.layout ? definition.layout(shape, comm_.rank())
                                 : CollectiveLayout{static_cast<std::size_t>(shape.send_elements),
                                                    static_cast<std::size_t>(shape.recv_elements)};
     const MessageSizes sizes{layout_.send_elements * kCollectiveElementBytes, layout_.recv_elements * kCollectiveElementBytes};
-    buffers_ = make_on_all_ranks(ctx.group, [&] { return make_message_buffers(memory, sizes); });
+    buffers_ = make_on_all_ranks(ctx.group, [&] { return make(sizes); });
     unsigned char* send = buffers_->send_view();
     for (std::size_t i = 0; i < layout_.send_elements; ++i) {
       const CollectiveElement v = collective_source_value(comm_.rank(), i);
@@ -120,14 +121,21 @@ BenchmarkInfo MpiCollectiveBenchmark::info() const {
 std::optional<std::string> MpiCollectiveBenchmark::unavailable(const Context& ctx) const { return mpi_run_unavailable(ctx); }
 
 std::unique_ptr<Workload> MpiCollectiveBenchmark::prepare(Context& ctx, const Params&, std::uint64_t bytes) const {
+  const MessageMemory memory = memory_;
+  return prepare_collective_workload(
+      ctx, definition_, [memory](MessageSizes sizes) { return make_message_buffers(memory, sizes); }, bytes);
+}
+
+std::unique_ptr<Workload> prepare_collective_workload(Context& ctx, const CollectiveDefinition& definition,
+                                                      const MessageBufferMaker& make, std::uint64_t bytes) {
   const int ranks = ctx.group.size();
-  const auto shape = collective_shape(definition_.op, bytes, ranks, kCollectiveElementBytes);
+  const auto shape = collective_shape(definition.op, bytes, ranks, kCollectiveElementBytes);
   if (!shape)
     throw Skip(format_size(bytes) + " holds less than one " + std::to_string(kCollectiveElementBytes) +
                "-byte element per rank block on " + std::to_string(ranks) + " ranks");
   if (shape->send_elements > static_cast<std::uint64_t>(INT_MAX) || shape->recv_elements > static_cast<std::uint64_t>(INT_MAX))
     throw Skip(format_size(bytes) + " needs more elements than an MPI int count holds");
-  return std::make_unique<CollectiveWorkload>(ctx, definition_, memory_, *shape);
+  return std::make_unique<CollectiveWorkload>(ctx, definition, make, *shape);
 }
 
 }  // namespace commatlas

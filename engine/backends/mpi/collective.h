@@ -80,6 +80,11 @@ class MpiCollectiveBenchmark final : public Benchmark {
 
 bool register_mpi_collective(const CollectiveDefinition& definition);
 
+// The workload of `definition` at `bytes` over buffers from `make` (the GPU-buffer variants,
+// benchmarks/collective/collectives_gpu_mpi.cu). Throws Skip for sizes MPI cannot count.
+std::unique_ptr<Workload> prepare_collective_workload(Context& ctx, const CollectiveDefinition& definition,
+                                                      const MessageBufferMaker& make, std::uint64_t bytes);
+
 }  // namespace commatlas
 
 #define COMMATLAS_REGISTER_MPI_COLLECTIVE(definition)                     \

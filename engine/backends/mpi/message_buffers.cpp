@@ -4,6 +4,8 @@
 #include <cstring>
 #include <new>
 
+#include "core/error.h"
+
 
 namespace commatlas {
 namespace {
@@ -48,6 +50,8 @@ class HostMessageBuffers final : public MessageBuffers {
 std::string to_string(MessageMemory memory) {
   switch (memory) {
     case MessageMemory::Host: return "host";
+    case MessageMemory::StagedDevice: return "staged_device";
+    case MessageMemory::Device: return "device";
   }
   return "?";
 }
@@ -55,6 +59,9 @@ std::string to_string(MessageMemory memory) {
 std::unique_ptr<MessageBuffers> make_message_buffers(MessageMemory memory, MessageSizes sizes) {
   switch (memory) {
     case MessageMemory::Host: return std::make_unique<HostMessageBuffers>(sizes);
+    case MessageMemory::StagedDevice:
+    case MessageMemory::Device:
+      throw MeasurementError("GPU message buffers need an allocator and a GPU: pass a MessageBufferMaker");
   }
   return nullptr;
 }

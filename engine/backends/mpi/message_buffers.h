@@ -10,12 +10,13 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
 namespace commatlas {
 
-enum class MessageMemory { Host };
+enum class MessageMemory { Host, StagedDevice, Device };
 
 std::string to_string(MessageMemory memory);
 
@@ -60,5 +61,10 @@ class MessageBuffers {
 
 // Allocates both buffers (page-aligned, touched). Throws std::bad_alloc when memory is short.
 std::unique_ptr<MessageBuffers> make_message_buffers(MessageMemory memory, MessageSizes sizes);
+
+// Makes one rank's buffers of a kind that needs more than MessageMemory says (GPU kinds need an
+// allocator and a device: backends/mpi/gpu_message_buffers_mpi.cu). Protocols take one of these
+// when set, make_message_buffers(memory) otherwise.
+using MessageBufferMaker = std::function<std::unique_ptr<MessageBuffers>(MessageSizes)>;
 
 }  // namespace commatlas

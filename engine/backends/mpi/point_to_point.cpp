@@ -32,7 +32,9 @@ class P2pWorkload final : public Workload {
       : spec_(spec), bytes_(bytes), run_seed_(ctx.options.seed) {
     const int me = comm_.rank();
     const MessageSizes sizes{sends_payload(spec.protocol, me) ? bytes : 0, receives_payload(spec.protocol, me) ? bytes : 0};
-    buffers_ = make_on_all_ranks(ctx.group, [&] { return make_message_buffers(spec.memory, sizes); });
+    buffers_ = make_on_all_ranks(ctx.group, [&] {
+      return spec.make_buffers ? spec.make_buffers(sizes) : make_message_buffers(spec.memory, sizes);
+    });
     if (sizes.send_bytes > 0) {
       fill_pattern(buffers_->send_view(), bytes, sender_seed(run_seed_, me));
       buffers_->publish_send();

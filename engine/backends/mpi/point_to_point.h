@@ -25,6 +25,7 @@ inline constexpr int kMessageWindow = 64;
 struct P2pSpec {
   P2pProtocol protocol;
   MessageMemory memory;
+  MessageBufferMaker make_buffers = nullptr;  // set for GPU kinds; empty: make_message_buffers(memory)
 };
 
 // Payload bytes one operation of `protocol` counts for messages of `bytes`: a round trip counts

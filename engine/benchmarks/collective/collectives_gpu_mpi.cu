@@ -1,0 +1,69 @@
+// MPI collectives on GPU buffers: every definition of backends/mpi/collective.h (allreduce,
+// allgather, reduce_scatter, alltoall, broadcast, ...) over device memory of each rank's GPU,
+//   mpi.staged.<op>:    staged through pinned host memory (D2H, MPI call, H2D in the timed op)
+//   mpi.gpu_aware.<op>: device pointers handed to MPI, only when the library is CUDA-aware.
+#include "backends/mpi/collective.h"
+#include "backends/mpi/gpu_message_buffers_mpi.h"
+#include "backends/mpi/point_to_point.h"
+#include "core/registry.h"
+#include "core/sizes.h"
+
+namespace commatlas {
+namespace {
+
+// Holds the operation, not the definition: the definitions register themselves at static
+// initialisation of their own files, in an order relative to this one that nobody controls, so
+// each is looked up when first needed.
+class GpuCollective final : public Benchmark {
+ public:
+  GpuCollective(CollectiveOp op, GpuMessagePath path) : op_(op), path_(path) {}
+
+  BenchmarkInfo info() const override {
+    const bool staged = path_ == GpuMessagePath::Staged;
+    const CollectiveDefinition* d = find_mpi_collective(op_);
+    BenchmarkInfo i{std::string(staged ? "mpi.staged." : "mpi.gpu_aware.") + to_string(op_), Category::Collective,
+                    staged ? Interface::MpiStaged : Interface::MpiGpuAware, "mpi-gpu",
+                    (d ? d->mpi_call : to_string(op_)) + " over all ranks on device buffers, " +
+                        (staged ? "staged through pinned host memory" : "handed to MPI directly (GPU-aware)") +
+                        ", slowest rank per iteration",
+                    Metric::Bandwidth, RankRange{2, 0}, geometric_sizes(8, 256ull << 20, 4), {8, 1ull << 20, 64ull << 20}};
+    i.default_sizes.push_back(256ull << 20);
+    return i;
+  }
+
+  std::optional<std::string> unavailable(const Context& ctx) const override {
+    if (auto why = mpi_run_unavailable(ctx)) return why;
+    if (gpu_count() == 0) return "no GPU visible (no CUDA device or driver)";
+    if (!find_mpi_collective(op_)) return "no MPI definition of " + to_string(op_) + " is built in";
+    return std::nullopt;
+  }
+
+  std::vector<Params> variants(const Context& ctx) const override {
+    std::string gpus;
+    for (const std::string& g : ctx.group.gather_strings(std::to_string(rank_gpu(ctx.group))))
+      gpus += (gpus.empty() ? "" : ",") + g;
+    return {Params{{"allocator", to_string(MemoryKind::Device)}, {"gpus", gpus}}};
+  }
+
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
+    const MemoryKind allocator = memory_kind_from_string(params.text("allocator"));
+    if (auto refusal = gpu_pointer_refusal(path_, allocator_memory(allocator), mpi_cuda_support())) throw Skip(*refusal);
+    return prepare_collective_workload(ctx, *find_mpi_collective(op_),
+                                       gpu_message_buffers(path_, allocator, rank_gpu(ctx.group)), bytes);
+  }
+
+ private:
+  CollectiveOp op_;
+  GpuMessagePath path_;
+};
+
+const bool registered = [] {
+  for (CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
+                          CollectiveOp::AllToAll, CollectiveOp::Broadcast})
+    for (GpuMessagePath path : {GpuMessagePath::Staged, GpuMessagePath::Direct})
+      Registry::instance().add(std::make_unique<GpuCollective>(op, path));
+  return true;
+}();
+
+}  // namespace
+}  // namespace commatlas
