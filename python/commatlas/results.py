@@ -66,7 +66,7 @@ class Collective:
     goodput_gbps: float
 
 
-@dataclass
+@dataclass(slots=True)
 class Point:
     """Identity shared by result, skip and error records: which benchmark, variant and size."""
 
@@ -86,7 +86,7 @@ class Point:
         return params_key(self.params)
 
 
-@dataclass
+@dataclass(slots=True)
 class Result(Point):
     bytes_per_op: float
     timing: Timing
@@ -113,12 +113,12 @@ class Result(Point):
         return self._samples
 
 
-@dataclass
+@dataclass(slots=True)
 class Skip(Point):
     reason: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Failure(Point):
     message: str
 
@@ -133,7 +133,7 @@ class End:
     wall_s: float | None
 
 
-@dataclass
+@dataclass(slots=True)
 class Run:
     path: Path  # the results.jsonl file
     meta: dict[str, Any] | None
@@ -293,7 +293,7 @@ def _result(r: dict[str, Any], number: int) -> Result:
 SeriesKey = tuple[str, tuple[tuple[str, str], ...], int]  # benchmark, params, ranks
 
 
-@dataclass
+@dataclass(slots=True)
 class Series:
     """One benchmark variant over sizes: the unit every plot line and comparison is made of."""
 

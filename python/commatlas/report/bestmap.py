@@ -121,3 +121,29 @@ def _crossing(by_size: dict[int, dict[str, Result]], s0: int, s1: int, first: st
         return math.nan
     t = math.log(r0) / (math.log(r0) - math.log(r1))
     return math.exp(math.log(s0) + t * (math.log(s1) - math.log(s0)))
+
+
+@dataclass
+class MapGroup:
+    """Placements of one kind whose winners agree size by size: shown once, the rest named."""
+
+    first: PathMap
+    segments: list[tuple[int, int, str, float, float]]  # margins span every placement of the group
+    others: list[str] = field(default_factory=list)
+
+
+def group_maps(maps: list[PathMap], kind_of) -> list[MapGroup]:
+    groups: dict[tuple, MapGroup] = {}
+    for m in maps:
+        segments = m.segments()
+        # Wins inside the noise are ties: they must not split placements that agree otherwise.
+        key = (kind_of(m.path), tuple((s.size, s.winner if s.clear else "tie") for s in m.standings))
+        g = groups.get(key)
+        if g is None:
+            groups[key] = MapGroup(m, segments)
+            continue
+        g.others.append(m.path.label())
+        if [x[:3] for x in g.segments] == [x[:3] for x in segments]:
+            g.segments = [(a, b, w, min(lo, lo2), max(hi, hi2))
+                          for (a, b, w, lo, hi), (_, _, _, lo2, hi2) in zip(g.segments, segments)]
+    return list(groups.values())

@@ -21,8 +21,13 @@ BOX_SIZES = 20
 class Figure:
     anchor: str
     title: str
-    svg: str
+    svg: plots.Drawing | str  # a Drawing until draw_all() turns it into SVG text
     caption: str = ""
+
+
+def draw_all(figures: list[Figure]) -> None:
+    for fig, svg in zip(figures, plots.draw([f.svg for f in figures])):
+        fig.svg = svg
 
 
 @dataclass
@@ -58,8 +63,8 @@ def curve_sections(series: list[Series]) -> list[Section]:
         ylabel = ("bus bandwidth (GB/s, nccl-tests factor)" if collective else
                   "bandwidth (GB/s, from the median)" if path.metric == "bandwidth" else "latency (µs, median)")
         title = f"{path.category} {path.metric}: {group_label(path)}"
-        svg = plots.curves_svg(lines, title=title, ylabel=ylabel, rooflines=[] if path.metric != "bandwidth" or collective
-                               else _rooflines(shown))
+        svg = plots.Drawing(plots.curves_svg, (lines,), dict(title=title, ylabel=ylabel, rooflines=[]
+                            if path.metric != "bandwidth" or collective else _rooflines(shown)))
         section = sections.setdefault(path.category, Section(path.category))
         section.figures.append(Figure(anchor, title, svg, (caption + " Bands: p5–p95 of every sample.").strip()))
     return list(sections.values())
@@ -95,50 +100,65 @@ def _rooflines(shown: list[Series]) -> list[tuple[float, str]]:
     return sorted(peaks.items())
 
 
-@dataclass
-class Matrix:
-    anchor: str
-    title: str
-    size: int
-    svg_value: str
-    svg_fraction: str | None
+MAX_MATRIX_FIGURES = 12
+MAX_PANELS = 4  # variants per matrix figure; more make a page of numbers nobody reads
 
 
-def pair_matrices(series: list[Series]) -> list[Matrix]:
+def pair_matrices(series: list[Series]) -> list[Figure]:
+    """Per benchmark, one figure: a src × dst heatmap per variant, in GB/s (or µs) and % of peak,
+    at the largest size every pair measured. Only real matrices (≥ 2 sources and ≥ 2 destinations)."""
     groups: dict[tuple, dict[tuple[str, str], Series]] = {}
     for s in series:
         p = s.params
         if "src" in p and "dst" in p:
             rest = tuple((k, v) for k, v in s.key[1] if k not in ("src", "dst"))
-            groups.setdefault((s.benchmark, rest, s.ranks), {})[(str(p["src"]), str(p["dst"]))] = s
+            groups.setdefault((s.benchmark, s.ranks, rest), {})[(str(p["src"]), str(p["dst"]))] = s
+    by_benchmark: dict[tuple[str, int], list[tuple[tuple, dict]]] = {}
+    for (bench, ranks, rest), cells in sorted(groups.items()):
+        if len({k[0] for k in cells}) >= 2 and len({k[1] for k in cells}) >= 2:
+            by_benchmark.setdefault((bench, ranks), []).append((rest, cells))
     out = []
-    for (bench, rest, ranks), cells in sorted(groups.items()):
-        if len(cells) < 2:
-            continue
-        sizes = [set(p.bytes for p in s.points) for s in cells.values()]
-        common = set.intersection(*sizes) - {None}
-        size = max(common) if common else max(max(x - {None}, default=0) for x in sizes)
-        order = lambda v: (0, int(v)) if v.lstrip("-").isdigit() else (1, v)  # noqa: E731
-        srcs = sorted({k[0] for k in cells}, key=order)
-        dsts = sorted({k[1] for k in cells}, key=order)
-        value = np.full((len(srcs), len(dsts)), np.nan)
-        fraction = np.full_like(value, np.nan)
-        metric = next(iter(cells.values())).first.metric
-        for (a, b), s in cells.items():
-            r = next((p for p in s.points if p.bytes == size), None)
-            if r is not None:
-                i, j = srcs.index(a), dsts.index(b)
-                value[i, j] = r.bandwidth_gbps if metric == "bandwidth" else r.latency_us
-                if r.peak and math.isfinite(r.peak.fraction):
-                    fraction[i, j] = 100 * r.peak.fraction
-        variant = ", ".join(f"{k}={v}" for k, v in rest) + (f", {ranks} ranks" if ranks > 1 else "")
-        title = f"{bench}{' (' + variant.strip(', ') + ')' if variant.strip(', ') else ''} at {format_size(size)}"
-        unit = "GB/s" if metric == "bandwidth" else "µs"
-        svg_v = plots.heatmap_svg(value, srcs, dsts, title=title + f" [{unit}]", unit=unit)
-        svg_f = plots.heatmap_svg(fraction, srcs, dsts, title=title + " [% of peak]", unit="% of peak",
-                                  fmt="{:.0f}") if np.isfinite(fraction).any() else None
-        out.append(Matrix("matrix-" + slug(title), title, size, svg_v, svg_f))
+    for (bench, ranks), variants in list(by_benchmark.items())[:MAX_MATRIX_FIGURES]:
+        all_cells = [k for _, cells in variants for k in cells]
+        srcs = sorted({a for a, _ in all_cells}, key=_index_order)
+        dsts = sorted({b for _, b in all_cells}, key=_index_order)
+        panels = []
+        for rest, cells in variants[:MAX_PANELS]:
+            size, value, fraction = _matrix_at_common_size(cells, srcs, dsts)
+            variant = ", ".join(f"{k}={v}" for k, v in rest) or "all"
+            unit = "GB/s" if next(iter(cells.values())).first.metric == "bandwidth" else "µs"
+            has_peak = np.isfinite(fraction).any()
+            panels.append(plots.Panel(value, f"{variant} @ {format_size(size)}", unit + (" (and % of peak)" if has_peak
+                                      else ""), fraction if has_peak else None))
+        title = f"{bench}" + (f" ({ranks} ranks)" if ranks > 1 else "") + ": every src → dst pair"
+        svg = plots.Drawing(plots.heatmaps_svg, (panels, srcs, dsts), dict(title=title))
+        more = f" {len(variants) - MAX_PANELS} more variant(s) not drawn." if len(variants) > MAX_PANELS else ""
+        out.append(Figure("matrix-" + slug(f"{bench}-{ranks}"), title, svg,
+                          "Each panel at the largest size every pair of that variant measured." + more))
+    left = len(by_benchmark) - MAX_MATRIX_FIGURES
+    if left > 0:
+        out[-1].caption += f" {left} more benchmark(s) with pair matrices are not drawn; their points are in the tables and the CSV export."
     return out
+
+
+def _index_order(v: str) -> tuple:
+    return (0, int(v), "") if v.lstrip("-").isdigit() else (1, 0, v)
+
+
+def _matrix_at_common_size(cells: dict[tuple[str, str], Series], srcs: list[str], dsts: list[str]):
+    sizes = [set(p.bytes for p in s.points) - {None} for s in cells.values()]
+    common = set.intersection(*sizes)
+    size = max(common) if common else max(max(x, default=0) for x in sizes)
+    value = np.full((len(srcs), len(dsts)), np.nan)
+    fraction = np.full_like(value, np.nan)
+    for (a, b), s in cells.items():
+        r = next((p for p in s.points if p.bytes == size), None)
+        if r is not None:
+            i, j = srcs.index(a), dsts.index(b)
+            value[i, j] = r.bandwidth_gbps if r.metric == "bandwidth" else r.latency_us
+            if r.peak and math.isfinite(r.peak.fraction):
+                fraction[i, j] = 100 * r.peak.fraction
+    return size, value, fraction
 
 
 def distribution_figures(series: list[Series], flags: list[Flag]) -> list[Figure]:
@@ -158,7 +178,7 @@ def distribution_figures(series: list[Series], flags: list[Flag]) -> list[Figure
         if not keep:
             continue
         title = f"distribution per size: {s.label()}"
-        svg = plots.boxes_svg([k for k, _ in keep], [x for _, x in keep], title=title)
+        svg = plots.Drawing(plots.boxes_svg, ([k for k, _ in keep], [x for _, x in keep]), dict(title=title))
         cvs = ", ".join(f"{format_size(p.bytes)} {p.stats.cv:.2f}" for p in points if math.isfinite(p.stats.cv))
         out.append(Figure("dist-" + slug(s.label()), title, svg, f"Coefficient of variation per size: {cvs}."))
     return out

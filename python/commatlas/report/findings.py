@@ -110,9 +110,20 @@ def _peak_fractions(series: list[Series]) -> list[Finding]:
     return out
 
 
+@dataclass(frozen=True)
+class _Effect:
+    """One pair of series differing in one parameter, measured at one common size."""
+
+    series: Series
+    factor: float  # how many times better `better` is than `worse`
+    better: Result
+    worse: Result
+
+
 def _one_parameter_effects(series: list[Series]) -> list[Finding]:
-    """Series of one benchmark that differ in exactly one parameter: threads or host allocator."""
-    out = []
+    """Series of one benchmark that differ in exactly one parameter: thread count (against
+    1 thread) or allocator. Placements of one kind (every GPU, say) make one sentence."""
+    effects: dict[tuple, list[_Effect]] = {}
     by_bench: dict[tuple[str, int], list[Series]] = {}
     for s in series:
         by_bench.setdefault((s.benchmark, s.ranks), []).append(s)
@@ -120,12 +131,31 @@ def _one_parameter_effects(series: list[Series]) -> list[Finding]:
         for i, a in enumerate(group):
             for b in group[i + 1:]:
                 key = _single_difference(a, b)
-                if key is None:
-                    continue
                 if key == "threads":
-                    out += _thread_effect(a, b)
-                elif "alloc" in key or "memory" in key:
-                    out += _allocator_effect(a, b, key)
+                    e = _thread_effect(a, b)
+                elif key is not None and ("alloc" in key or "memory" in key):
+                    e = _allocator_effect(a, b)
+                else:
+                    continue
+                if e:
+                    effects.setdefault((plot_anchor(path_of(a)) if key == "threads" else a.benchmark, key,
+                                        str(e.better.params[key]), str(e.worse.params[key])), []).append(e)
+    out = []
+    for (_, key, good, bad), found in effects.items():
+        e = max(found, key=lambda x: x.factor)
+        factors = [x.factor for x in found]
+        where = "" if len(found) == 1 else f" over {len(found)} placements (numbers: the largest gap)"
+        named = "{} thread{}" if key == "threads" else key + "={}{}"
+        at = (f"{format_size(e.better.bytes)} ({named.format(good, 's' if key == 'threads' else '')}: "
+              f"{format_value(value_of(e.better), e.better.metric)}, {named.format(bad, '')}: "
+              f"{format_value(value_of(e.worse), e.worse.metric)})")
+        if key == "threads":
+            text = f"{e.series.benchmark} with {good} threads is {_span(factors, format_ratio)} faster than with 1 thread at {at}{where}."
+        else:
+            note = " (pageable host memory is the slow kind, as expected)" if (
+                any(w in bad for w in SLOW_HOST_MEMORY) and any(w in good for w in FAST_HOST_MEMORY)) else ""
+            text = f"{e.series.benchmark}: {key}={bad} is {_span(factors, format_ratio)} slower than {key}={good} at {at}{where}{note}."
+        out.append(Finding(text, plot_anchor(path_of(e.series))))
     return out
 
 
@@ -147,41 +177,36 @@ def _common_size(a: Series, b: Series, preferred: int | None = None) -> tuple[Re
     return pa[size], pb[size]
 
 
-def _thread_effect(a: Series, b: Series) -> list[Finding]:
-    ta, tb = a.params.get("threads"), b.params.get("threads")
-    try:
-        one, many = (a, b) if int(ta) < int(tb) else (b, a)
-    except (TypeError, ValueError):
-        return []
-    pair = _common_size(one, many, REFERENCE_SIZE)
+def _times_better(x: Result, y: Result) -> float:
+    """How many times better x is than y (higher bandwidth, or lower latency)."""
+    vx, vy = value_of(x), value_of(y)
+    if vx <= 0 or vy <= 0:
+        return math.nan
+    return vx / vy if x.metric == "bandwidth" else vy / vx
+
+
+def _thread_effect(a: Series, b: Series) -> _Effect | None:
+    if "1" not in (str(a.params.get("threads")), str(b.params.get("threads"))):
+        return None  # the claim is always against one thread
+    one, many = (a, b) if str(a.params["threads"]) == "1" else (b, a)
+    pair = _common_size(many, one, REFERENCE_SIZE)
     if not pair:
-        return []
-    r1, rn = pair
-    speedup = value_of(rn) / value_of(r1) if one.first.metric == "bandwidth" else value_of(r1) / value_of(rn)
-    word = "faster" if speedup >= 1 else "slower"
-    factor = speedup if speedup >= 1 else 1 / speedup
-    return [Finding(f"{many.benchmark} with {many.params['threads']} threads is {format_ratio(factor)} {word} than "
-                    f"with 1 thread at {format_size(r1.bytes)} ({format_value(value_of(rn), rn.metric)} vs "
-                    f"{format_value(value_of(r1), r1.metric)}).", plot_anchor(path_of(many)))]
+        return None
+    factor = _times_better(*pair)
+    return _Effect(many, factor, *pair) if math.isfinite(factor) else None
 
 
-def _allocator_effect(a: Series, b: Series, key: str) -> list[Finding]:
+def _allocator_effect(a: Series, b: Series) -> _Effect | None:
     pair = _common_size(a, b)
     if not pair:
-        return []
-    ra, rb = pair
-    if value_of(ra) <= 0 or value_of(rb) <= 0:
-        return []
-    slow, fast = (ra, rb) if (value_of(ra) < value_of(rb)) == (ra.metric == "bandwidth") else (rb, ra)
-    factor = max(value_of(ra), value_of(rb)) / min(value_of(ra), value_of(rb))
-    if factor < MIN_EFFECT:
-        return []
-    s_name, f_name = str(slow.params[key]), str(fast.params[key])
-    note = " (pageable host memory is the slow kind, as expected)" if (
-        any(w in s_name for w in SLOW_HOST_MEMORY) and any(w in f_name for w in FAST_HOST_MEMORY)) else ""
-    return [Finding(f"{a.benchmark}: {key}={s_name} is {format_ratio(factor)} slower than {key}={f_name} at "
-                    f"{format_size(slow.bytes)} ({format_value(value_of(slow), slow.metric)} vs "
-                    f"{format_value(value_of(fast), fast.metric)}){note}.", plot_anchor(path_of(a)))]
+        return None
+    factor = _times_better(*pair)
+    if not math.isfinite(factor):
+        return None
+    if factor < 1:
+        factor, pair = 1 / factor, (pair[1], pair[0])
+    better_series = a if any(p is pair[0] for p in a.points) else b
+    return _Effect(better_series, factor, *pair) if factor >= MIN_EFFECT else None
 
 
 def _references(series: list[Series]) -> list[Finding]:

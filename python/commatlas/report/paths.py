@@ -12,7 +12,7 @@ from commatlas.results import Series
 
 ENDPOINT_KEYS = frozenset({
     "src", "dst", "src_device", "dst_device", "device", "peer", "src_gpu", "dst_gpu",
-    "src_numa", "dst_numa", "numa", "src_memory", "dst_memory", "memory",
+    "src_numa", "dst_numa", "numa", "cpu_numa", "mem_numa", "src_memory", "dst_memory", "memory",
     "src_allocator", "dst_allocator", "allocator", "direction", "first_touch", "placement",
 })
 # Parameters naming one device or NUMA node by number; plots show one representative pair.

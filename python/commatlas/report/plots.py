@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from itertools import cycle
+from typing import Any, Callable
 
 import matplotlib
 
@@ -18,6 +22,33 @@ from commatlas.report.units import format_size  # noqa: E402
 # Text stays text (not glyph outlines): smaller files, and the words can be searched in the page.
 _RC = {"svg.fonttype": "none", "svg.hashsalt": "commatlas", "font.size": 9, "axes.titlesize": 10}
 MAX_LINES = 16  # more lines than this on one plot cannot be told apart
+MAX_LABEL = 70
+PARALLEL_FROM = 6  # figures; below this, starting worker processes costs more than it saves
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """A figure to draw: a function of this module and its arguments (picklable, so that
+    figures can be drawn in worker processes; matplotlib is single-threaded)."""
+
+    function: Callable[..., str]
+    args: tuple
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def __call__(self) -> str:
+        return self.function(*self.args, **self.kwargs)
+
+
+def _draw_one(drawing: Drawing) -> str:
+    return drawing()
+
+
+def draw(drawings: list[Drawing]) -> list[str]:
+    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)
+    if len(drawings) < PARALLEL_FROM or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [d() for d in drawings]
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(_draw_one, drawings, chunksize=max(1, len(drawings) // (4 * workers))))
 
 
 @dataclass(frozen=True)
@@ -29,9 +60,9 @@ class Line:
     high: np.ndarray | None = None
 
 
-def _to_svg(fig: Figure) -> str:
+def _to_svg(fig: Figure, tight: bool = True) -> str:
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    fig.savefig(buf, format="svg", bbox_inches="tight" if tight else None, metadata={"Date": None})
     text = buf.getvalue()
     return text[text.find("<svg"):]
 
@@ -56,14 +87,16 @@ def _log_value_axis(ax) -> None:
 def curves_svg(lines: list[Line], *, title: str, ylabel: str,
                rooflines: list[tuple[float, str]] = ()) -> str:
     with matplotlib.rc_context(_RC):
-        fig = Figure(figsize=(7.5, 4.2))
+        # A fixed layout with the legend in a right-hand margin: a "tight" box would draw it twice.
+        fig = Figure(figsize=(11, 4.4))
+        fig.subplots_adjust(left=0.07, right=0.58, bottom=0.13, top=0.92)
         ax = fig.add_subplot()
         styles = cycle([(c, ls) for ls in ("-", "--", ":") for c in matplotlib.colormaps["tab10"].colors])
         for line in lines[:MAX_LINES]:
             color, ls = next(styles)
             ok = np.isfinite(line.values) & (line.values > 0) & (line.sizes > 0)
-            ax.plot(line.sizes[ok], line.values[ok], ls, color=color, marker=".", markersize=3, lw=1.2,
-                    label=line.label)
+            label = line.label if len(line.label) <= MAX_LABEL else line.label[:MAX_LABEL - 1] + "…"
+            ax.plot(line.sizes[ok], line.values[ok], ls, color=color, marker=".", markersize=3, lw=1.2, label=label)
             if line.low is not None and line.high is not None:
                 band = ok & np.isfinite(line.low) & np.isfinite(line.high)
                 ax.fill_between(line.sizes[band], line.low[band], line.high[band], color=color, alpha=0.18, lw=0)
@@ -76,7 +109,7 @@ def curves_svg(lines: list[Line], *, title: str, ylabel: str,
         ax.set_title(title)
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
-        return _to_svg(fig)
+        return _to_svg(fig, tight=False)
 
 
 def boxes_svg(sizes: list[float], samples_us: list[np.ndarray], *, title: str) -> str:
@@ -94,22 +127,41 @@ def boxes_svg(sizes: list[float], samples_us: list[np.ndarray], *, title: str) -
         return _to_svg(fig)
 
 
-def heatmap_svg(matrix: np.ndarray, rows: list[str], cols: list[str], *, title: str, unit: str,
-                fmt: str = "{:.3g}") -> str:
+@dataclass(frozen=True)
+class Panel:
+    matrix: np.ndarray
+    title: str
+    unit: str
+    fraction: np.ndarray | None = None  # of the path's peak, written under each value
+
+
+def heatmaps_svg(panels: list[Panel], rows: list[str], cols: list[str], *, title: str) -> str:
+    """One figure of src × dst heatmaps, two panels a row; cells read "value" and "% of peak"."""
     with matplotlib.rc_context(_RC):
-        fig = Figure(figsize=(1.6 + 0.55 * len(cols), 1.2 + 0.45 * len(rows)))
-        ax = fig.add_subplot()
-        masked = np.ma.masked_invalid(matrix)
-        image = ax.imshow(masked, cmap="viridis", aspect="auto")
-        fig.colorbar(image, ax=ax, label=unit)
-        ax.set_xticks(range(len(cols)), cols)
-        ax.set_yticks(range(len(rows)), rows)
-        ax.set_xlabel("dst")
-        ax.set_ylabel("src")
-        top = np.nanmax(matrix) if np.isfinite(matrix).any() else 0
-        for (i, j), v in np.ndenumerate(matrix):
-            if np.isfinite(v):
-                ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=7,
-                        color="black" if v > 0.6 * top else "white")
-        ax.set_title(title)
-        return _to_svg(fig)
+        ncols = min(2, len(panels))
+        nrows = (len(panels) + ncols - 1) // ncols
+        cell_w, cell_h = 0.62, 0.42
+        panel_w, panel_h = 1.9 + cell_w * len(cols), 1.1 + cell_h * len(rows)
+        fig = Figure(figsize=(ncols * panel_w, nrows * panel_h + 0.5))
+        # Fixed margins (a "tight" box would draw the figure twice, and these figures are many).
+        fig.subplots_adjust(left=0.9 / (ncols * panel_w), right=0.97, bottom=0.7 / (nrows * panel_h + 0.5),
+                            top=1 - 0.75 / (nrows * panel_h + 0.5), wspace=0.45, hspace=0.55)
+        for k, panel in enumerate(panels):
+            ax = fig.add_subplot(nrows, ncols, k + 1)
+            image = ax.imshow(np.ma.masked_invalid(panel.matrix), cmap="viridis", aspect="auto")
+            fig.colorbar(image, ax=ax, label=panel.unit, fraction=0.08, pad=0.03)
+            ax.set_xticks(range(len(cols)), cols)
+            ax.set_yticks(range(len(rows)), rows)
+            ax.set_xlabel("dst")
+            ax.set_ylabel("src")
+            ax.set_title(panel.title, fontsize=8)
+            top = np.nanmax(panel.matrix) if np.isfinite(panel.matrix).any() else 0
+            for (i, j), v in np.ndenumerate(panel.matrix):
+                if np.isfinite(v):
+                    text = f"{v:.3g}"
+                    if panel.fraction is not None and np.isfinite(panel.fraction[i, j]):
+                        text += f"\n{panel.fraction[i, j]:.0f}%"
+                    ax.text(j, i, text, ha="center", va="center", fontsize=6,
+                            color="black" if v > 0.6 * top else "white")
+        fig.suptitle(title, fontsize=10)
+        return _to_svg(fig, tight=False)

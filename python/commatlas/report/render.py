@@ -10,6 +10,8 @@ from commatlas.report.units import format_size
 from commatlas.results import Point, Run, group_series, load_run
 
 MAX_FLAG_ROWS = 200
+MAX_NOTES = 20
+DETAIL_GROUPS = 40  # best-map groups with a per-size table (the page stays a few MB)
 
 
 @dataclass(frozen=True)
@@ -48,26 +50,35 @@ def build_context(run: Run) -> dict:
     maps = bestmap.best_interface_map(series)
     flags = variability.flag_points(verified)
     flags.sort(key=lambda f: (f.result.benchmark, f.result.params_key, f.result.bytes or 0))
+    sections = figures.curve_sections(series)
+    matrices = figures.pair_matrices(series)
+    distributions = figures.distribution_figures(series, flags)
+    figures.draw_all([f for s in sections for f in s.figures] + matrices + distributions)
     return dict(
         run=run,
         title=f"commatlas report: {(run.meta or {}).get('run_id') or run.directory.name}",
-        notes=run.notes + duplicate_notes,
+        notes=_capped(run.notes + duplicate_notes, MAX_NOTES),
         machine=machine.describe_machine(run.meta),
         findings=findings.find_effects(series, maps, flags),
-        maps=maps,
+        maps=bestmap.group_maps(maps, figures.plot_anchor),
+        detail_groups=DETAIL_GROUPS,
         plot_anchor=figures.plot_anchor,
-        sections=figures.curve_sections(series),
-        matrices=figures.pair_matrices(series),
+        sections=sections,
+        matrices=matrices,
         rules=variability.RULES,
         flags=flags[:MAX_FLAG_ROWS],
         flags_left=max(0, len(flags) - MAX_FLAG_ROWS),
-        distributions=figures.distribution_figures(series, flags),
+        distributions=distributions,
         skipped=_not_measured(run.skips, lambda s: s.reason),
         failed=_not_measured(run.failures, lambda f: f.message)
         + [NotMeasured(r.benchmark, _variant(r), format_size(r.bytes), "data check did not pass") for r in unverified],
         missing=_missing(run, series),
         counts=dict(results=len(run.results), series=len(series), skipped=len(run.skips), failed=len(run.failures)),
     )
+
+
+def _capped(lines: list[str], most: int) -> list[str]:
+    return lines if len(lines) <= most else lines[:most] + [f"… and {len(lines) - most} more like these."]
 
 
 def _variant(p: Point) -> str:
@@ -104,4 +115,4 @@ def _missing(run: Run, series) -> list[str]:
         if len(s.points) < longest[s.benchmark]:
             out.append(f"{s.label()} stops at {format_size(s.points[-1].bytes)}: "
                        f"{longest[s.benchmark] - len(s.points)} size(s) fewer than its sibling series.")
-    return out
+    return _capped(out, MAX_NOTES)
