@@ -42,6 +42,14 @@ class NcclP2pWorkload final : public Workload {
     for (const auto& b : buffers_) {
       DeviceScope scope(b->member->device);
       if (b->send.bytes()) fill_pattern_on_device(b->send.data(), bytes_, sender_seed(seed_, b->member->rank), b->member->stream.get());
+      b->member->stream.synchronize();
+    }
+    // NCCL connects a peer pair on its first send/recv: let that happen untimed, without a
+    // start-blocking kernel ahead of it, then poison what it delivered.
+    one_op();
+    for (const auto& m : team_.members()) m->stream.synchronize();
+    for (const auto& b : buffers_) {
+      DeviceScope scope(b->member->device);
       if (b->recv.bytes()) poison_on_device(b->recv.data(), bytes_, b->member->stream.get());
       b->member->stream.synchronize();
     }
