@@ -8,7 +8,7 @@ from typing import IO, Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from commatlas.units import format_gbps, format_size
+from commatlas.units import format_gbps, format_latency_us, format_size
 
 
 def parse_event(line: str) -> dict[str, Any] | None:
@@ -23,10 +23,13 @@ def parse_event(line: str) -> dict[str, Any] | None:
     return event if isinstance(event, dict) and "event" in event else None
 
 
-def describe_point(event: dict[str, Any]) -> str:
+def describe_point(event: dict[str, Any], metric: str | None = None) -> str:
+    """'host.memcpy threads=2 1 MiB 12.3 GB/s': the figure the benchmark is about."""
     parts = [str(event.get("benchmark", "")), str(event.get("params") or ""), format_size(event.get("bytes"))]
     status = event.get("status", "")
-    if status == "ok" and event.get("gbps"):
+    if status == "ok" and metric == "latency" and event.get("median_s") is not None:
+        parts.append(format_latency_us(event["median_s"] * 1e6))
+    elif status == "ok" and event.get("gbps"):
         parts.append(format_gbps(event["gbps"]))
     elif status != "ok":
         parts.append(str(status))
@@ -54,8 +57,10 @@ class PhaseProgress:
     def __exit__(self, *exc: object) -> None:
         self._progress.__exit__(*exc)
 
-    def follow(self, title: str, stream: IO[str], log: IO[str]) -> None:
-        """Reads the engine's stdout until it closes."""
+    def follow(self, title: str, stream: IO[str], log: IO[str], metrics: dict[str, str] | None = None) -> None:
+        """Reads the engine's stdout until it closes; `metrics` maps benchmark keys to the
+        figure each is about (bandwidth or latency)."""
+        metrics = metrics or {}
         task: TaskID = self._progress.add_task(title, total=None, last="")
         for line in stream:
             event = parse_event(line)
@@ -65,4 +70,4 @@ class PhaseProgress:
             elif event["event"] == "start":
                 self._progress.update(task, total=event.get("total", 0))
             elif event["event"] == "point":
-                self._progress.update(task, completed=event.get("done", 0), last=describe_point(event))
+                self._progress.update(task, completed=event.get("done", 0), last=describe_point(event, metrics.get(event.get("benchmark", ""))))

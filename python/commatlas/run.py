@@ -161,7 +161,8 @@ def stop_process_group(process: subprocess.Popen[str]) -> None:
             continue
 
 
-def run_phase(command: list[str], title: str, log_path: Path, progress: PhaseProgress) -> int:
+def run_phase(command: list[str], title: str, log_path: Path, progress: PhaseProgress,
+              metrics: dict[str, str]) -> int:
     with log_path.open("a", encoding="utf-8") as log:
         log.write(f"$ {shlex.join(command)}\n")
         log.flush()
@@ -170,7 +171,7 @@ def run_phase(command: list[str], title: str, log_path: Path, progress: PhasePro
                                    start_new_session=True, bufsize=1)
         try:
             assert process.stdout is not None
-            progress.follow(title, process.stdout, log)
+            progress.follow(title, process.stdout, log, metrics)
             return process.wait()
         except BaseException:
             stop_process_group(process)
@@ -209,13 +210,14 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     for note in plan.notes:
         progress_console.print(f"commatlas: note: {note}")
 
+    metrics = {b["key"]: b["metric"] for b in benchmarks}
     status, failure = "complete", None
     previous = signal.signal(signal.SIGTERM, raise_interrupted)
     try:
         with PhaseProgress(progress_console) as progress:
             for phase in plan.phases:
                 code = run_phase(phase.command(engine, results.resolve(), options.engine_arguments()),
-                                 phase.title, log_path, progress)
+                                 phase.title, log_path, progress, metrics)
                 if code != 0:
                     status, failure = "failed", phase_failure(code, log_path)
                     if isinstance(failure, UsageError):

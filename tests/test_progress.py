@@ -1,0 +1,29 @@
+"""The progress line reads the engine's events: the figure a benchmark is about, or its status."""
+
+from __future__ import annotations
+
+from commatlas.progress import describe_point, parse_event
+
+
+def test_only_event_lines_are_events() -> None:
+    assert parse_event('{"event":"start","total":3}') == {"event": "start", "total": 3}
+    assert parse_event("[vm:1234] mpiexec warning: something") is None
+    assert parse_event('{"not":"an event"}') is None
+    assert parse_event("{broken") is None
+
+
+def test_bandwidth_point() -> None:
+    event = {"event": "point", "benchmark": "host.memcpy", "params": "threads=2", "bytes": 1048576,
+             "status": "ok", "median_s": 1e-4, "gbps": 10.48576}
+    assert describe_point(event, "bandwidth") == "host.memcpy threads=2 1 MiB 10.5 GB/s"
+
+
+def test_latency_point_shows_time_not_bandwidth() -> None:
+    event = {"event": "point", "benchmark": "mpi.pingpong", "params": "", "bytes": 8, "status": "ok",
+             "median_s": 2.5e-6, "gbps": 0.0032}
+    assert describe_point(event, "latency") == "mpi.pingpong 8 B 2.5 us"
+
+
+def test_skipped_point_shows_status() -> None:
+    event = {"event": "point", "benchmark": "gpu.copy_ce", "params": "", "bytes": 4096, "status": "skipped"}
+    assert describe_point(event, "bandwidth") == "gpu.copy_ce 4 KiB skipped"
