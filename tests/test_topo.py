@@ -74,3 +74,16 @@ def test_cli_topo_real_engine(engine_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout.startswith("no GPU") or "GPU0" in done.stdout
+
+
+def test_engine_shaped_topology_renders_the_same() -> None:
+    """The topology engineer's fixture is in the engine's own JSON shape (no host_links: the
+    PCIe peak comes from each GPU's pcie facts)."""
+    path = Path(__file__).parent / "fixtures" / "topology" / "h200x4.json"
+    if not path.exists():
+        pytest.skip("no engine-shaped topology fixture in this checkout")
+    import json
+
+    text = rendered(json.loads(path.read_text()))
+    assert text.count("NV18 478") == 12
+    assert text.count("PCIe 63") == 4
