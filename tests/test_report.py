@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "report"
@@ -208,3 +209,17 @@ def test_headless_browser_sees_every_chart(gpu_report, tmp_path):
     pixels = imread(shot)[..., :3]
     drawn = (pixels.min(axis=2) < 0.9).mean()  # share of pixels that are not white-ish
     assert drawn > 0.05
+
+
+def test_winners_flipping_inside_the_noise_are_not_crossovers(tmp_path):
+    rng = np.random.default_rng(5)
+    records = [synth.meta(0, "ties")]
+    for bench, iface in [("gpu.sm_read", "sm_kernel"), ("gpu.sm_write", "sm_kernel_write")]:
+        for b in make_fixtures.SIZES:  # the same model for both: any winner is luck
+            records.append(synth.result(bench, "direct_access", iface, "bandwidth", {"src": 0, "dst": 1}, b,
+                                        synth.samples_for(2e-6 + b / 350e9, 48, rng, jitter=0.05)))
+    synth.write(tmp_path / "results.jsonl", records)
+    series, _ = group_series(load_run(tmp_path).results)
+    [m] = best_interface_map(series)
+    assert len({s.winner for s in m.standings}) == 2  # the noise does flip the raw winner here
+    assert m.crossovers == [] and not any(s.clear for s in m.standings)

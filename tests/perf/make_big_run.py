@@ -34,7 +34,8 @@ def families():
     for alloc, gbps in [("pageable", 10), ("registered", 50), ("pinned", 52), ("managed", 30)]:
         for bench, iface in [("gpu.h2d_copy", "copy_engine"), ("gpu.d2h_copy", "copy_engine"), ("gpu.h2d_sm", "sm_kernel")]:
             for gpu in range(GPUS):
-                yield bench, "explicit_copy", iface, "bandwidth", {"src": "host", "dst": gpu, "allocator": alloc}, 10e-6, gbps, 1, None
+                ends = {"src": gpu, "dst": "host"} if bench.startswith("gpu.d2h") else {"src": "host", "dst": gpu}
+                yield bench, "explicit_copy", iface, "bandwidth", {**ends, "allocator": alloc}, 10e-6, gbps, 1, None
     for op, factor in [("allreduce", 2), ("allgather", 1), ("reduce_scatter", 1), ("alltoall", 1), ("broadcast", 1), ("reduce", 1)]:
         for ranks in (2, 4, 8):
             f = factor * (ranks - 1) / ranks if op != "broadcast" and op != "reduce" else 1

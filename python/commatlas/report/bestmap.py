@@ -3,7 +3,8 @@
 Only series of one Path compete (same category, metric, endpoints, ranks, operation), so a
 host-buffer MPI figure is never ranked against a device-buffer one. Better is higher bandwidth
 for bandwidth series and lower latency for latency series. A win is "clear" when the winner's
-p5–p95 range does not overlap the runner-up's: a margin inside the spread is a tie in practice.
+p5–p95 range does not overlap the runner-up's: a margin inside the spread is a tie in practice,
+and crossovers are only read between clear wins.
 """
 from __future__ import annotations
 
@@ -104,7 +105,9 @@ def _map_path(path: PathKey, contenders: dict[str, Series]) -> PathMap:
         clear = (w_lo > r_hi) if path.metric == "bandwidth" else (w_hi < r_lo)
         out.standings.append(Standing(size, ranked[0], value_of(w), ranked[1], value_of(r),
                                       ratio(value_of(w), value_of(r), path.metric), clear, len(here)))
-    for a, b in zip(out.standings, out.standings[1:]):
+    # Only clear wins can cross over: a winner that flips inside the noise is a tie, not a crossover.
+    clear = [s for s in out.standings if s.clear]
+    for a, b in zip(clear, clear[1:]):
         if a.winner != b.winner:
             out.crossovers.append(Crossover(a.winner, b.winner, (a.size, b.size),
                                             _crossing(by_size, a.size, b.size, a.winner, b.winner)))

@@ -67,7 +67,7 @@ def _crossovers(maps: list[PathMap]) -> list[Finding]:
         under = [s.margin for m, c in found for s in m.standings if s.size <= c.between[0] and s.winner == below]
         over = [s.margin for m, c in found for s in m.standings if s.size >= c.between[1] and s.winner == above]
         text = (f"{m0.path.category} ({group_label(m0.path)}): {below} beats {above} below {where}"
-                f"{_placements(len(found), per_group[anchor])} (crossover between {_span(lows, format_size)} and "
+                f"{_placements(len({id(m) for m, _ in found}), per_group[anchor])} (crossover between {_span(lows, format_size)} and "
                 f"{_span(highs, format_size)})")
         if under:
             text += f", by up to {format_ratio(max(under))}"
@@ -124,22 +124,11 @@ def _one_parameter_effects(series: list[Series]) -> list[Finding]:
     """Series of one benchmark that differ in exactly one parameter: thread count (against
     1 thread) or allocator. Placements of one kind (every GPU, say) make one sentence."""
     effects: dict[tuple, list[_Effect]] = {}
-    by_bench: dict[tuple[str, int], list[Series]] = {}
-    for s in series:
-        by_bench.setdefault((s.benchmark, s.ranks), []).append(s)
-    for group in by_bench.values():
-        for i, a in enumerate(group):
-            for b in group[i + 1:]:
-                key = _single_difference(a, b)
-                if key == "threads":
-                    e = _thread_effect(a, b)
-                elif key is not None and ("alloc" in key or "memory" in key):
-                    e = _allocator_effect(a, b)
-                else:
-                    continue
-                if e:
-                    effects.setdefault((plot_anchor(path_of(a)) if key == "threads" else a.benchmark, key,
-                                        str(e.better.params[key]), str(e.worse.params[key])), []).append(e)
+    for key, a, b in _pairs_differing_in_one(series):
+        e = _thread_effect(a, b) if key == "threads" else _allocator_effect(a, b)
+        if e:
+            effects.setdefault((plot_anchor(path_of(a)) if key == "threads" else a.benchmark, key,
+                                str(e.better.params[key]), str(e.worse.params[key])), []).append(e)
     out = []
     for (_, key, good, bad), found in effects.items():
         e = max(found, key=lambda x: x.factor)
@@ -159,12 +148,21 @@ def _one_parameter_effects(series: list[Series]) -> list[Finding]:
     return out
 
 
-def _single_difference(a: Series, b: Series) -> str | None:
-    pa, pb = dict(a.key[1]), dict(b.key[1])
-    if pa.keys() != pb.keys():
-        return None
-    diff = [k for k in pa if pa[k] != pb[k]]
-    return diff[0] if len(diff) == 1 else None
+def _pairs_differing_in_one(series: list[Series]):
+    """(key, a, b) for series of one benchmark whose parameters differ only in `key`, a thread
+    count or an allocator; bucketed by the other parameters, so the cost stays linear."""
+    keys = {k for s in series for k, _ in s.key[1] if k == "threads" or "alloc" in k or "memory" in k}
+    for key in sorted(keys):
+        buckets: dict[tuple, list[Series]] = {}
+        for s in series:
+            params = dict(s.key[1])
+            if key in params:
+                rest = tuple((k, v) for k, v in s.key[1] if k != key)
+                buckets.setdefault((s.benchmark, s.ranks, rest), []).append(s)
+        for group in buckets.values():
+            for i, a in enumerate(group):
+                for b in group[i + 1:]:
+                    yield key, a, b
 
 
 def _common_size(a: Series, b: Series, preferred: int | None = None) -> tuple[Result, Result] | None:
