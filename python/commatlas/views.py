@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from commatlas.selection import rank_range_text
 from commatlas.units import format_size
 
 
@@ -16,10 +17,8 @@ def benchmarks_table(benchmarks: list[dict[str, Any]]) -> Table:
     for column in ("category", "interface", "suite", "metric", "ranks", "runnable here"):
         table.add_column(column, overflow="fold")
     for b in benchmarks:
-        high = b.get("max_ranks", 0)
-        ranks = f"{b.get('min_ranks', 1)}+" if high == 0 else f"{b.get('min_ranks', 1)}-{high}"
         here = "yes" if b.get("runnable") else f"no: {b.get('reason', 'unknown reason')}"
-        table.add_row(b["key"], b["category"], b["interface"], b["suite"], b["metric"], ranks, here)
+        table.add_row(b["key"], b["category"], b["interface"], b["suite"], b["metric"], rank_range_text(b), here)
     return table
 
 
