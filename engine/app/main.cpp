@@ -7,6 +7,8 @@
 //   commatlas-engine run --out FILE [--suite S] [--only P] [--exclude P] [--sizes LIST]
 //                        [--time-budget SEC] [--quick] [--threads N] [--numa LIST]
 //                        [--reservoir N] [--seed N] [--progress text|json|none] [--mpi] [--watchdog SEC]
+//                        [--record-env NAMES] [--repeat-index N] [--skip-points FILE]
+//   (argument parsing: core/arguments.cpp)
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "build_info.h"
+#include "core/arguments.h"
 #include "core/backend.h"
 #include "core/context.h"
 #include "core/error.h"
@@ -35,100 +38,6 @@
 
 namespace commatlas {
 namespace {
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else if (c != ' ') {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
-double parse_positive_double(const std::string& flag, const std::string& text) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(text, &used);
-    if (used == text.size() && v > 0 && v < 1e6) return v;
-  } catch (const std::exception&) {
-  }
-  throw UsageError(flag + " needs a positive number of seconds, got '" + text + "'");
-}
-
-long long parse_count(const std::string& flag, const std::string& text, long long lo, long long hi) {
-  try {
-    std::size_t used = 0;
-    const long long v = std::stoll(text, &used);
-    if (used == text.size() && v >= lo && v <= hi) return v;
-  } catch (const std::exception&) {
-  }
-  throw UsageError(flag + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
-                   ", got '" + text + "'");
-}
-
-// Seconds a benchmark point may take before the job is aborted; 0 turns the watchdog off.
-double parse_watchdog(const std::string& text) {
-  if (text == "0") return 0;
-  return parse_positive_double("--watchdog", text);
-}
-
-struct Args {
-  std::string command;
-  bool json = false;
-  bool use_mpi = false;
-  std::string out;
-  std::vector<std::string> suites, only, exclude;
-  std::string sizes, numa;
-  ProgressMode progress = ProgressMode::Text;
-  RunOptions options;
-};
-
-Args parse_args(int argc, char** argv) {
-  Args a;
-  if (argc < 2) throw UsageError("usage: commatlas-engine {list|info|topo|run} [options]");
-  a.command = argv[1];
-  if (a.command != "list" && a.command != "info" && a.command != "topo" && a.command != "run")
-    throw UsageError("unknown command '" + a.command + "' (use list, info, topo or run)");
-  for (int i = 2; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw UsageError(flag + " needs a value");
-      return argv[++i];
-    };
-    if (flag == "--json") a.json = true;
-    else if (flag == "--mpi") a.use_mpi = true;
-    else if (flag == "--out") a.out = next();
-    else if (flag == "--suite") { auto v = split_list(next()); a.suites.insert(a.suites.end(), v.begin(), v.end()); }
-    else if (flag == "--only") { auto v = split_list(next()); a.only.insert(a.only.end(), v.begin(), v.end()); }
-    else if (flag == "--exclude") { auto v = split_list(next()); a.exclude.insert(a.exclude.end(), v.begin(), v.end()); }
-    else if (flag == "--sizes") a.sizes = next();
-    else if (flag == "--numa") a.numa = next();
-    else if (flag == "--time-budget") a.options.time_budget_s = parse_positive_double(flag, next());
-    else if (flag == "--quick") a.options.quick = true;
-    else if (flag == "--threads") a.options.threads = static_cast<int>(parse_count(flag, next(), 1, 4096));
-    else if (flag == "--reservoir") a.options.reservoir = static_cast<std::size_t>(parse_count(flag, next(), 1, 1000000));
-    else if (flag == "--seed") a.options.seed = static_cast<std::uint64_t>(parse_count(flag, next(), 0, 1LL << 62));
-    else if (flag == "--watchdog") a.options.watchdog_s = parse_watchdog(next());
-    else if (flag == "--progress") {
-      const std::string v = next();
-      if (v == "text") a.progress = ProgressMode::Text;
-      else if (v == "json") a.progress = ProgressMode::Json;
-      else if (v == "none") a.progress = ProgressMode::None;
-      else throw UsageError("--progress takes text, json or none, got '" + v + "'");
-    } else {
-      throw UsageError("unknown option '" + flag + "'");
-    }
-  }
-  if (a.options.quick && a.options.time_budget_s == RunOptions{}.time_budget_s) a.options.time_budget_s = 0.02;
-  if (!a.sizes.empty()) a.options.sizes = parse_size_list(a.sizes);
-  return a;
-}
 
 void validate_against_host(Args& a, const HostFacts& host) {
   if (!a.numa.empty()) {

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/group.h"
@@ -22,6 +25,11 @@ struct RunOptions {
   std::int64_t max_ops_per_sample = 1 << 20;
   std::uint64_t seed = 1;            // data pattern seed
   double watchdog_s = 120;           // a point running longer aborts the job (core/watchdog.h); 0 = off
+  // Passes of one run must stay apart in its records: the swept environment (env.NAME=value,
+  // read by the engine itself) joins every record's params, the repetition its "repeat".
+  std::vector<std::pair<std::string, std::string>> record_params;
+  std::optional<int> repeat;
+  std::set<std::string> skip_points;  // point keys (core/records.h) a resumed run already has
 };
 
 // Facts about this machine that benchmarks consult before allocating anything.

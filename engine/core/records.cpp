@@ -21,7 +21,7 @@ RecordFile::~RecordFile() {
 
 void RecordFile::append(const std::string& json_line) {
   if (std::fputs(json_line.c_str(), file_) < 0 || std::fputc('\n', file_) == EOF || std::fflush(file_) != 0)
-    throw std::runtime_error("cannot write results file " + path_ + ": " + std::strerror(errno));
+    throw RecordWriteError("cannot write results file " + path_ + ": " + std::strerror(errno));
 }
 
 namespace {
@@ -32,6 +32,7 @@ double unix_time() {
 
 void write_identity(JsonWriter& w, const char* type, const PointId& id) {
   w.field("type", type);
+  w.field("point", point_key(id));
   w.field("benchmark", id.info.key);
   w.field("category", to_string(id.info.category));
   w.field("interface", to_string(id.info.interface));
@@ -47,10 +48,27 @@ void write_identity(JsonWriter& w, const char* type, const PointId& id) {
   else
     w.null();
   w.field("ranks", id.ranks);
+  if (id.repeat) w.field("repeat", *id.repeat);
   w.field("time", unix_time());
 }
 
 }  // namespace
+
+std::string point_key(const PointId& id) {
+  std::string key = id.info.key + "|";
+  if (id.params) {
+    std::string params;
+    for (const auto& [k, v] : id.params->entries()) {
+      JsonWriter value;
+      value.value(v);
+      params += (params.empty() ? "" : ",") + k + "=" + value.str();
+    }
+    key += params;
+  }
+  key += "|" + (id.bytes ? std::to_string(*id.bytes) : std::string("-")) + "|" + std::to_string(id.ranks);
+  if (id.repeat) key += "|r" + std::to_string(*id.repeat);
+  return key;
+}
 
 std::string result_record(const PointId& id, const Measurement& m) {
   const Accounting& a = m.accounting;

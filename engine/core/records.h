@@ -5,12 +5,20 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "core/benchmark.h"
 #include "core/harness.h"
 
 namespace commatlas {
+
+// The results file could not be written (disk full, file gone): no later record could be kept,
+// so this ends the run instead of becoming an error record.
+class RecordWriteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // Appends records to a JSON Lines file, flushing after each so a crash loses nothing measured.
 class RecordFile {
@@ -31,7 +39,12 @@ struct PointId {
   const Params* params = nullptr;        // null for benchmark-wide records
   std::optional<std::uint64_t> bytes;    // null for benchmark-wide records
   int ranks = 1;
+  std::optional<int> repeat = std::nullopt;  // repetition of the whole selection (commatlas run --repeat)
 };
+
+// "host.memcpy|threads=4|4096|1|r2": one point, stable across runs, so a resumed run can skip
+// the points it already has (--skip-points). Written into every record as "point".
+std::string point_key(const PointId& id);
 
 std::string result_record(const PointId& id, const Measurement& m);
 std::string skip_record(const PointId& id, const std::string& reason);

@@ -45,6 +45,13 @@ class ProgressReporter {
   int done_ = 0;
 };
 
+// The variant as its records name it: with the run's record params (swept environment).
+Params recorded_params(const Params& params, const RunOptions& options) {
+  Params recorded = params;
+  for (const auto& [key, value] : options.record_params) recorded.set(key, value);
+  return recorded;
+}
+
 }  // namespace
 
 std::vector<std::uint64_t> sizes_for(const BenchmarkInfo& info, const RunOptions& options) {
@@ -90,13 +97,21 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
   RunSummary summary;
   for (const Plan& plan : plans) {
     if (plan.unavailable) {
-      write(skip_record(PointId{plan.info, nullptr, std::nullopt, ranks}, *plan.unavailable));
+      const Params recorded = recorded_params(Params{}, ctx.options);
+      const PointId id{plan.info, &recorded, std::nullopt, ranks, ctx.options.repeat};
+      if (ctx.options.skip_points.count(point_key(id))) continue;
+      write(skip_record(id, *plan.unavailable));
       ++summary.skipped;
       continue;
     }
     for (const Params& params : plan.variants) {
+      const Params recorded = recorded_params(params, ctx.options);
       for (std::uint64_t bytes : plan.sizes) {
-        const PointId id{plan.info, &params, bytes, ranks};
+        const PointId id{plan.info, &recorded, bytes, ranks, ctx.options.repeat};
+        if (ctx.options.skip_points.count(point_key(id))) {
+          progress.point(plan.info, &params, bytes, "done earlier", nullptr);
+          continue;
+        }
         try {
           const Watchdog watchdog(ctx.options.watchdog_s,
                                   plan.info.key + (params.describe().empty() ? "" : " " + params.describe()) + " at " +
@@ -119,6 +134,8 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
           progress.point(plan.info, &params, bytes, "skipped", nullptr);
         } catch (const UsageError&) {
           throw;
+        } catch (const RecordWriteError&) {
+          throw;  // nothing later could be kept either
         } catch (const std::exception& e) {
           write(error_record(id, e.what()));
           ++summary.errors;
