@@ -21,10 +21,14 @@ namespace {
 
 // cudaMemcpyAsync on pageable memory waits for the stream (h2d) or for the copy (d2h) before it
 // returns, so it cannot be queued behind a kernel that waits for the host: it would deadlock.
+// Managed memory kept on the host by advice behaves the same (seen on H200: every such copy
+// held the host until the start-blocking kernel timed out).
+bool host_synchronous(const Endpoint& e) { return e.alloc == "pageable" || (e.alloc == "managed" && !e.hint.empty()); }
+
 bool host_synchronous(const CopySetup& setup) {
   if (setup.engine != Engine::Ce) return false;
   for (const Leg& leg : setup.legs)
-    if (leg.src.alloc == "pageable" || leg.dst.alloc == "pageable") return true;
+    if (host_synchronous(leg.src) || host_synchronous(leg.dst)) return true;
   return false;
 }
 
@@ -34,7 +38,7 @@ std::string copy_timing_text(std::size_t legs, bool host_synchronous) {
   std::string text =
       host_synchronous
           ? "CUDA events on the driving GPU's stream around a batch of copies enqueued without a blocked start "
-            "(cudaMemcpyAsync on pageable memory returns only after staging, so host staging is included)"
+            "(cudaMemcpyAsync on pageable or host-preferred managed memory holds the host, so host-side work is included)"
           : "CUDA events on the driving GPU's stream around a batch of copies queued behind a spin kernel "
             "(blocked start), so they run back-to-back without launch gaps";
   if (legs > 1)
