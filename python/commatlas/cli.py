@@ -76,6 +76,13 @@ def run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--numa", metavar="LIST", help="NUMA nodes to place host buffers on, e.g. 0,1")
     p.add_argument("--watchdog", type=float, metavar="SECONDS",
                    help="stop the job when one point runs longer than this (engine default 120; 0 = off)")
+    p.add_argument("--repeat", type=int, default=1, metavar="K",
+                   help="measure the whole selection K times: the report shows run-to-run variation")
+    p.add_argument("--sweep-env", action="append", default=[], metavar="NAME=V1,V2",
+                   help="run once per value of this variable (repeatable: every combination), "
+                        "e.g. NCCL_ALGO=Ring,Tree")
+    p.add_argument("--resume", type=Path, metavar="RUN_DIR",
+                   help="continue an interrupted run: measure only the points it does not have yet")
 
 
 def joined(values: list[str]) -> tuple[str, ...]:
@@ -88,6 +95,7 @@ def joined(values: list[str]) -> tuple[str, ...]:
 def cmd_run(args: argparse.Namespace) -> int:
     from commatlas.run import RunOptions, execute
     from commatlas.selection import Selection, split_list
+    from commatlas.sweep import parse_sweeps
 
     suites = split_list(args.suite) if args.suite is not None else None
     # The engine reads an empty list as "not given"; here it can only be a mistake.
@@ -99,8 +107,39 @@ def cmd_run(args: argparse.Namespace) -> int:
         selection=Selection(suites, joined(args.only), joined(args.exclude)),
         sizes=args.sizes, time_budget=args.time_budget, quick=args.quick, threads=args.threads,
         numa=args.numa, watchdog=args.watchdog, ranks=args.ranks, launcher=args.launcher, out=args.out,
+        repeat=args.repeat, sweep_env=parse_sweeps(args.sweep_env),
     )
-    return execute(options, Engine.find(), stdout_console(), stderr_console())
+    if args.resume is not None:
+        options = options_to_resume(options, args.resume)
+    return execute(options, Engine.find(), stdout_console(), stderr_console(), args.resume)
+
+
+def options_to_resume(given: "RunOptions", run_dir: Path) -> "RunOptions":
+    """`--resume DIR` alone takes the run's own options; options given with it must match them
+    (checked in commatlas.resume once the engine is known)."""
+    from commatlas.resume import stored_options
+    from commatlas.run import RunOptions
+    from commatlas.selection import Selection
+    from commatlas.sweep import EnvSweep
+
+    if given.out is not None:
+        raise UsageError("--resume continues RUN_DIR itself: --out cannot be given with it")
+    if given != RunOptions(Selection(None, (), ()), None, None, False, None, None, None, None, None, None):
+        return given
+    stored = stored_options(run_dir)
+    try:
+        suites = stored.get("suites")
+        return RunOptions(
+            selection=Selection(tuple(suites) if suites is not None else None, tuple(stored.get("only") or ()),
+                                tuple(stored.get("exclude") or ())),
+            sizes=stored.get("sizes"), time_budget=stored.get("time_budget"), quick=bool(stored.get("quick")),
+            threads=stored.get("threads"), numa=stored.get("numa"), watchdog=stored.get("watchdog"),
+            ranks=stored.get("ranks"), launcher=stored.get("launcher"), out=None,
+            repeat=int(stored.get("repeat", 1)),
+            sweep_env=tuple(EnvSweep(str(s["name"]), tuple(s["values"])) for s in stored.get("sweep_env") or ()),
+        )
+    except (TypeError, ValueError, KeyError, AttributeError) as e:
+        raise UsageError(f"--resume {run_dir}: its meta record's options cannot be read ({e})") from None
 
 
 # --- list, info, topo ---------------------------------------------------------------------------

@@ -38,8 +38,19 @@ class Launcher:
     ranks: int | None     # None: the custom launcher line decides
     notes: tuple[str, ...] = field(default=())
 
-    def command(self, program: list[str]) -> list[str]:
-        return [*self.prefix, *program]
+    def command(self, program: list[str], environment: dict[str, str] | None = None) -> list[str]:
+        return [*self.prefix, *self.environment_flags(environment or {}), *program]
+
+    def environment_flags(self, environment: dict[str, str]) -> list[str]:
+        """Flags that carry variables set for the launcher on to every rank: Open MPI passes only
+        what -x names; Hydra (MPICH) takes -genv; srun and unknown launchers pass the environment."""
+        flags: list[str] = []
+        for name, value in environment.items():
+            if self.kind == MpiImplementation.OPEN_MPI.value:
+                flags += ["-x", name]
+            elif self.kind == MpiImplementation.MPICH.value:
+                flags += ["-genv", name, value]
+        return flags
 
     def describe(self) -> dict[str, object]:
         return {"kind": self.kind, "command": list(self.prefix), "ranks": self.ranks}

@@ -24,8 +24,10 @@ from commatlas.records import (
     ENGINE_LOG, RESULTS_FILE, append_record, drop_partial_tail, end_record, meta_record, read_records, utc_now,
 )
 from commatlas.report_hook import write_report_if_available
+from commatlas.resume import resume_run
 from commatlas.selection import Selection, check_ranks, is_mpi_benchmark, require_mpi, select
 from commatlas.summary import print_summary
+from commatlas.sweep import EnvSweep, Pass, plan_passes
 
 EXIT_INTERRUPTED = 130
 # How long an interrupted engine (or mpiexec and its ranks) gets to stop before SIGKILL.
@@ -44,6 +46,8 @@ class RunOptions:
     ranks: int | None
     launcher: str | None
     out: Path | None
+    repeat: int = 1                       # measure the whole selection this many times
+    sweep_env: tuple[EnvSweep, ...] = ()  # once per combination of these variables' values
 
     def engine_arguments(self) -> list[str]:
         """Options the engine itself interprets and validates (sizes, NUMA, memory, ...)."""
@@ -75,12 +79,13 @@ class Phase:
     keys: tuple[str, ...]
     launcher: Launcher | None  # None: the engine runs as one plain process
 
-    def command(self, engine: Engine, results: Path, engine_arguments: list[str]) -> list[str]:
+    def command(self, engine: Engine, results: Path, engine_arguments: list[str],
+                environment: dict[str, str] | None = None) -> list[str]:
         program = [str(engine.path), "run", "--out", str(results), "--only", ",".join(self.keys),
                    "--progress", "json", *engine_arguments]
         if self.launcher is None:
             return program
-        return self.launcher.command([*program[:2], "--mpi", *program[2:]])
+        return self.launcher.command([*program[:2], "--mpi", *program[2:]], environment)
 
 
 @dataclass(frozen=True)
@@ -162,13 +167,14 @@ def stop_process_group(process: subprocess.Popen[str]) -> None:
 
 
 def run_phase(command: list[str], title: str, log_path: Path, progress: PhaseProgress,
-              metrics: dict[str, str]) -> int:
+              metrics: dict[str, str], environment: dict[str, str] | None = None) -> int:
     with log_path.open("a", encoding="utf-8") as log:
         log.write(f"$ {shlex.join(command)}\n")
         log.flush()
         # A session of its own: Ctrl-C reaches only us, and we stop the whole group in order.
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True,
-                                   start_new_session=True, bufsize=1)
+                                   start_new_session=True, bufsize=1,
+                                   env={**os.environ, **environment} if environment else None)
         try:
             assert process.stdout is not None
             progress.follow(title, process.stdout, log, metrics)
@@ -195,7 +201,27 @@ def raise_interrupted(signum: int, frame: object) -> None:
     raise Interrupted()
 
 
-def execute(options: RunOptions, engine: Engine, console: Console, progress_console: Console) -> int:
+def pass_arguments(run_pass: Pass) -> list[str]:
+    """Engine flags that stamp a pass into its records; the engine reads the variables itself."""
+    args = ["--repeat-index", str(run_pass.repeat)] if run_pass.repeat is not None else []
+    if run_pass.env:
+        args += ["--record-env", ",".join(name for name, _ in run_pass.env)]
+    return args
+
+
+def write_end_record(results: Path, status: str, started: float) -> list[dict[str, Any]]:
+    try:
+        drop_partial_tail(results)
+        records = read_records(results)
+        append_record(results, end_record(status, records, time.monotonic() - started))
+    except OSError as e:
+        raise CommatlasError(f"cannot write {results}: {e.strerror or e}") from None
+    return records
+
+
+def execute(options: RunOptions, engine: Engine, console: Console, progress_console: Console,
+            resume: Path | None = None) -> int:
+    """Runs the selection; with `resume`, continues that run directory instead of a new one."""
     start = utc_now()
     started = time.monotonic()
     engine_info = engine.info()
@@ -204,9 +230,15 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     # before anything is created, and answers which benchmarks exist.
     benchmarks = engine.benchmarks(options.engine_arguments())
     plan = plan_run(options, engine_info, topology, benchmarks)
-    run_dir = prepare_run_dir(options.out)
+    passes = plan_passes(options.repeat, options.sweep_env)
+    if resume is None:
+        run_dir, skip_arguments = prepare_run_dir(options.out), []
+        append_record(run_dir / RESULTS_FILE,
+                      meta_record(run_dir.name, start, options.for_meta(), engine_info, topology, plan.launcher))
+    else:
+        run_dir = resume
+        skip_arguments = ["--skip-points", str(resume_run(run_dir, options.for_meta(), engine_info, topology).resolve())]
     results, log_path = run_dir / RESULTS_FILE, run_dir / ENGINE_LOG
-    append_record(results, meta_record(run_dir.name, start, options.for_meta(), engine_info, topology, plan.launcher))
     for note in plan.notes:
         progress_console.print(f"commatlas: note: {note}")
 
@@ -215,26 +247,31 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     previous = signal.signal(signal.SIGTERM, raise_interrupted)
     try:
         with PhaseProgress(progress_console) as progress:
-            for phase in plan.phases:
-                code = run_phase(phase.command(engine, results.resolve(), options.engine_arguments()),
-                                 phase.title, log_path, progress, metrics)
-                if code != 0:
-                    status, failure = "failed", phase_failure(code, log_path)
-                    if isinstance(failure, UsageError):
-                        break
+            for run_pass in passes:
+                environment = dict(run_pass.env)
+                arguments = [*options.engine_arguments(), *pass_arguments(run_pass), *skip_arguments]
+                for phase in plan.phases:
+                    title = f"{phase.title} [{run_pass.describe()}]" if run_pass.describe() else phase.title
+                    code = run_phase(phase.command(engine, results.resolve(), arguments, environment),
+                                     title, log_path, progress, metrics, environment)
+                    if code != 0:
+                        status, failure = "failed", phase_failure(code, log_path)
+                        if isinstance(failure, UsageError):
+                            break
+                if isinstance(failure, UsageError):
+                    break
     except (KeyboardInterrupt, Interrupted):
         status = "interrupted"
     finally:
         signal.signal(signal.SIGTERM, previous)
-        drop_partial_tail(results)
-        records = read_records(results)
-        append_record(results, end_record(status, records, time.monotonic() - started))
+        records = write_end_record(results, status, started)
 
     print_summary(console, records)
-    if status == "interrupted":
-        console.print(f"interrupted: the records measured so far are in {run_dir}")
-        return EXIT_INTERRUPTED
     write_report_if_available(run_dir, console)
+    if status == "interrupted":
+        console.print(f"interrupted: the records measured so far are in {run_dir}; "
+                      f"continue with: commatlas run --resume {run_dir}")
+        return EXIT_INTERRUPTED
     console.print(f"results: {results}")
     if failure is not None:
         raise failure
