@@ -80,6 +80,7 @@ class Point:
     ranks: int
     time: float
     line: int
+    repeat: int | None = field(default=None, kw_only=True)  # commatlas run --repeat: which repetition
 
     @property
     def params_key(self) -> tuple[tuple[str, str], ...]:
@@ -258,7 +259,8 @@ def _identity(r: dict[str, Any], number: int) -> dict[str, Any]:
     return dict(benchmark=str(r["benchmark"]), category=str(r["category"]), interface=str(r["interface"]),
                 suite=str(r.get("suite", "")), metric=str(r["metric"]), params=params,
                 bytes=None if r.get("bytes") is None else int(r["bytes"]), ranks=int(r.get("ranks", 1)),
-                time=float(r.get("time") or 0.0), line=number)
+                time=float(r.get("time") or 0.0), line=number,
+                repeat=None if r.get("repeat") is None else int(r["repeat"]))
 
 
 def _num(v: Any) -> float:
@@ -332,14 +334,15 @@ class Series:
 
 
 def group_series(results: Iterable[Result]) -> tuple[list[Series], list[str]]:
-    """Groups results into series; a size measured twice keeps the later record (noted)."""
+    """Groups results into series; a size measured twice keeps the later record (noted unless it
+    is another repetition of --repeat, whose spread commatlas.repeats reports)."""
     table: dict[SeriesKey, dict[int, Result]] = {}
     notes: list[str] = []
     for r in results:
         key = (r.benchmark, r.params_key, r.ranks)
         by_size = table.setdefault(key, {})
         size = r.bytes or 0
-        if size in by_size:
+        if size in by_size and by_size[size].repeat == r.repeat:  # another repetition is expected
             notes.append(f"line {r.line}: {r.benchmark} at {size} B measured again; the later record is used")
         by_size[size] = r
     series = [Series(k, [v[s] for s in sorted(v)]) for k, v in table.items()]

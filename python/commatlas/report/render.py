@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from commatlas.repeats import benchmark_spreads
 from commatlas.report import bestmap, figures, findings, machine, variability
 from commatlas.report.templating import render
 from commatlas.report.units import format_size
@@ -68,6 +69,7 @@ def build_context(run: Run) -> dict:
         rules=variability.RULES,
         flags=flags[:MAX_FLAG_ROWS],
         flags_left=max(0, len(flags) - MAX_FLAG_ROWS),
+        repeat_spreads=benchmark_spreads(verified),
         distributions=distributions,
         skipped=_not_measured(run.skips, lambda s: s.reason),
         failed=_not_measured(run.failures, lambda f: f.message)
