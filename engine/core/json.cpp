@@ -94,6 +94,18 @@ JsonWriter& JsonWriter::value(double v) {
   return *this;
 }
 
+JsonWriter& JsonWriter::fixed(double v, int decimals) {
+  separate();
+  if (!std::isfinite(v)) {
+    out_ += "null";
+    return *this;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  out_ += buf;
+  return *this;
+}
+
 JsonWriter& JsonWriter::value(std::int64_t v) {
   separate();
   out_ += std::to_string(v);

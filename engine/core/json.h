@@ -23,6 +23,9 @@ class JsonWriter {
   JsonWriter& value(const char* v) { return value(std::string_view(v)); }
   JsonWriter& value(const std::string& v) { return value(std::string_view(v)); }
   JsonWriter& value(double v);  // non-finite values become null: JSON has no NaN
+  // Fixed-point, for values whose absolute resolution matters (timestamps): %.9g would round a
+  // Unix time to 10 s.
+  JsonWriter& fixed(double v, int decimals);
   JsonWriter& value(std::int64_t v);
   JsonWriter& value(int v) { return value(static_cast<std::int64_t>(v)); }
   JsonWriter& value(std::uint64_t v);

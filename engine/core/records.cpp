@@ -49,7 +49,7 @@ void write_identity(JsonWriter& w, const char* type, const PointId& id) {
     w.null();
   w.field("ranks", id.ranks);
   if (id.repeat) w.field("repeat", *id.repeat);
-  w.field("time", unix_time());
+  w.key("time").fixed(unix_time(), 3);
 }
 
 }  // namespace

@@ -55,3 +55,9 @@ TEST(Json, NumbersAndParams) {
 
 }  // namespace
 }  // namespace commatlas
+
+TEST(JsonWriter, FixedKeepsTimestampResolution) {
+  commatlas::JsonWriter w;
+  w.begin_array().fixed(1795413130.1234, 3).fixed(std::numeric_limits<double>::infinity(), 3).end_array();
+  EXPECT_EQ(w.str(), "[1795413130.123,null]");
+}
