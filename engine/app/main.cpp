@@ -12,6 +12,7 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -209,6 +210,9 @@ int main_inner(int argc, char** argv) {
 }  // namespace commatlas
 
 int main(int argc, char** argv) {
+  // Past a file-size limit (ulimit -f) a write then fails like on a full disk, and the run ends
+  // with a line naming the results file, instead of the process dying without a word.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     return commatlas::main_inner(argc, argv);
   } catch (const commatlas::UsageError& e) {

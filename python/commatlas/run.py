@@ -187,10 +187,22 @@ def run_phase(command: list[str], title: str, log_path: Path, progress: PhasePro
 def phase_failure(status: int, log_path: Path) -> CommatlasError:
     text = log_path.read_text(encoding="utf-8", errors="replace")
     engine_lines = [line for line in text.splitlines() if line.startswith("commatlas-engine")]
-    message = engine_message("\n".join(engine_lines) or text)
+    # Without a line of the engine's own (a rank killed from outside), the launcher's last line
+    # that says something names what failed; its "-----" frames say nothing.
+    said = [line for line in text.splitlines() if any(c.isalnum() for c in line) and not line.startswith("$ ")]
+    message = engine_message("\n".join(engine_lines or said))
     if status == 2 and any(line.startswith("commatlas-engine: error: ") for line in engine_lines):
         return UsageError(message)
-    return CommatlasError(f"the engine failed (exit status {status}): {message} (see {log_path})")
+    how = f"was killed by {signal_name(-status)}" if status < 0 else f"failed (exit status {status})"
+    return CommatlasError(f"the engine {how}: {message} (see {log_path})")
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
 
 
 class Interrupted(Exception):
