@@ -251,12 +251,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def one_line(message: str) -> str:
+    """Escapes what would break the one-line promise (a newline inside a user's pattern)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command].handler(args)
     except CommatlasError as e:
-        print(f"commatlas: error: {e}", file=sys.stderr)
+        print(f"commatlas: error: {one_line(str(e))}", file=sys.stderr)
         return e.exit_status
     except KeyboardInterrupt:
         print("commatlas: interrupted", file=sys.stderr)

@@ -38,16 +38,16 @@ def parse_sweep_env(spec: str) -> EnvSweep:
     name, equals, values_text = spec.partition("=")
     name = name.strip()
     if not equals:
-        raise UsageError(f"--sweep-env '{spec}' needs the form NAME=VALUE1,VALUE2")
+        raise UsageError(f"--sweep-env {spec!r} needs the form NAME=VALUE1,VALUE2")
     if not _NAME.match(name):
-        raise UsageError(f"--sweep-env '{spec}': '{name}' is not an environment variable name")
+        raise UsageError(f"--sweep-env {spec!r}: {name!r} is not an environment variable name")
     values = tuple(v.strip() for v in values_text.split(","))
     if not values_text.strip() or any(not v for v in values):
-        raise UsageError(f"--sweep-env '{spec}': empty value (give NAME=VALUE1,VALUE2)")
+        raise UsageError(f"--sweep-env {spec!r}: empty value (give NAME=VALUE1,VALUE2)")
     if any("\0" in v or "\n" in v for v in values):
-        raise UsageError(f"--sweep-env '{spec}': a value holds a NUL or newline")
+        raise UsageError(f"--sweep-env {spec!r}: a value holds a NUL or newline")
     if len(set(values)) != len(values):
-        raise UsageError(f"--sweep-env '{spec}': a value is given twice")
+        raise UsageError(f"--sweep-env {spec!r}: a value is given twice")
     return EnvSweep(name, values)
 
 
