@@ -26,6 +26,13 @@ class MeasurementError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The process can no longer measure anything trustworthy (a corrupted GPU context): the point
+// is recorded as an error, then the run ends with this message instead of recording more.
+class FatalError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 std::string errno_message(const std::string& what);
 
 }  // namespace commatlas

@@ -136,6 +136,10 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
           throw;
         } catch (const RecordWriteError&) {
           throw;  // nothing later could be kept either
+        } catch (const FatalError& e) {
+          write(error_record(id, e.what()));
+          progress.point(plan.info, &params, bytes, "error", nullptr);
+          throw;  // every later point would fail the same way, or worse, look fine
         } catch (const std::exception& e) {
           write(error_record(id, e.what()));
           ++summary.errors;

@@ -1,13 +1,18 @@
-// Point keys (what --skip-points matches) and the engine flags of resumed/repeated/swept runs.
+// Point keys (what --skip-points matches), the engine flags of resumed/repeated/swept runs, and
+// how the runner ends a run whose process can no longer measure (FatalError).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 #include "core/arguments.h"
 #include "core/error.h"
+#include "core/group.h"
 #include "core/records.h"
+#include "core/runner.h"
 
 namespace commatlas {
 namespace {
@@ -60,6 +65,57 @@ TEST(Arguments, SkipPointsReadsOneKeyPerLine) {
   EXPECT_EQ(a.options.skip_points, (std::set<std::string>{"a|b|8|1", "c||-|2"}));
   EXPECT_THROW(parse({"run", "--skip-points", "/no/such/file"}), UsageError);
   std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace commatlas
+
+namespace commatlas {
+namespace {
+
+// Fails at its first size: with a FatalError (a corrupted GPU context) or a plain MeasurementError.
+template <typename Failure>
+class FailsAtFirstSize final : public Benchmark {
+ public:
+  BenchmarkInfo info() const override {
+    return {"test.fails", Category::Reference, Interface::Harness, "test", "", Metric::Latency, RankRange{1, 0},
+            {8, 16}, {8, 16}};
+  }
+  std::unique_ptr<Workload> prepare(Context&, const Params&, std::uint64_t) const override {
+    throw Failure("context corrupted");
+  }
+};
+
+std::string run_into_file(const Benchmark& benchmark, bool* threw) {
+  const std::string path = testing::TempDir() + "/runner-fatal.jsonl";
+  std::remove(path.c_str());
+  SingleProcessGroup group;
+  Context ctx(RunOptions{}, group, HostFacts{});
+  *threw = false;
+  {
+    RecordFile out(path);
+    try {
+      run_benchmarks({&benchmark}, ctx, &out, ProgressMode::None);
+    } catch (const FatalError&) {
+      *threw = true;
+    }
+  }
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(path.c_str());
+  return text;
+}
+
+TEST(Runner, FatalErrorIsRecordedOnceThenEndsTheRun) {
+  bool threw = false;
+  const std::string text = run_into_file(FailsAtFirstSize<FatalError>(), &threw);
+  EXPECT_TRUE(threw);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;  // 8 B recorded, 16 B never tried
+  EXPECT_NE(text.find("\"type\":\"error\""), std::string::npos) << text;
+  // A plain measurement failure is recorded per point and the run goes on.
+  const std::string both = run_into_file(FailsAtFirstSize<MeasurementError>(), &threw);
+  EXPECT_FALSE(threw);
+  EXPECT_EQ(std::count(both.begin(), both.end(), '\n'), 2) << both;
 }
 
 }  // namespace

@@ -7,11 +7,40 @@ std::string gpu_error_text(cudaError_t rc, const char* call, const char* file, i
          ":" + std::to_string(line);
 }
 
+namespace {
+
+// Errors the CUDA documentation calls sticky: "the process is left in an inconsistent state
+// and any further CUDA work will return the same error"; the context cannot be used again.
+bool is_sticky(cudaError_t rc) {
+  switch (rc) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorECCUncorrectable:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 void throw_gpu_error(cudaError_t rc, const char* call, const char* file, int line) {
   // A non-sticky error stays as the runtime's last error until read: clear it, or the next
   // point's first launch check reports this point's failure as its own.
   cudaGetLastError();
   if (rc == cudaErrorMemoryAllocation) throw Skip("not enough memory: " + gpu_error_text(rc, call, file, line));
+  // A sticky error would fail every later point (or let one through on a broken context): end
+  // the run here with the cause, rather than filling the file with its consequences.
+  if (is_sticky(rc))
+    throw FatalError("GPU context corrupted, run stopped (the process must restart to use the GPU again): " +
+                     gpu_error_text(rc, call, file, line));
   throw MeasurementError(gpu_error_text(rc, call, file, line));
 }
 
