@@ -20,7 +20,7 @@ RESULTS_FILE = "results.jsonl"
 RECORD_TYPES = ("meta", "result", "skip", "error", "end")
 # Per-sample arrays are most of every line; parsing them lazily (only for the few series whose
 # distributions are drawn) keeps a 100,000-record report fast.
-_SAMPLES_KEY = '"samples_s"'
+_SAMPLES_KEY = b'"samples_s"'
 
 
 class ResultsError(UsageError):
@@ -99,18 +99,19 @@ class Result(Point):
     latency_includes: str | None = None
     peak: Peak | None = None
     collective: Collective | None = None
-    _samples_text: str | None = field(default=None, repr=False)
+    _samples_at: tuple[_Source, int, int] | None = field(default=None, repr=False)
     _samples: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def samples(self) -> np.ndarray:
         """Per-operation seconds of the record's reservoir (parsed on first use)."""
         if self._samples is None:
+            source, start, stop = self._samples_at or (_Source(b""), 0, 0)
             try:
-                self._samples = _parse_samples(self._samples_text or "")
+                self._samples = _parse_samples(source.data[start:stop])
             except ValueError:
                 raise ResultsError(f"line {self.line}: samples_s is not a list of numbers") from None
-            self._samples_text = None
+            self._samples_at = None
         return self._samples
 
 
@@ -174,28 +175,31 @@ def load_run(run: str | Path) -> Run:
     """Reads a run directory (or its results.jsonl)."""
     path = results_path(run)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        data = path.read_bytes()
+    except OSError as e:
         raise ResultsError(f"{path}: cannot read: {e}") from None
-    lines = text.split("\n")
     notes: list[str] = []
-    # Only the last line may be partial (no trailing newline): a writer killed mid-record.
-    last_partial = not text.endswith("\n") and lines[-1] != ""
-    if not last_partial and lines and lines[-1] == "":
-        lines.pop()
     run = Run(path, None, [], [], [], None, notes)
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        is_last = number == len(lines)
-        try:
-            record = _decode(line)
-        except ValueError as e:
-            if is_last and last_partial:
-                notes.append(f"line {number} is truncated (the writer stopped mid-record); read the {number - 1} lines before it")
-                break
-            raise ResultsError(f"{path}:{number}: not valid JSON ({e})") from None
-        _add(run, record, number, path)
+    # One bytes object, walked line by line: splitting or decoding the whole file would copy
+    # every sample array once more (most of a 470 MB file) before anything is parsed.
+    source = _Source(data)
+    number, pos, size = 0, 0, len(data)
+    while pos < size:
+        number += 1
+        end = data.find(b"\n", pos)
+        is_last = end < 0  # only the last line may be partial (no newline): a writer killed mid-record
+        if is_last:
+            end = size
+        if data[pos:end].strip():
+            try:
+                record = _decode(source, pos, end)
+            except ValueError as e:
+                if is_last:
+                    notes.append(f"line {number} is truncated (the writer stopped mid-record); read the {number - 1} lines before it")
+                    break
+                raise ResultsError(f"{path}:{number}: not valid JSON ({e})") from None
+            _add(run, record, number, path)
+        pos = end + 1
     if not run.meta and not run.results and not run.skips and not run.failures:
         raise ResultsError(f"{path}: holds no commatlas records")
     if run.meta is None:
@@ -205,27 +209,39 @@ def load_run(run: str | Path) -> Run:
     return run
 
 
-def _decode(line: str) -> dict[str, Any]:
-    start = line.find(_SAMPLES_KEY)
+class _Source:
+    """The file's bytes, kept for the sample arrays that are parsed later (by offsets)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+def _decode(source: _Source, pos: int, end: int) -> dict[str, Any]:
+    """One line as a dict; its samples_s array (numbers only) is cut out before json parses the
+    rest and left as (source, start, stop) for Result.samples to parse on first use."""
+    data = source.data
+    start = data.find(_SAMPLES_KEY, pos, end)
     if start >= 0:
-        open_at = line.find("[", start)
-        close_at = line.find("]", open_at)
-        if open_at >= 0 and close_at > open_at and line[start + len(_SAMPLES_KEY):open_at].strip() == ":":
-            record = json.loads(line[:open_at] + "null" + line[close_at + 1:])
+        open_at = data.find(b"[", start, end)
+        close_at = data.find(b"]", open_at, end) if open_at >= 0 else -1
+        if close_at > open_at and data[start + len(_SAMPLES_KEY):open_at].strip() == b":":
+            record = json.loads((data[pos:open_at] + b"null" + data[close_at + 1:end]).decode("utf-8"))
             if isinstance(record, dict):
-                record["samples_s"] = line[open_at + 1:close_at]
+                record["samples_s"] = (source, open_at + 1, close_at)
             return record
-    return json.loads(line)
+    return json.loads(data[pos:end].decode("utf-8"))
 
 
-def _parse_samples(text: str) -> np.ndarray:
+def _parse_samples(text: bytes) -> np.ndarray:
     if not text.strip():
         return np.empty(0)
     try:
-        return np.array(text.split(","), dtype=float)
+        return np.array(text.split(b","), dtype=float)
     except ValueError:
         # null stands for a non-finite sample (the engine's JSON writer): keep it as NaN.
-        return np.array([np.nan if v is None else v for v in json.loads("[" + text + "]")], dtype=float)
+        return np.array([np.nan if v is None else v for v in json.loads(b"[" + text + b"]")], dtype=float)
 
 
 def _add(run: Run, record: Any, number: int, path: Path) -> None:
@@ -267,6 +283,20 @@ def _num(v: Any) -> float:
     return float("nan") if v is None else float(v)
 
 
+_STAT_KEYS = ("min_s", "p5_s", "median_s", "mean_s", "p95_s", "p99_s", "max_s", "stddev_s", "cv")
+_TIMINGS: dict[tuple, Timing] = {}  # a run holds a handful of distinct timings: share them
+
+
+def _timing(t: dict[str, Any]) -> Timing:
+    key = (t["method"], t["samples"], t["ops_per_sample"], t.get("warmup_samples", 0), t.get("max_over_ranks", False))
+    timing = _TIMINGS.get(key)
+    if timing is None:
+        timing = Timing(str(key[0]), int(key[1]), int(key[2]), int(key[3]), bool(key[4]))
+        if len(_TIMINGS) < 10_000:
+            _TIMINGS[key] = timing
+    return timing
+
+
 def _result(r: dict[str, Any], number: int) -> Result:
     t, s, v = r["timing"], r["stats"], r["verified"]
     peak = r.get("peak")
@@ -275,10 +305,8 @@ def _result(r: dict[str, Any], number: int) -> Result:
     return Result(
         **_identity(r, number),
         bytes_per_op=float(r["bytes_per_op"]),
-        timing=Timing(str(t["method"]), int(t["samples"]), int(t["ops_per_sample"]), int(t.get("warmup_samples", 0)),
-                      bool(t.get("max_over_ranks", False))),
-        stats=Stats(*(_num(s[k]) for k in ("min_s", "p5_s", "median_s", "mean_s", "p95_s", "p99_s", "max_s",
-                                           "stddev_s", "cv"))),
+        timing=_timing(t),
+        stats=Stats(*[_num(s[k]) for k in _STAT_KEYS]),
         bandwidth_gbps=_num(r["bandwidth_gbps"]),
         latency_us=_num(r["latency_us"]),
         verified_ok=bool(v["ok"]),
@@ -287,7 +315,7 @@ def _result(r: dict[str, Any], number: int) -> Result:
         peak=Peak(_num(peak["gbps"]), str(peak.get("source", "")), _num(peak.get("fraction"))) if peak else None,
         collective=Collective(str(coll["operation"]), _num(coll["algbw_gbps"]), _num(coll["bus_factor"]),
                               _num(coll["busbw_gbps"]), _num(coll.get("goodput_gbps"))) if coll else None,
-        _samples_text=samples if isinstance(samples, str) else None,
+        _samples_at=samples if isinstance(samples, tuple) else None,
         _samples=np.array([np.nan if x is None else x for x in samples], dtype=float) if isinstance(samples, list) else None,
     )
 

@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console, Group
 from rich.table import Table
 
+from commatlas.pair_matrix import matrix_table, pair_matrices
 from commatlas.units import format_gbps, format_latency_us, format_size
 
 
@@ -81,5 +82,6 @@ def errors_table(records: list[dict[str, Any]]) -> Table | None:
 
 def print_summary(console: Console, records: list[dict[str, Any]]) -> None:
     tables = [t for t in (results_table(records), skips_table(records), errors_table(records)) if t is not None]
+    tables[1:1] = [matrix_table(m) for m in pair_matrices(records)]
     if tables:
         console.print(Group(*tables))

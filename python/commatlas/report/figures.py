@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -15,6 +16,7 @@ from commatlas.results import Result, Series
 
 BOX_SERIES = 4  # distributions drawn for this many series: those whose spread says the most
 BOX_SIZES = 20
+MAX_CURVE_FIGURES = 6  # per category; a full node has dozens of placements × allocators × directions
 
 
 @dataclass
@@ -26,8 +28,18 @@ class Figure:
 
 
 def draw_all(figures: list[Figure]) -> None:
-    for fig, svg in zip(figures, plots.draw([f.svg for f in figures])):
-        fig.svg = svg
+    start_drawing(figures)()
+
+
+def start_drawing(figures: list[Figure]) -> Callable[[], None]:
+    """Starts drawing; the returned call waits and puts each figure's SVG text in place."""
+    to_draw = [f for f in figures if isinstance(f.svg, plots.Drawing)]
+    pending = plots.start_drawing([f.svg for f in to_draw])
+
+    def finish() -> None:
+        for fig, svg in zip(to_draw, pending()):
+            fig.svg = svg
+    return finish
 
 
 @dataclass
@@ -66,6 +78,12 @@ def curve_sections(series: list[Series]) -> list[Section]:
         svg = plots.Drawing(plots.curves_svg, (lines,), dict(title=title, ylabel=ylabel, rooflines=[]
                             if path.metric != "bandwidth" or collective else _rooflines(shown)))
         section = sections.setdefault(path.category, Section(path.category))
+        if len(section.figures) >= MAX_CURVE_FIGURES:
+            # Kept as an anchor with its reason, so that links from findings and maps still land.
+            section.figures.append(Figure(anchor, title, "", f"{title}: not drawn (at most {MAX_CURVE_FIGURES} "
+                                          "plots per category keep the report readable and quick); its points are "
+                                          "in the best-interface tables and in `commatlas export --csv`."))
+            continue
         section.figures.append(Figure(anchor, title, svg, (caption + " Bands: p5–p95 of every sample.").strip()))
     return list(sections.values())
 
@@ -101,6 +119,8 @@ def _rooflines(shown: list[Series]) -> list[tuple[float, str]]:
 
 
 MAX_MATRIX_FIGURES = 12
+# Parameters naming a pair's source and destination (synthetic runs: src/dst; the engine: src_gpu/dst_gpu).
+PAIR_KEYS = (("src", "dst"), ("src_gpu", "dst_gpu"), ("src_device", "dst_device"))
 MAX_PANELS = 4  # variants per matrix figure; more make a page of numbers nobody reads
 
 
@@ -110,9 +130,10 @@ def pair_matrices(series: list[Series]) -> list[Figure]:
     groups: dict[tuple, dict[tuple[str, str], Series]] = {}
     for s in series:
         p = s.params
-        if "src" in p and "dst" in p:
-            rest = tuple((k, v) for k, v in s.key[1] if k not in ("src", "dst"))
-            groups.setdefault((s.benchmark, s.ranks, rest), {})[(str(p["src"]), str(p["dst"]))] = s
+        ends = next(((a, b) for a, b in PAIR_KEYS if a in p and b in p), None)
+        if ends:
+            rest = tuple((k, v) for k, v in s.key[1] if k not in ends)
+            groups.setdefault((s.benchmark, s.ranks, rest), {})[(str(p[ends[0]]), str(p[ends[1]]))] = s
     by_benchmark: dict[tuple[str, int], list[tuple[tuple, dict]]] = {}
     for (bench, ranks, rest), cells in sorted(groups.items()):
         if len({k[0] for k in cells}) >= 2 and len({k[1] for k in cells}) >= 2:

@@ -44,11 +44,28 @@ def _draw_one(drawing: Drawing) -> str:
 
 
 def draw(drawings: list[Drawing]) -> list[str]:
+    return start_drawing(drawings)()
+
+
+def start_drawing(drawings: list[Drawing]) -> Callable[[], list[str]]:
+    """Starts drawing in worker processes and returns the call that waits for the SVG texts, so
+    that the caller's own work (findings, tables) runs while the figures are drawn."""
     workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)
     if len(drawings) < PARALLEL_FROM or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return [d() for d in drawings]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(_draw_one, drawings, chunksize=max(1, len(drawings) // (4 * workers))))
+        return lambda: [d() for d in drawings]
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+    try:
+        futures = [pool.submit(_draw_one, d) for d in drawings]
+    except BaseException:
+        pool.shutdown(cancel_futures=True)
+        raise
+
+    def finish() -> list[str]:
+        try:
+            return [f.result() for f in futures]
+        finally:
+            pool.shutdown(cancel_futures=True)
+    return finish
 
 
 @dataclass(frozen=True)
@@ -113,18 +130,30 @@ def curves_svg(lines: list[Line], *, title: str, ylabel: str,
 
 
 def boxes_svg(sizes: list[float], samples_us: list[np.ndarray], *, title: str) -> str:
+    """Box plots drawn as five artists in all (whiskers, boxes, medians, fliers), not six per
+    box as Axes.boxplot makes: artists, not samples, set the drawing time."""
     with matplotlib.rc_context(_RC):
         fig = Figure(figsize=(7.5, 3.2))
+        fig.subplots_adjust(left=0.1, right=0.98, bottom=0.3, top=0.9)
         ax = fig.add_subplot()
-        ax.boxplot(samples_us, whis=(5, 95), showfliers=True, flierprops={"markersize": 2, "alpha": 0.4},
-                   medianprops={"color": "tab:red"})
-        ax.set_xticks(range(1, len(sizes) + 1), [format_size(s) for s in sizes], rotation=45, fontsize=7)
+        x = np.arange(1, len(sizes) + 1)
+        q = np.array([np.percentile(s, (5, 25, 50, 75, 95)) for s in samples_us]).reshape(-1, 5)
+        ax.vlines(x, q[:, 0], q[:, 4], color="black", lw=0.8)
+        ax.bar(x, q[:, 3] - q[:, 1], bottom=q[:, 1], width=0.5, color="white", edgecolor="black", lw=0.8, zorder=2)
+        ax.hlines(q[:, 2], x - 0.25, x + 0.25, color="tab:red", lw=1.2, zorder=3)
+        fx = [np.full(np.count_nonzero(out), i) for i, (s, (lo, hi)) in enumerate(zip(samples_us, q[:, [0, 4]]), 1)
+              for out in [(s < lo) | (s > hi)]]
+        fy = [s[(s < lo) | (s > hi)] for s, (lo, hi) in zip(samples_us, q[:, [0, 4]])]
+        if fx:
+            ax.plot(np.concatenate(fx), np.concatenate(fy), "o", markersize=2, alpha=0.4, color="black")
+        ax.set_xticks(x, [format_size(s) for s in sizes], rotation=45, fontsize=7)
+        ax.set_xlim(0.4, len(sizes) + 0.6)
         _log_value_axis(ax)
         ax.set_ylabel("time per operation (µs)")
         ax.set_xlabel("message size (whiskers p5–p95, dots beyond)")
         ax.set_title(title)
         ax.grid(True, axis="y", alpha=0.3)
-        return _to_svg(fig)
+        return _to_svg(fig, tight=False)
 
 
 @dataclass(frozen=True)
@@ -141,20 +170,20 @@ def heatmaps_svg(panels: list[Panel], rows: list[str], cols: list[str], *, title
         ncols = min(2, len(panels))
         nrows = (len(panels) + ncols - 1) // ncols
         cell_w, cell_h = 0.62, 0.42
-        panel_w, panel_h = 1.9 + cell_w * len(cols), 1.1 + cell_h * len(rows)
+        panel_w, panel_h = 1.3 + cell_w * len(cols), 1.1 + cell_h * len(rows)
         fig = Figure(figsize=(ncols * panel_w, nrows * panel_h + 0.5))
         # Fixed margins (a "tight" box would draw the figure twice, and these figures are many).
         fig.subplots_adjust(left=0.9 / (ncols * panel_w), right=0.97, bottom=0.7 / (nrows * panel_h + 0.5),
                             top=1 - 0.75 / (nrows * panel_h + 0.5), wspace=0.45, hspace=0.55)
         for k, panel in enumerate(panels):
             ax = fig.add_subplot(nrows, ncols, k + 1)
-            image = ax.imshow(np.ma.masked_invalid(panel.matrix), cmap="viridis", aspect="auto")
-            fig.colorbar(image, ax=ax, label=panel.unit, fraction=0.08, pad=0.03)
+            # No colour bar: every cell is labelled with its value, and a bar is a second axes to draw.
+            ax.imshow(np.ma.masked_invalid(panel.matrix), cmap="viridis", aspect="auto")
             ax.set_xticks(range(len(cols)), cols)
             ax.set_yticks(range(len(rows)), rows)
             ax.set_xlabel("dst")
             ax.set_ylabel("src")
-            ax.set_title(panel.title, fontsize=8)
+            ax.set_title(f"{panel.title} ({panel.unit})", fontsize=8)
             top = np.nanmax(panel.matrix) if np.isfinite(panel.matrix).any() else 0
             for (i, j), v in np.ndenumerate(panel.matrix):
                 if np.isfinite(v):

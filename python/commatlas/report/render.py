@@ -54,8 +54,8 @@ def build_context(run: Run) -> dict:
     sections = figures.curve_sections(series)
     matrices = figures.pair_matrices(series)
     distributions = figures.distribution_figures(series, flags)
-    figures.draw_all([f for s in sections for f in s.figures] + matrices + distributions)
-    return dict(
+    finish_drawing = figures.start_drawing([f for s in sections for f in s.figures] + matrices + distributions)
+    context = dict(
         run=run,
         title=f"commatlas report: {(run.meta or {}).get('run_id') or run.directory.name}",
         notes=_capped(run.notes + duplicate_notes, MAX_NOTES),
@@ -77,6 +77,8 @@ def build_context(run: Run) -> dict:
         missing=_missing(run, series),
         counts=dict(results=len(run.results), series=len(series), skipped=len(run.skips), failed=len(run.failures)),
     )
+    finish_drawing()
+    return context
 
 
 def _capped(lines: list[str], most: int) -> list[str]:
