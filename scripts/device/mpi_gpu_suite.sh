@@ -41,10 +41,14 @@ common=(-DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_CUDA=ON -DCOMMATLAS_WITH_
         -DCOMMATLAS_BUILD_TESTS=OFF)
 ( cmake -B build-dev-image-ompi "${common[@]}" -DMPI_C_COMPILER=$(command -v mpicc) > /tmp/build-image.log 2>&1 &&
   cmake --build build-dev-image-ompi -j16 >> /tmp/build-image.log 2>&1; echo "image build rc=$?" ) &
+image_build=$!
 ( export OPAL_PREFIX=$CUDA_OMPI PATH=$CUDA_OMPI/bin:$PATH LD_LIBRARY_PATH=$CUDA_OMPI/lib:${LD_LIBRARY_PATH:-}
   cmake -B build-dev-cuda-ompi "${common[@]}" -DMPI_C_COMPILER=$CUDA_OMPI/bin/mpicc > /tmp/build-cuda.log 2>&1 &&
   cmake --build build-dev-cuda-ompi -j16 >> /tmp/build-cuda.log 2>&1; echo "cuda build rc=$?" ) &
-wait
+cuda_build=$!
+# Wait for the two builds by pid: a bare `wait` also waits for the tee of `exec > >(tee ...)`,
+# which never ends (that hang cost the first H200 run its whole time limit).
+wait "$image_build" "$cuda_build"
 grep -E "error|commatlas: MPI" /tmp/build-image.log | head -20
 grep -E "error|commatlas: MPI" /tmp/build-cuda.log | head -20
 IMAGE_ENGINE=$PWD/build-dev-image-ompi/engine/commatlas-engine

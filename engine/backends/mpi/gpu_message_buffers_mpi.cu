@@ -1,5 +1,6 @@
 #include "backends/mpi/gpu_message_buffers_mpi.h"
 
+#include <cstring>
 #include <vector>
 
 #include "core/error.h"
@@ -56,7 +57,11 @@ class GpuMessageBuffers final : public MessageBuffers {
     DeviceScope scope(device_);
     for (GpuBuffer* b : {&recv_, staging_recv_.get()}) {
       if (!b) continue;
-      COMMATLAS_GPU_CHECK(cudaMemsetAsync(b->data(), 0xFF, b->bytes(), stream_.get()));
+      // The runtime cannot memset pageable memory it does not know (H200 run: cudaErrorInvalidValue).
+      if (b->kind() == MemoryKind::Pageable)
+        std::memset(b->data(), 0xFF, b->bytes());
+      else
+        COMMATLAS_GPU_CHECK(cudaMemsetAsync(b->data(), 0xFF, b->bytes(), stream_.get()));
     }
     stream_.synchronize();
   }
