@@ -177,6 +177,12 @@ int cmd_run(Args& a, Context& ctx) {
 }
 
 int main_inner(int argc, char** argv) {
+  // Load every GPU module when the context is created. Under lazy loading (the CUDA 12+ default) a
+  // kernel's first launch waits for the device to go idle, so a first launch queued behind the
+  // start-blocking spin kernel (event_timing.cu) waits for a kernel that waits for the host: a
+  // stall until the spin times out, on every benchmark whose kernels no earlier point loaded. A
+  // value the user set is kept (and shows in the run's environment).
+  setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
   Args args = parse_args(argc, argv);
   HostFacts host = discover_host();
   validate_against_host(args, host);
