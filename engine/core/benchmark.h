@@ -85,6 +85,10 @@ struct Accounting {
   bool max_over_ranks = false;
   // Operations that must be timed one per sample (launch-inclusive latency): never batched.
   bool one_op_per_sample = false;
+  // Shortest sample this workload's clock times without its own cost showing; the harness batches
+  // operations up to it (0: the run's RunOptions::min_sample_s). GPU event clocks need more than
+  // the host clock: see kEventClockMinSampleSeconds.
+  double min_sample_s = 0;
   // Dependent steps one operation is made of, when a figure is per step (a pointer chase times
   // kernels of 16384 loads and reports one load): the harness calibrates and budgets on whole
   // operations and divides only the recorded times by this.

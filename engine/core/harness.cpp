@@ -36,8 +36,9 @@ Measurement measure(Workload& workload, Context& ctx) {
 
   // Rank 0 decides every count so that all ranks run the same number of operations.
   std::int64_t ops = 1;
+  const double min_sample_s = std::max(opt.min_sample_s, m.accounting.min_sample_s);
   if (!m.accounting.one_op_per_sample)
-    ops = clamp64(std::ceil(opt.min_sample_s / t_op_estimate), 1, opt.max_ops_per_sample);
+    ops = clamp64(std::ceil(min_sample_s / t_op_estimate), 1, opt.max_ops_per_sample);
   ops = group.broadcast(ops);
 
   // Warm-up: about a tenth of the budget, at least two samples, at the calibrated batch size.

@@ -96,6 +96,7 @@ CopyWorkload::~CopyWorkload() = default;
 
 Accounting CopyWorkload::accounting() const {
   Accounting a;
+  a.min_sample_s = kEventClockMinSampleSeconds;
   a.bytes_per_op = bytes_per_op(setup_.legs, setup_.bytes);
   a.buffer_bytes = static_cast<double>(setup_.bytes) * static_cast<double>(setup_.legs.size());
   a.timing = copy_timing_text(setup_.legs.size(), host_synchronous(setup_));

@@ -18,6 +18,12 @@ enum class LaunchMode {
   Immediate,
 };
 
+// Accounting::min_sample_s for workloads timed here. Each sample adds two event records and the
+// fences of its streams to the GPU's timeline, about 2 us seen on H200 (an 8-byte NCCL allreduce
+// timed one per sample read 2 us slower than the same calls 20 to an event pair). Samples of at
+// least 50 us spread that over enough operations to stay under 0.5 us each.
+inline constexpr double kEventClockMinSampleSeconds = 50e-6;
+
 // Times `samples` samples of `ops` operations. `enqueue(i)` enqueues one operation on
 // streams[i]; every stream gets `ops` of them per sample, concurrently (streams[0] is the
 // primary: the sample's start and end events are recorded there and the others are fenced to

@@ -54,6 +54,7 @@ class NcclCollectiveWorkload final : public Workload {
 
   Accounting accounting() const override {
     Accounting a;
+    a.min_sample_s = kEventClockMinSampleSeconds;
     a.bytes_per_op = static_cast<double>(shape_.counted_bytes);
     if (timing_ == NcclTiming::Harness) {
       a.timing = "CUDA events on every rank's stream around a batch of back-to-back " + to_string(def_.op) +

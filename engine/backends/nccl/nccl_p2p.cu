@@ -58,6 +58,7 @@ class NcclP2pWorkload final : public Workload {
 
   Accounting accounting() const override {
     Accounting a;
+    a.min_sample_s = kEventClockMinSampleSeconds;
     a.bytes_per_op = static_cast<double>(bytes_) * (kind_ == NcclP2p::Bidirectional ? 2 : 1);
     const std::string how = launch_words(team_.launch());
     switch (kind_) {

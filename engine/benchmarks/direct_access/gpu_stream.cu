@@ -58,6 +58,7 @@ class StreamWorkload final : public Workload {
 
   Accounting accounting() const override {
     Accounting a;
+    a.min_sample_s = kEventClockMinSampleSeconds;
     const int directions = kernel_ == StreamKernel::Copy ? 2 : 1;
     a.bytes_per_op = static_cast<double>(bytes_) * directions;  // copy counts the read and the write
     a.buffer_bytes = static_cast<double>(bytes_);

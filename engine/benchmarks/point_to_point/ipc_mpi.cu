@@ -82,6 +82,7 @@ class IpcWorkload final : public Workload {
 
   Accounting accounting() const override {
     Accounting a;
+    a.min_sample_s = kEventClockMinSampleSeconds;
     a.bytes_per_op = static_cast<double>(bytes_);
     const std::string copy = engine_ == gpu::Engine::Ce ? "cudaMemcpyAsync (copy engine)" : "SM copy kernel (16-byte vectors)";
     if (protocol_ == IpcProtocol::OneWay) {
