@@ -34,8 +34,10 @@ std::vector<const Benchmark*> select_benchmarks(const std::vector<std::string>& 
 
 #define COMMATLAS_CONCAT_INNER(a, b) a##b
 #define COMMATLAS_CONCAT(a, b) COMMATLAS_CONCAT_INNER(a, b)
-// Registers a benchmark type at static-initialisation time. Benchmark files are linked as
-// objects (never from a static archive), so the registration is never dropped by the linker.
-#define COMMATLAS_REGISTER_BENCHMARK(Type)                                          \
+// Registers a benchmark at static-initialisation time: COMMATLAS_REGISTER_BENCHMARK(Type) or, for
+// one class registered once per configuration, COMMATLAS_REGISTER_BENCHMARK(Type, ctor args...).
+// Benchmark files are linked as objects (never from a static archive), so the registration is
+// never dropped by the linker.
+#define COMMATLAS_REGISTER_BENCHMARK(Type, ...)                                     \
   static const bool COMMATLAS_CONCAT(commatlas_registered_, __LINE__) =            \
-      ::commatlas::Registry::instance().add(std::make_unique<Type>())
+      ::commatlas::Registry::instance().add(std::make_unique<Type>(__VA_ARGS__))

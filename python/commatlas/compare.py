@@ -19,7 +19,7 @@ from rich.table import Table
 from commatlas.errors import UsageError
 from commatlas.report.bestmap import spread_of, value_of
 from commatlas.report.templating import render
-from commatlas.report.units import format_ratio, format_size, format_value
+from commatlas.units import format_ratio, format_size, format_value
 from commatlas.results import Result, Run, load_run
 
 MWU_P = 1e-3

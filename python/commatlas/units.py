@@ -1,15 +1,22 @@
-"""How sizes and rates are written for people: binary sizes (KiB, MiB), GB/s = 1e9 B/s."""
+"""How sizes and rates are written for people, everywhere (terminal, report, compare): binary
+sizes (KiB, MiB), GB/s = 1e9 B/s, latencies with a unit that leaves a few digits."""
 
 from __future__ import annotations
+
+import math
 
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
 
+def _missing(x: float | None) -> bool:
+    return x is None or not math.isfinite(x)
+
+
 def format_size(num_bytes: int | float | None) -> str:
     """'1 B', '4 KiB', '1.5 MiB': exact for powers of two, 3 significant digits otherwise."""
-    if num_bytes is None:
+    if _missing(num_bytes):
         return "-"
-    value = float(num_bytes)
+    value = float(num_bytes)  # type: ignore[arg-type]
     unit = 0
     while value >= 1024 and unit < len(_BINARY_UNITS) - 1:
         value /= 1024
@@ -19,17 +26,34 @@ def format_size(num_bytes: int | float | None) -> str:
 
 
 def format_gbps(gbps: float | None) -> str:
-    if gbps is None:
+    if _missing(gbps):
         return "-"
-    return f"{gbps:.3g} GB/s" if gbps < 100 else f"{gbps:.0f} GB/s"
+    return f"{gbps:.3g} GB/s" if gbps < 100 else f"{gbps:,.0f} GB/s"  # type: ignore[operator]
 
 
 def format_latency_us(us: float | None) -> str:
-    """Latency with a unit chosen so that the figure has a few digits before the point."""
-    if us is None:
+    """Latency given in microseconds, shown in ns, us or ms."""
+    if _missing(us):
         return "-"
+    assert us is not None
     if us < 1:
         return f"{us * 1e3:.3g} ns"
     if us < 1e3:
         return f"{us:.3g} us"
     return f"{us / 1e3:.3g} ms"
+
+
+def format_value(x: float, metric: str) -> str:
+    """A record's headline figure: bandwidth in GB/s, latency in time units."""
+    return format_gbps(x) if metric == "bandwidth" else format_latency_us(x)
+
+
+def format_ratio(x: float) -> str:
+    return f"{x:.2f}×" if x < 10 else f"{x:.3g}×"
+
+
+def format_percent(fraction: float | None) -> str:
+    if _missing(fraction):
+        return "-"
+    assert fraction is not None
+    return f"{fraction * 100:.0f}%" if fraction >= 0.1 else f"{fraction * 100:.1f}%"

@@ -9,7 +9,7 @@ namespace commatlas::gpu {
 namespace {
 
 // Shared by both engines: only the engine, its interface and (for SM) the kernel shape differ.
-class GpuCopy : public Benchmark {
+class GpuCopy final : public Benchmark {
  public:
   explicit GpuCopy(Engine engine) : engine_(engine) {}
 
@@ -46,17 +46,8 @@ class GpuCopy : public Benchmark {
   Engine engine_;
 };
 
-class GpuCopyCe final : public GpuCopy {
- public:
-  GpuCopyCe() : GpuCopy(Engine::Ce) {}
-};
-class GpuCopySm final : public GpuCopy {
- public:
-  GpuCopySm() : GpuCopy(Engine::Sm) {}
-};
-
-COMMATLAS_REGISTER_BENCHMARK(GpuCopyCe);
-COMMATLAS_REGISTER_BENCHMARK(GpuCopySm);
+COMMATLAS_REGISTER_BENCHMARK(GpuCopy, Engine::Ce);
+COMMATLAS_REGISTER_BENCHMARK(GpuCopy, Engine::Sm);
 
 }  // namespace
 }  // namespace commatlas::gpu

@@ -8,7 +8,7 @@
 namespace commatlas::gpu {
 namespace {
 
-class GpuCopyFanout : public Benchmark {
+class GpuCopyFanout final : public Benchmark {
  public:
   explicit GpuCopyFanout(Engine engine) : engine_(engine) {}
 
@@ -57,17 +57,8 @@ class GpuCopyFanout : public Benchmark {
   Engine engine_;
 };
 
-class GpuCopyCeFanout final : public GpuCopyFanout {
- public:
-  GpuCopyCeFanout() : GpuCopyFanout(Engine::Ce) {}
-};
-class GpuCopySmFanout final : public GpuCopyFanout {
- public:
-  GpuCopySmFanout() : GpuCopyFanout(Engine::Sm) {}
-};
-
-COMMATLAS_REGISTER_BENCHMARK(GpuCopyCeFanout);
-COMMATLAS_REGISTER_BENCHMARK(GpuCopySmFanout);
+COMMATLAS_REGISTER_BENCHMARK(GpuCopyFanout, Engine::Ce);
+COMMATLAS_REGISTER_BENCHMARK(GpuCopyFanout, Engine::Sm);
 
 }  // namespace
 }  // namespace commatlas::gpu

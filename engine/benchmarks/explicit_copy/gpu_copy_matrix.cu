@@ -7,7 +7,7 @@
 namespace commatlas::gpu {
 namespace {
 
-class GpuCopyMatrix : public Benchmark {
+class GpuCopyMatrix final : public Benchmark {
  public:
   explicit GpuCopyMatrix(Engine engine) : engine_(engine) {}
 
@@ -49,17 +49,8 @@ class GpuCopyMatrix : public Benchmark {
   Engine engine_;
 };
 
-class GpuCopyCeMatrix final : public GpuCopyMatrix {
- public:
-  GpuCopyCeMatrix() : GpuCopyMatrix(Engine::Ce) {}
-};
-class GpuCopySmMatrix final : public GpuCopyMatrix {
- public:
-  GpuCopySmMatrix() : GpuCopyMatrix(Engine::Sm) {}
-};
-
-COMMATLAS_REGISTER_BENCHMARK(GpuCopyCeMatrix);
-COMMATLAS_REGISTER_BENCHMARK(GpuCopySmMatrix);
+COMMATLAS_REGISTER_BENCHMARK(GpuCopyMatrix, Engine::Ce);
+COMMATLAS_REGISTER_BENCHMARK(GpuCopyMatrix, Engine::Sm);
 
 }  // namespace
 }  // namespace commatlas::gpu

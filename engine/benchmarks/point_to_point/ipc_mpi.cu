@@ -217,8 +217,8 @@ class IpcBenchmark final : public Benchmark {
   IpcProtocol protocol_;
 };
 
-const bool registered = Registry::instance().add(std::make_unique<IpcBenchmark>(IpcProtocol::OneWay)) &&
-                        Registry::instance().add(std::make_unique<IpcBenchmark>(IpcProtocol::PingPong));
+COMMATLAS_REGISTER_BENCHMARK(IpcBenchmark, IpcProtocol::OneWay);
+COMMATLAS_REGISTER_BENCHMARK(IpcBenchmark, IpcProtocol::PingPong);
 
 }  // namespace
 }  // namespace commatlas

@@ -10,7 +10,7 @@ import numpy as np
 from commatlas.report import plots
 from commatlas.report.bestmap import spread_of
 from commatlas.report.paths import INDEX_KEYS, PathKey, is_indexed, path_class, path_of, slug
-from commatlas.report.units import format_size
+from commatlas.units import format_size
 from commatlas.report.variability import Flag
 from commatlas.results import Result, Series
 

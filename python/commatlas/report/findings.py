@@ -13,7 +13,7 @@ import numpy as np
 from commatlas.report.bestmap import PathMap, value_of
 from commatlas.report.figures import group_label, plot_anchor
 from commatlas.report.paths import path_of
-from commatlas.report.units import format_percent, format_ratio, format_size, format_value
+from commatlas.units import format_percent, format_ratio, format_size, format_value
 from commatlas.report.variability import Flag
 from commatlas.results import Result, Series
 

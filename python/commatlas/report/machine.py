@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from commatlas.report.units import format_size
+from commatlas.units import format_size
 
 
 @dataclass

@@ -17,7 +17,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # noqa: E4
 
 import numpy as np  # noqa: E402
 
-from commatlas.report.units import format_size  # noqa: E402
+from commatlas.units import format_size  # noqa: E402
 
 # Text stays text (not glyph outlines): smaller files, and the words can be searched in the page.
 _RC = {"svg.fonttype": "none", "svg.hashsalt": "commatlas", "font.size": 9, "axes.titlesize": 10}

@@ -7,7 +7,7 @@ from pathlib import Path
 from commatlas.repeats import benchmark_spreads
 from commatlas.report import bestmap, figures, findings, machine, variability
 from commatlas.report.templating import render
-from commatlas.report.units import format_size
+from commatlas.units import format_size
 from commatlas.results import Point, Run, group_series, load_run
 
 MAX_FLAG_ROWS = 200

@@ -6,7 +6,7 @@ from typing import Any
 
 import jinja2
 
-from commatlas.report.units import format_percent, format_ratio, format_size, format_value
+from commatlas.units import format_percent, format_ratio, format_size, format_value
 
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
