@@ -27,6 +27,8 @@ class Group {
   virtual void max_over_ranks(std::vector<double>& values) = 0;
   // True on every rank iff `ok` is true on every rank (a data check passes only if it passes everywhere).
   virtual bool all(bool ok) = 0;
+  // Sum over ranks, on every rank (bytes every rank checked: rank 0 may have received nothing).
+  virtual std::int64_t sum(std::int64_t value) = 0;
   // Every rank's string, on rank 0 (in rank order); other ranks get an empty vector.
   virtual std::vector<std::string> gather_strings(const std::string& value) = 0;
   // Tears the whole job down after an unrecoverable error on one rank.
@@ -45,6 +47,7 @@ class SingleProcessGroup final : public Group {
   std::int64_t broadcast(std::int64_t value) override { return value; }
   void max_over_ranks(std::vector<double>&) override {}
   bool all(bool ok) override { return ok; }
+  std::int64_t sum(std::int64_t value) override { return value; }
   std::vector<std::string> gather_strings(const std::string& value) override { return {value}; }
   [[noreturn]] void abort(int code) override;
 };

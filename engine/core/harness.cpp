@@ -61,6 +61,7 @@ Measurement measure(Workload& workload, Context& ctx) {
   Verification local = workload.verify();
   m.verification = local;
   m.verification.ok = group.all(local.ok);
+  m.verification.bytes_checked = static_cast<std::uint64_t>(group.sum(static_cast<std::int64_t>(local.bytes_checked)));
   if (!m.verification.ok) {
     // Rank 0 writes the record: tell it which ranks failed and how.
     const auto details = group.gather_strings(local.ok ? "" : local.detail);

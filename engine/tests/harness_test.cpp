@@ -62,6 +62,13 @@ TEST(Harness, WorkloadClockCanAskForLongerSamples) {
   EXPECT_EQ(measure(fast, ctx).ops_per_sample, 20);  // ceil(2 us / 0.1 us)
 }
 
+TEST(Harness, BytesCheckedAreSummedOverRanks) {
+  RecordingGroup group;  // reports a second rank that checked as much again
+  Context ctx(options_with_budget(0.001), group, HostFacts{});
+  FakeWorkload w(1e-6);
+  EXPECT_EQ(measure(w, ctx).verification.bytes_checked, 128u);  // 64 here + 64 there
+}
+
 TEST(Harness, SlowOperationsGetMinSamples) {
   RecordingGroup group;
   Context ctx(options_with_budget(0.2), group, HostFacts{});

@@ -57,6 +57,12 @@ class MpiGroup final : public Group {
     return v != 0;
   }
 
+  std::int64_t sum(std::int64_t value) override {
+    long long v = value;
+    COMMATLAS_MPI(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
+    return v;
+  }
+
   std::vector<std::string> gather_strings(const std::string& value) override {
     int len = static_cast<int>(value.size());
     std::vector<int> lens(rank_ == 0 ? size_ : 0);
