@@ -51,7 +51,7 @@ TEST(Harness, WorkloadClockCanAskForLongerSamples) {
   RecordingGroup group;
   Context ctx(options_with_budget(0.01), group, HostFacts{});
   Accounting a;
-  a.min_sample_s = 50e-6;  // an event clock: the run's 2 us default would time each op alone
+  a.min_sample_s = 50e-6;  // an event clock: the run's 10 us default would batch only two ops
   const double t_op = 8e-6;
   FakeWorkload w(t_op, a);
   const Measurement m = measure(w, ctx);
@@ -59,7 +59,7 @@ TEST(Harness, WorkloadClockCanAskForLongerSamples) {
   // A workload asking for less than the run's default does not lower it.
   a.min_sample_s = 1e-9;
   FakeWorkload fast(1e-7, a);
-  EXPECT_EQ(measure(fast, ctx).ops_per_sample, 20);  // ceil(2 us / 0.1 us)
+  EXPECT_EQ(measure(fast, ctx).ops_per_sample, static_cast<std::int64_t>(std::ceil(ctx.options.min_sample_s / 1e-7)));
 }
 
 TEST(Harness, BytesCheckedAreSummedOverRanks) {
