@@ -223,3 +223,18 @@ def test_winners_flipping_inside_the_noise_are_not_crossovers(tmp_path):
     [m] = best_interface_map(series)
     assert len({s.winner for s in m.standings}) == 2  # the noise does flip the raw winner here
     assert m.crossovers == [] and not any(s.clear for s in m.standings)
+
+
+def test_more_threads_losing_is_said_as_slower(tmp_path):
+    # Swap the thread counts of the two memcpy series: now 4 threads has the slow numbers.
+    records = make_fixtures.gpu_like_records()
+    for r in records:
+        if r.get("benchmark") == "host.memcpy":
+            r["params"]["threads"] = 4 if r["params"]["threads"] == 1 else 1
+    synth.write(tmp_path / "results.jsonl", records)
+    run = load_run(tmp_path)
+    series, _ = group_series(run.results)
+    text = "\n".join(f.text for f in find_effects(series, best_interface_map(series), flag_points(run.results)))
+    slower = re.search(r"host.memcpy with 4 threads is ([\d.]+)× slower than with 1 thread at 256 MiB", text)
+    assert slower and 2.7 < float(slower.group(1)) < 3.3
+    assert "× faster than with 1 thread" not in text

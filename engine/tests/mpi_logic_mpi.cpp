@@ -130,3 +130,17 @@ TEST(MpiCollectives, BroadcastRootReceivesNothingOthersEverything) {
 
 }  // namespace
 }  // namespace commatlas
+
+namespace commatlas {
+namespace {
+
+// The report ranks series of one path against each other only when their direction matches: a
+// bibw figure (both directions summed) must never be called faster than a one-way figure.
+TEST(P2pDirection, EachProtocolNamesItsDirection) {
+  EXPECT_STREQ(p2p_direction(P2pProtocol::Unidirectional), "uni");
+  EXPECT_STREQ(p2p_direction(P2pProtocol::Bidirectional), "bi");
+  EXPECT_STREQ(p2p_direction(P2pProtocol::PingPong), "round_trip");
+}
+
+}  // namespace
+}  // namespace commatlas

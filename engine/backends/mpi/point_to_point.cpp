@@ -167,6 +167,15 @@ class P2pWorkload final : public Workload {
 
 }  // namespace
 
+const char* p2p_direction(P2pProtocol protocol) {
+  switch (protocol) {
+    case P2pProtocol::PingPong: return "round_trip";
+    case P2pProtocol::Unidirectional: return "uni";
+    case P2pProtocol::Bidirectional: return "bi";
+  }
+  return "unknown";
+}
+
 double p2p_bytes_per_op(P2pProtocol protocol, std::uint64_t bytes) {
   const double b = static_cast<double>(bytes);
   switch (protocol) {

@@ -28,6 +28,10 @@ struct P2pSpec {
   MessageBufferMaker make_buffers = nullptr;  // set for GPU kinds; empty: make_message_buffers(memory)
 };
 
+// The `direction` parameter of records ("uni", "bi", "round_trip"): a bidirectional figure sums
+// both directions, so the report must never rank it against a one-way figure of the same path.
+const char* p2p_direction(P2pProtocol protocol);
+
 // Payload bytes one operation of `protocol` counts for messages of `bytes`: a round trip counts
 // one message (its time is halved), a window counts its messages, bidirectional both directions.
 double p2p_bytes_per_op(P2pProtocol protocol, std::uint64_t bytes);

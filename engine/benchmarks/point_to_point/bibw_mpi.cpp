@@ -14,6 +14,9 @@ class MpiBidirectionalBandwidth final : public Benchmark {
             Metric::Bandwidth, RankRange{2, 0}, geometric_sizes(1, 64ull << 20, 4), {4096, 1ull << 20}};
   }
   std::optional<std::string> unavailable(const Context& ctx) const override { return mpi_run_unavailable(ctx); }
+  std::vector<Params> variants(const Context&) const override {
+    return {Params{{"direction", std::string(p2p_direction(P2pProtocol::Bidirectional))}}};
+  }
   std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
     return prepare_p2p_workload(ctx, {P2pProtocol::Bidirectional, MessageMemory::Host}, bytes);
   }

@@ -204,7 +204,9 @@ class IpcBenchmark final : public Benchmark {
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
     for (gpu::Engine e : {gpu::Engine::Ce, gpu::Engine::Sm})
-      out.push_back(Params{{"engine", engine_name(e)}, {"gpus", std::string("0,1")}});
+      out.push_back(Params{{"engine", engine_name(e)},
+                           {"gpus", std::string("0,1")},
+                           {"direction", std::string(protocol_ == IpcProtocol::OneWay ? "uni" : "round_trip")}});
     return out;
   }
 

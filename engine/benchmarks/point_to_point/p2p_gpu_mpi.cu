@@ -61,7 +61,8 @@ class GpuP2p final : public Benchmark {
     std::string gpus;
     for (const std::string& g : ctx.group.gather_strings(std::to_string(rank_gpu(ctx.group))))
       gpus += (gpus.empty() ? "" : ",") + g;
-    for (MemoryKind k : allocators) out.push_back(Params{{"allocator", to_string(k)}, {"gpus", gpus}});
+    for (MemoryKind k : allocators)
+      out.push_back(Params{{"allocator", to_string(k)}, {"gpus", gpus}, {"direction", std::string(p2p_direction(protocol_.protocol))}});
     return out;
   }
 

@@ -11,13 +11,14 @@ struct SendRecvKind {
   const char* name;
   NcclP2p kind;
   Metric metric;
+  const char* direction;  // record parameter, as the MPI protocols name it (p2p_direction)
   const char* description;
 };
 
 constexpr SendRecvKind kKinds[] = {
-    {"pingpong", NcclP2p::PingPong, Metric::Latency, "NCCL send/recv ping-pong between GPUs 0 and 1, half round trip"},
-    {"bandwidth", NcclP2p::OneWay, Metric::Bandwidth, "NCCL send/recv GPU 0 -> GPU 1, back to back"},
-    {"bibw", NcclP2p::Bidirectional, Metric::Bandwidth, "NCCL send/recv both ways between GPUs 0 and 1 at once"},
+    {"pingpong", NcclP2p::PingPong, Metric::Latency, "round_trip", "NCCL send/recv ping-pong between GPUs 0 and 1, half round trip"},
+    {"bandwidth", NcclP2p::OneWay, Metric::Bandwidth, "uni", "NCCL send/recv GPU 0 -> GPU 1, back to back"},
+    {"bibw", NcclP2p::Bidirectional, Metric::Bandwidth, "bi", "NCCL send/recv both ways between GPUs 0 and 1 at once"},
 };
 
 class NcclSendRecv final : public Benchmark {
@@ -31,7 +32,9 @@ class NcclSendRecv final : public Benchmark {
   }
   std::optional<std::string> unavailable(const Context& ctx) const override { return nccl_unavailable(launch_, ctx, 2); }
   std::vector<Params> variants(const Context& ctx) const override {
-    return {Params{{"launch", to_string(launch_)}, {"gpus", job_devices(launch_, const_cast<Context&>(ctx))}}};
+    return {Params{{"launch", to_string(launch_)},
+                   {"gpus", job_devices(launch_, const_cast<Context&>(ctx))},
+                   {"direction", std::string(kind_.direction)}}};
   }
   std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
     return prepare_nccl_p2p(nccl_team(launch_, ctx), ctx, kind_.kind, bytes);

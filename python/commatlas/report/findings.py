@@ -138,8 +138,11 @@ def _one_parameter_effects(series: list[Series]) -> list[Finding]:
         at = (f"{format_size(e.better.bytes)} ({named.format(good, 's' if key == 'threads' else '')}: "
               f"{format_value(value_of(e.better), e.better.metric)}, {named.format(bad, '')}: "
               f"{format_value(value_of(e.worse), e.worse.metric)})")
-        if key == "threads":
+        if key == "threads" and e.factor >= 1:
             text = f"{e.series.benchmark} with {good} threads is {_span(factors, format_ratio)} faster than with 1 thread at {at}{where}."
+        elif key == "threads":  # more threads lost everywhere (a busy or small machine): say so plainly
+            slower = [1 / f for f in factors]
+            text = f"{e.series.benchmark} with {good} threads is {_span(slower, format_ratio)} slower than with 1 thread at {at}{where}."
         else:
             note = " (pageable host memory is the slow kind, as expected)" if (
                 any(w in bad for w in SLOW_HOST_MEMORY) and any(w in good for w in FAST_HOST_MEMORY)) else ""
