@@ -99,7 +99,10 @@ std::string result_record(const PointId& id, const Measurement& m) {
     w.key("peak").begin_object();
     w.field("gbps", a.peak->gbps);
     w.field("source", a.peak->source);
-    w.field("fraction", a.peak->gbps > 0 ? bw / a.peak->gbps : 0.0);
+    // A collective's algbw understates what each link carried once n > 2; busbw is the figure that
+    // compares with a link (nccl-tests' definition), so its fraction is the busbw's.
+    const double compared = a.collective ? bw * a.collective->bus_factor : bw;
+    w.field("fraction", a.peak->gbps > 0 ? compared / a.peak->gbps : 0.0);
     w.end_object();
   }
   if (a.collective) {

@@ -45,8 +45,15 @@ TEST(ResultRecord, PeakFractionAndCollective) {
   m.accounting.collective = CollectiveAccounting{"allreduce", 1.5};
   const std::string r = result_record(PointId{info, nullptr, 1000000ull, 4}, m);
   EXPECT_TRUE(contains(r, "\"bandwidth_gbps\":1,")) << r;
-  EXPECT_TRUE(contains(r, "\"fraction\":0.25")) << r;
   EXPECT_TRUE(contains(r, "\"busbw_gbps\":1.5")) << r;
+  EXPECT_TRUE(contains(r, "\"fraction\":0.375")) << r;  // a collective's busbw against the link
+}
+
+TEST(ResultRecord, PeakFractionOfAPlainTransfer) {
+  Measurement m = measurement(1e6, {1e-3});
+  m.accounting.peak = Peak{4.0, "test link"};
+  const std::string r = result_record(PointId{test_info(), nullptr, 1000000ull, 1}, m);
+  EXPECT_TRUE(contains(r, "\"fraction\":0.25")) << r;
 }
 
 TEST(SkipAndErrorRecords, CarryReasonAndNoNumbers) {

@@ -69,6 +69,11 @@ std::optional<Peak> peak_host_link(const Topology& topo, int gpu);         // PC
 std::optional<Peak> peak_device_memory(const Topology& topo, int gpu);     // HBM, read + write together
 std::optional<Peak> peak_peer(const Topology& topo, int src, int dst);     // NVLink or PCIe, one direction
 
+// The peak between GPUs 0 and 1, where ranks 0 and 1 of a one-rank-per-GPU job (and the first two
+// GPUs of a single process) sit, times `directions` (2 for a figure that sums both). Point-to-point
+// benchmarks of every library (NCCL, MPI, IPC) compare against this one number.
+std::optional<Peak> peak_first_gpu_pair(int directions);
+
 // Link arithmetic, exposed for tests.
 double pcie_gbps_per_direction(int generation, int width);  // after encoding (8b/10b, 128b/130b)
 double hbm_gbps(int memory_clock_mhz, int bus_width_bits);

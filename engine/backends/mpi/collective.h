@@ -81,9 +81,11 @@ class MpiCollectiveBenchmark final : public Benchmark {
 bool register_mpi_collective(const CollectiveDefinition& definition);
 
 // The workload of `definition` at `bytes` over buffers from `make` (the GPU-buffer variants,
-// benchmarks/collective/collectives_gpu_mpi.cu). Throws Skip for sizes MPI cannot count.
+// benchmarks/collective/collectives_gpu_mpi.cu), compared with `peak` where one is known.
+// Throws Skip for sizes MPI cannot count.
 std::unique_ptr<Workload> prepare_collective_workload(Context& ctx, const CollectiveDefinition& definition,
-                                                      const MessageBufferMaker& make, std::uint64_t bytes);
+                                                      const MessageBufferMaker& make, std::uint64_t bytes,
+                                                      std::optional<Peak> peak = std::nullopt);
 
 }  // namespace commatlas
 

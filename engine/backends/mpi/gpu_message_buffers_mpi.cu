@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "topology/topology.h"
 
 namespace commatlas {
 namespace {
@@ -97,6 +98,11 @@ MessageBufferMaker gpu_message_buffers(GpuMessagePath path, MemoryKind allocator
 int rank_gpu(const Group& group) {
   const int gpus = gpu_count();
   return gpus > 0 ? group.local_rank() % gpus : 0;
+}
+
+std::optional<Peak> one_node_gpu_peak(const Context& ctx, int directions) {
+  if (ctx.group.local_size() != ctx.group.size()) return std::nullopt;
+  return peak_first_gpu_pair(directions);
 }
 
 }  // namespace commatlas

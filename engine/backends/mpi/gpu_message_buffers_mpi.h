@@ -10,6 +10,7 @@
 #include "backends/cuda/memory.h"
 #include "backends/mpi/gpu_pointer_policy.h"
 #include "backends/mpi/message_buffers.h"
+#include "core/benchmark.h"
 #include "core/group.h"
 
 namespace commatlas {
@@ -20,5 +21,10 @@ MessageBufferMaker gpu_message_buffers(GpuMessagePath path, MemoryKind allocator
 
 // The GPU of this rank: one rank per GPU, in local-rank order.
 int rank_gpu(const Group& group);
+
+// The GPU link peak (times `directions`) when every rank is on this node, where ranks 0 and 1 sit
+// on GPUs 0 and 1; nullopt across nodes, where the network is the limit and the topology does
+// not know it.
+std::optional<Peak> one_node_gpu_peak(const Context& ctx, int directions);
 
 }  // namespace commatlas

@@ -45,6 +45,7 @@ class P2pWorkload final : public Workload {
   Accounting accounting() const override {
     Accounting a;
     a.bytes_per_op = p2p_bytes_per_op(spec_.protocol, bytes_);
+    a.peak = spec_.peak;
     const std::string where = buffers_->describe();
     switch (spec_.protocol) {
       case P2pProtocol::PingPong:

@@ -26,6 +26,7 @@ struct P2pSpec {
   P2pProtocol protocol;
   MessageMemory memory;
   MessageBufferMaker make_buffers = nullptr;  // set for GPU kinds; empty: make_message_buffers(memory)
+  std::optional<Peak> peak = std::nullopt;    // the path's limit, where the topology knows it
 };
 
 // The `direction` parameter of records ("uni", "bi", "round_trip"): a bidirectional figure sums

@@ -6,6 +6,7 @@
 #include "core/all_ranks.h"
 #include "core/error.h"
 #include "core/sizes.h"
+#include "topology/topology.h"
 
 namespace commatlas {
 namespace {
@@ -43,7 +44,7 @@ class NcclCollectiveWorkload final : public Workload {
       poison_output(i);
       m.stream.synchronize();
     }
-    peak_ = rank_pair_peak(1);
+    peak_ = peak_first_gpu_pair(1);
     if (peak_) {
       // The link carries busbw; stated as algbw so the record's fraction compares like with like.
       const double f = bus_factor(def_.op, team_.ranks());

@@ -19,17 +19,6 @@ std::string job_devices(NcclLaunch launch, Context& ctx) {
   return out;
 }
 
-std::optional<Peak> rank_pair_peak(int directions) {
-  if (gpu_count() < 2) return std::nullopt;
-  // Ranks 0 and 1 sit on GPUs 0 and 1 in both launch modes (one rank per GPU, in local-rank order).
-  std::optional<Peak> p = peak_peer(gpu_topology(), 0, 1);
-  if (p && directions > 1) {
-    p->gbps *= directions;
-    p->source += ", both directions";
-  }
-  return p;
-}
-
 std::string launch_words(NcclLaunch launch) {
   return launch == NcclLaunch::RankPerProcess ? "one MPI rank per GPU" : "one process driving every GPU";
 }

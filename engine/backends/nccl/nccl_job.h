@@ -1,5 +1,5 @@
-// What every NCCL benchmark says about its job the same way: the GPUs it used, the link peak
-// its bandwidth is compared with, and the words for how it was launched.
+// What every NCCL benchmark says about its job the same way: the GPUs it used and the words for
+// how it was launched (the link peak it is compared with: peak_first_gpu_pair, topology.h).
 #pragma once
 
 #include <optional>
@@ -14,9 +14,6 @@ namespace commatlas {
 // calls it); meaningful on rank 0, which writes the records.
 std::string job_devices(NcclLaunch launch, Context& ctx);
 
-// The per-direction link peak between the GPUs of NCCL ranks 0 and 1, times `directions`,
-// from the topology; nullopt when the topology does not know it.
-std::optional<Peak> rank_pair_peak(int directions);
 
 // "one MPI rank per GPU" / "one process driving every GPU", for timing descriptions.
 std::string launch_words(NcclLaunch launch);

@@ -6,6 +6,7 @@
 #include "backends/nccl/nccl_job.h"
 #include "core/all_ranks.h"
 #include "core/sizes.h"
+#include "topology/topology.h"
 
 namespace commatlas {
 namespace {
@@ -53,7 +54,7 @@ class NcclP2pWorkload final : public Workload {
       if (b->recv.bytes()) poison_on_device(b->recv.data(), bytes_, b->member->stream.get());
       b->member->stream.synchronize();
     }
-    peak_ = rank_pair_peak(kind == NcclP2p::Bidirectional ? 2 : 1);
+    peak_ = peak_first_gpu_pair(kind == NcclP2p::Bidirectional ? 2 : 1);
   }
 
   Accounting accounting() const override {

@@ -48,8 +48,10 @@ class GpuCollective final : public Benchmark {
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     const MemoryKind allocator = memory_kind_from_string(params.text("allocator"));
     if (auto refusal = gpu_pointer_refusal(path_, allocator_memory(allocator), mpi_cuda_support())) throw Skip(*refusal);
+    // On a fully connected node a GPU can inject at most its link peak: busbw is compared with it.
     return prepare_collective_workload(ctx, *find_mpi_collective(op_),
-                                       gpu_message_buffers(path_, allocator, rank_gpu(ctx.group)), bytes);
+                                       gpu_message_buffers(path_, allocator, rank_gpu(ctx.group)), bytes,
+                                       one_node_gpu_peak(ctx, 1));
   }
 
  private:

@@ -70,8 +70,9 @@ class GpuP2p final : public Benchmark {
     const MemoryKind allocator = memory_kind_from_string(params.text("allocator"));
     if (auto refusal = gpu_pointer_refusal(path_, allocator_memory(allocator), mpi_cuda_support())) throw Skip(*refusal);
     const MessageMemory memory = path_ == GpuMessagePath::Staged ? MessageMemory::StagedDevice : MessageMemory::Device;
-    return prepare_p2p_workload(ctx, {protocol_.protocol, memory, gpu_message_buffers(path_, allocator, rank_gpu(ctx.group))},
-                                bytes);
+    P2pSpec spec{protocol_.protocol, memory, gpu_message_buffers(path_, allocator, rank_gpu(ctx.group))};
+    spec.peak = one_node_gpu_peak(ctx, protocol_.protocol == P2pProtocol::Bidirectional ? 2 : 1);
+    return prepare_p2p_workload(ctx, spec, bytes);
   }
 
  private:
