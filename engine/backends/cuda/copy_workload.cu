@@ -46,6 +46,20 @@ std::string copy_timing_text(std::size_t legs, bool host_synchronous) {
   return text;
 }
 
+BenchmarkInfo copy_benchmark_info(Engine engine, const std::string& suffix, const std::string& what,
+                                  std::vector<std::uint64_t> sizes, std::vector<std::uint64_t> quick_sizes) {
+  const bool ce = engine == Engine::Ce;
+  return BenchmarkInfo{(ce ? "gpu.copy_ce" : "gpu.copy_sm") + suffix,
+                       Category::ExplicitCopy,
+                       ce ? Interface::CopyEngine : Interface::SmKernel,
+                       "gpu",
+                       what + (ce ? "copy engines (cudaMemcpyAsync)" : "SM copy kernel (uint4, unroll 4, grid-stride)"),
+                       Metric::Bandwidth,
+                       RankRange{1, 1},
+                       std::move(sizes),
+                       std::move(quick_sizes)};
+}
+
 std::unique_ptr<Workload> prepare_copy(const Params& params, Engine engine, std::uint64_t bytes, std::uint64_t seed) {
   const CopySpec spec = copy_spec_from(params);
   CopySetup setup;

@@ -24,6 +24,11 @@ struct CopySetup {
 // "CUDA events ..." : how a copy sample is timed, in the words the record carries.
 std::string copy_timing_text(std::size_t legs, bool host_synchronous);
 
+// The info of a copy benchmark that exists once per engine: key "gpu.copy_ce<suffix>" or
+// "gpu.copy_sm<suffix>", its interface, and `what` followed by the engine in words.
+BenchmarkInfo copy_benchmark_info(Engine engine, const std::string& suffix, const std::string& what,
+                                  std::vector<std::uint64_t> sizes, std::vector<std::uint64_t> quick_sizes);
+
 // The workload of a gpu.copy_* variant (params from copy_params()): its legs, its peak.
 std::unique_ptr<Workload> prepare_copy(const Params& params, Engine engine, std::uint64_t bytes, std::uint64_t seed);
 

@@ -3,9 +3,14 @@
 #include <algorithm>
 
 #include "backends/cuda/copy_plan.h"
+#include "core/sizes.h"
 #include "topology/topology.h"
 
 namespace commatlas::gpu {
+
+std::vector<std::uint64_t> gpu_bandwidth_sizes() { return geometric_sizes(4096, 1ull << 30, 4); }
+
+std::vector<std::uint64_t> gpu_bandwidth_quick_sizes() { return {64ull << 10, 16ull << 20, 256ull << 20}; }
 
 std::optional<std::string> no_gpu_reason() {
   if (gpu_count() > 0) return std::nullopt;

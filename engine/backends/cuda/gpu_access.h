@@ -4,11 +4,17 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/cuda/memory.h"
 #include "core/benchmark.h"
 
 namespace commatlas::gpu {
+
+// The size sweep of the GPU suite's bandwidth benchmarks: 4 KiB to 1 GiB, x4 per step; --quick
+// takes 64 KiB, 16 MiB and 256 MiB (cache-resident, mid-size, link-bound).
+std::vector<std::uint64_t> gpu_bandwidth_sizes();
+std::vector<std::uint64_t> gpu_bandwidth_quick_sizes();
 
 // "no GPU: <why>" when this process sees none, else nullopt.
 std::optional<std::string> no_gpu_reason();

@@ -135,8 +135,8 @@ class GpuStream : public Benchmark {
                              " by GPU 0 on local/peer HBM, pinned host, managed (no hint/prefetched/host-preferred), pageable",
                          Metric::Bandwidth,
                          RankRange{1, 1},
-                         geometric_sizes(4096, 1ull << 30, 4),
-                         {64ull << 10, 16ull << 20, 256ull << 20}};
+                         gpu_bandwidth_sizes(),
+                         gpu_bandwidth_quick_sizes()};
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }

@@ -3,7 +3,6 @@
 #include "backends/cuda/copy_workload.h"
 #include "backends/cuda/gpu_access.h"
 #include "core/registry.h"
-#include "core/sizes.h"
 
 namespace commatlas::gpu {
 namespace {
@@ -14,18 +13,8 @@ class GpuCopy final : public Benchmark {
   explicit GpuCopy(Engine engine) : engine_(engine) {}
 
   BenchmarkInfo info() const override {
-    const bool ce = engine_ == Engine::Ce;
-    BenchmarkInfo i{ce ? "gpu.copy_ce" : "gpu.copy_sm",
-                    Category::ExplicitCopy,
-                    ce ? Interface::CopyEngine : Interface::SmKernel,
-                    "gpu",
-                    ce ? "cudaMemcpyAsync on the copy engines: h2d/d2h over host allocators, local d2d, peer d2d"
-                       : "SM copy kernel (uint4, unroll 4, grid-stride): h2d/d2h over host allocators, local d2d, peer d2d",
-                    Metric::Bandwidth,
-                    RankRange{1, 1},
-                    geometric_sizes(4096, 1ull << 30, 4),
-                    {64ull << 10, 16ull << 20, 256ull << 20}};
-    return i;
+    return copy_benchmark_info(engine_, "", "h2d/d2h over host allocators, local d2d, peer d2d; ",
+                               gpu_bandwidth_sizes(), gpu_bandwidth_quick_sizes());
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }

@@ -13,17 +13,7 @@ class GpuCopyFanout final : public Benchmark {
   explicit GpuCopyFanout(Engine engine) : engine_(engine) {}
 
   BenchmarkInfo info() const override {
-    const bool ce = engine_ == Engine::Ce;
-    return BenchmarkInfo{ce ? "gpu.copy_ce_fanout" : "gpu.copy_sm_fanout",
-                         Category::ExplicitCopy,
-                         ce ? Interface::CopyEngine : Interface::SmKernel,
-                         "gpu",
-                         std::string("one GPU to all others and all to one, at once, ") +
-                             (ce ? "copy engines" : "SM copy kernel"),
-                         Metric::Bandwidth,
-                         RankRange{1, 1},
-                         {256ull << 20},
-                         {64ull << 20}};
+    return copy_benchmark_info(engine_, "_fanout", "one GPU to all others and all to one, at once; ", {256ull << 20}, {64ull << 20});
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return fewer_than_two_gpus(); }

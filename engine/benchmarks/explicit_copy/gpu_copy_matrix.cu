@@ -12,16 +12,7 @@ class GpuCopyMatrix final : public Benchmark {
   explicit GpuCopyMatrix(Engine engine) : engine_(engine) {}
 
   BenchmarkInfo info() const override {
-    const bool ce = engine_ == Engine::Ce;
-    return BenchmarkInfo{ce ? "gpu.copy_ce_matrix" : "gpu.copy_sm_matrix",
-                         Category::ExplicitCopy,
-                         ce ? Interface::CopyEngine : Interface::SmKernel,
-                         "gpu",
-                         std::string("every ordered GPU pair, uni and bi, ") + (ce ? "copy engines" : "SM copy kernel"),
-                         Metric::Bandwidth,
-                         RankRange{1, 1},
-                         {256ull << 20},
-                         {64ull << 20}};
+    return copy_benchmark_info(engine_, "_matrix", "every ordered GPU pair, uni and bi; ", {256ull << 20}, {64ull << 20});
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return fewer_than_two_gpus(); }
