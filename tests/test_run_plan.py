@@ -84,3 +84,15 @@ def test_asking_for_mpi_without_mpiexec_is_bad_input(tmp_path: Path) -> None:
                    env={"COMMATLAS_ENGINE": str(engine), "PATH": str(empty_path)})
     assert_one_line_error(done)
     assert "no mpiexec" in done.stderr
+
+
+def test_default_suites_follow_the_machine() -> None:
+    from commatlas.selection import default_suites
+
+    built = {name: {"built": True} for name in ("host", "cuda", "nccl", "mpi")}
+    four_gpus = fixture_json("topo_4xh200.json")
+    assert default_suites({"backends": built}, four_gpus) == ("host", "gpu", "nccl", "mpi", "mpi-gpu")
+    # Single-process NCCL is its own suite: without NCCL it goes, the GPU copies stay.
+    without_nccl = {**built, "nccl": {"built": False, "reason": "no NCCL"}}
+    assert default_suites({"backends": without_nccl}, four_gpus) == ("host", "gpu", "mpi", "mpi-gpu")
+    assert default_suites({"backends": built}, {"gpus": []}) == ("host", "mpi")

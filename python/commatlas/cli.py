@@ -62,7 +62,7 @@ def stderr_console() -> Console:
 # --- run ----------------------------------------------------------------------------------------
 
 def run_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--suite", help="comma-separated suites: host, gpu, mpi, mpi-gpu or all "
+    p.add_argument("--suite", help="comma-separated suites: host, gpu, nccl, mpi, mpi-gpu or all "
                                    "(default: what this machine has)")
     p.add_argument("--only", action="append", default=[], help="benchmark keys or globs, comma-separated (repeatable)")
     p.add_argument("--exclude", action="append", default=[], help="benchmark keys or globs to leave out")

@@ -1,6 +1,7 @@
 """Which benchmarks a `commatlas run` selects, and the checks that make a bad selection a
-one-line error before anything runs. Suites name what a benchmark needs: "host" and "gpu"
-run in one process; "mpi" and "mpi-gpu" run under an MPI launcher."""
+one-line error before anything runs. Suites name what a benchmark needs: "host", "gpu" (one
+process: direct access and copies) and "nccl" (one process driving every GPU through NCCL) run in
+one process; "mpi" and "mpi-gpu" run under an MPI launcher."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from commatlas.errors import UsageError
 
 MPI_SUITES = ("mpi", "mpi-gpu")
 # The backends each suite's benchmarks are compiled with (a suite is empty without them).
-SUITE_BACKENDS = {"host": (), "gpu": ("cuda",), "mpi": ("mpi",), "mpi-gpu": ("mpi", "cuda")}
+SUITE_BACKENDS = {"host": (), "gpu": ("cuda",), "nccl": ("cuda", "nccl"), "mpi": ("mpi",), "mpi-gpu": ("mpi", "cuda")}
 ALL_SUITES = "all"
 
 
@@ -33,12 +34,15 @@ def is_mpi_benchmark(benchmark: dict[str, Any]) -> bool:
 
 
 def default_suites(info: dict[str, Any], topology: dict[str, Any] | None) -> tuple[str, ...]:
-    """host always; gpu with GPUs; mpi with the MPI backend; mpi-gpu with both."""
+    """host always; gpu with GPUs; nccl with GPUs and NCCL; mpi with the MPI backend; mpi-gpu with
+    GPUs and MPI."""
     has_gpu = gpu_count(topology) > 0
     has_mpi = backend_built(info, "mpi")
     suites = ["host"]
     if has_gpu:
         suites.append("gpu")
+    if has_gpu and backend_built(info, "nccl"):
+        suites.append("nccl")
     if has_mpi:
         suites.append("mpi")
     if has_gpu and has_mpi:

@@ -4,7 +4,7 @@
 #               as skipped with the library's reason (never handed a device pointer). Quick sizes.
 #   cuda-ompi:  the CUDA-aware Open MPI 4.1.4 of /work/shared/gpu-mpi (carried in .device-carry/).
 #               Default sizes.
-# plus the single-process NCCL benchmarks (nccl.single.*, suite gpu). Each run is bounded by
+# plus the single-process NCCL benchmarks (nccl.single.*, suite nccl). Each run is bounded by
 # `timeout` so the script always returns its records; the engine's watchdog bounds each point.
 # Usage (repository root, .device-carry carried): OUT=/some/dir scripts/device/mpi_gpu_suite.sh
 set -uo pipefail

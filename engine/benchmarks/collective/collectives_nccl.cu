@@ -1,7 +1,7 @@
 // The NCCL collectives: what each one calls. Everything else (buffers, timing, the exact check,
 // bus factors) is the shared skeleton of backends/nccl/nccl_collective.h. Each is registered
 // twice: one MPI rank per GPU (nccl.<op>, suite mpi-gpu) and one process driving every GPU
-// (nccl.single.<op>, suite gpu, for machines without MPI).
+// (nccl.single.<op>, suite nccl, for machines without MPI).
 #include "backends/nccl/nccl_check.h"
 #include "backends/nccl/nccl_collective.h"
 #include "backends/nccl/nccl_job.h"

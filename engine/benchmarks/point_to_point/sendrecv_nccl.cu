@@ -1,5 +1,5 @@
 // NCCL send/recv between GPUs 0 and 1: ping-pong latency, one-way and bidirectional bandwidth,
-// with one MPI rank per GPU (nccl.*, suite mpi-gpu) and from one process (nccl.single.*, suite gpu).
+// with one MPI rank per GPU (nccl.*, suite mpi-gpu) and from one process (nccl.single.*, suite nccl).
 #include "backends/nccl/nccl_job.h"
 #include "backends/nccl/nccl_p2p.h"
 #include "core/registry.h"
