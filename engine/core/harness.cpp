@@ -46,6 +46,18 @@ Measurement measure(Workload& workload, Context& ctx) {
   warmup = group.broadcast(warmup);
   std::vector<double> warm;
   workload.run(warmup, ops, warm);
+  // The first calls can be much slower than the rest (NCCL sets up its channels there, clocks ramp
+  // up), so a batch sized on them is too short once warm: on 2x H200, 8-byte NCCL calls probed at
+  // over 50 us ran at 8.6 us, one per event pair. Size the batch again on the warm time.
+  if (!m.accounting.one_op_per_sample) {
+    std::int64_t warm_ops = clamp64(std::ceil(min_sample_s / std::max(median_of(warm), 1e-9)), 1, opt.max_ops_per_sample);
+    warm_ops = group.broadcast(warm_ops);
+    if (warm_ops > ops) {
+      ops = warm_ops;
+      warm.clear();
+      workload.run(warmup, ops, warm);
+    }
+  }
   const double t_sample = std::max(median_of(warm), 1e-9) * static_cast<double>(ops);
   std::int64_t samples = clamp64(opt.time_budget_s / t_sample, opt.min_samples, opt.max_samples);
   samples = group.broadcast(samples);

@@ -18,7 +18,10 @@ class FakeWorkload : public Workload {
   Accounting accounting() const override { return accounting_; }
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
     runs.push_back({samples, ops});
-    for (std::int64_t s = 0; s < samples; ++s) seconds.push_back(t_op_);
+    for (std::int64_t s = 0; s < samples; ++s) {
+      seconds.push_back(ops_done_ < slow_ops ? slow_seconds_per_op : t_op_);
+      ops_done_ += ops;
+    }
   }
   Verification verify() override { return verification; }
 
@@ -27,8 +30,12 @@ class FakeWorkload : public Workload {
   };
   std::vector<Call> runs;
   Verification verification{true, 64, ""};
+  // The first slow_ops operations take slow_seconds_per_op each (set-up paid in the first calls).
+  std::int64_t slow_ops = 0;
+  double slow_seconds_per_op = 0;
 
  private:
+  std::int64_t ops_done_ = 0;
   double t_op_;
   Accounting accounting_;
 };

@@ -62,6 +62,20 @@ TEST(Harness, WorkloadClockCanAskForLongerSamples) {
   EXPECT_EQ(measure(fast, ctx).ops_per_sample, static_cast<std::int64_t>(std::ceil(ctx.options.min_sample_s / 1e-7)));
 }
 
+TEST(Harness, BatchIsSizedAgainOnceWarm) {
+  RecordingGroup group;
+  Context ctx(options_with_budget(0.01), group, HostFacts{});
+  Accounting a;
+  a.min_sample_s = 50e-6;
+  FakeWorkload w(8e-6, a);
+  w.slow_ops = 4;  // the probe's calls (1 + 3) take 60 us each, longer than a whole sample
+  w.slow_seconds_per_op = 60e-6;
+  const Measurement m = measure(w, ctx);
+  EXPECT_EQ(m.ops_per_sample, 7);  // sized on the warm 8 us, not on the 60 us probe
+  EXPECT_EQ(w.runs.back().ops, 7);
+  EXPECT_DOUBLE_EQ(m.stats.median, 8e-6);
+}
+
 TEST(Harness, BytesCheckedAreSummedOverRanks) {
   RecordingGroup group;  // reports a second rank that checked as much again
   Context ctx(options_with_budget(0.001), group, HostFacts{});
