@@ -44,13 +44,9 @@ class NcclCollectiveWorkload final : public Workload {
       poison_output(i);
       m.stream.synchronize();
     }
+    // On a fully connected node a GPU injects at most its link's peak; the record compares the
+    // busbw with it (records.cpp), so the peak stays the link's, in link terms.
     peak_ = peak_first_gpu_pair(1);
-    if (peak_) {
-      // The link carries busbw; stated as algbw so the record's fraction compares like with like.
-      const double f = bus_factor(def_.op, team_.ranks());
-      peak_->gbps /= f;
-      peak_->source += ", as algbw: link peak / bus factor " + std::to_string(f);
-    }
   }
 
   Accounting accounting() const override {
