@@ -12,11 +12,12 @@ gpus=$(nvidia-smi -L | wc -l)
 export COMMATLAS_ENGINE=build-dev/engine/commatlas-engine PYTHONPATH=python PYTHONUNBUFFERED=1
 # Small sizes first (records that must survive), then a long 1 GiB point to be killed inside.
 python3 -m commatlas run --out "$OUT/run" --only nccl.allreduce --ranks "$gpus" --sizes 8,1M,1G \
-  --time-budget 20 --watchdog 120 > "$OUT/run.log" 2>&1 &
+  --time-budget 8 --watchdog 120 > "$OUT/run.log" 2>&1 &
 cli=$!
 # Wait until the 1 GiB point is running (the two smaller points are in the file), then kill rank 1.
 for _ in $(seq 1 120); do
-  [ "$(grep -c '"type": *"result"' "$OUT/run/results.jsonl" 2>/dev/null)" -ge 2 ] && break
+  n=$(grep -c '"type": *"result"' "$OUT/run/results.jsonl" 2>/dev/null)
+  [ "${n:-0}" -ge 2 ] && break
   sleep 1
 done
 sleep 3

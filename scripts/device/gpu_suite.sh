@@ -10,12 +10,12 @@ exec > >(tee "$OUT/gpu_suite.log") 2>&1
 
 echo "== build ($(date -u +%FT%TZ))"
 start=$(date +%s)
-cmake -B build-dev -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_MPI=OFF > "$OUT/cmake-configure.log" 2>&1 \
-  && cmake --build build-dev -j16 > "$OUT/cmake-build.log" 2>&1
+cmake -B build-dev-gpu -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_MPI=OFF > "$OUT/cmake-configure.log" 2>&1 \
+  && cmake --build build-dev-gpu -j16 > "$OUT/cmake-build.log" 2>&1
 rc=$?
 echo "build rc=$rc in $(( $(date +%s) - start )) s"
 if [ $rc -ne 0 ]; then tail -40 "$OUT/cmake-build.log"; exit $rc; fi
-ENGINE=build-dev/engine/commatlas-engine
+ENGINE=build-dev-gpu/engine/commatlas-engine
 
 echo "== nvidia-smi topo -m"
 nvidia-smi topo -m 2>&1 | tee "$OUT/nvidia-smi-topo.txt"
