@@ -27,3 +27,23 @@ def test_latency_point_shows_time_not_bandwidth() -> None:
 def test_skipped_point_shows_status() -> None:
     event = {"event": "point", "benchmark": "gpu.copy_ce", "params": "", "bytes": 4096, "status": "skipped"}
     assert describe_point(event, "bandwidth") == "gpu.copy_ce 4 KiB skipped"
+
+
+def test_bar_counts_points_and_keeps_other_lines_for_the_log() -> None:
+    import io
+    import json
+
+    from rich.console import Console
+
+    from commatlas.progress import PhaseProgress
+
+    screen, log = io.StringIO(), io.StringIO()
+    lines = [json.dumps({"event": "start", "total": 4}) + "\n",
+             "[vm:1] a launcher warning\n",
+             json.dumps({"event": "point", "done": 2, "benchmark": "host.memcpy", "bytes": 4096, "status": "ok",
+                         "gbps": 3.0}) + "\n"]
+    with PhaseProgress(Console(file=screen, width=200, force_terminal=False)) as progress:
+        progress.follow("single process", iter(lines), log, {"host.memcpy": "bandwidth"})
+    shown = screen.getvalue()
+    assert "2/4" in shown and "eta" in shown and "host.memcpy 4 KiB 3 GB/s" in shown
+    assert log.getvalue() == "[vm:1] a launcher warning\n"

@@ -6,7 +6,8 @@ import json
 from typing import IO, Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 
 from commatlas.units import format_gbps, format_latency_us, format_size
 
@@ -45,6 +46,10 @@ class PhaseProgress:
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
+            # Points differ in cost (a 1 GiB copy vs an 8-byte one), so this is a rough guide; the
+            # default GPU suite runs for minutes and people want to know whether to wait.
+            TextColumn("eta"),
+            TimeRemainingColumn(),
             TextColumn("{task.fields[last]}", style="dim"),
             console=console,
             transient=False,
