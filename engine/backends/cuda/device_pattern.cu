@@ -67,18 +67,10 @@ void poison_on_device(void* ptr, std::size_t n, cudaStream_t stream) {
 
 std::size_t find_mismatch_on_device(const void* ptr, std::size_t n, std::uint64_t seed, cudaStream_t stream) {
   if (n == 0) return 0;
-  unsigned long long* first_bad = nullptr;
-  COMMATLAS_GPU_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&first_bad), sizeof *first_bad, stream));
-  const unsigned long long none = n;
-  COMMATLAS_GPU_CHECK(cudaMemcpyAsync(first_bad, &none, sizeof none, cudaMemcpyHostToDevice, stream));
-  find_mismatch_kernel<<<grid_for((n + 7) / 8), kThreads, 0, stream>>>(static_cast<const unsigned char*>(ptr), n, seed,
-                                                                        first_bad);
-  COMMATLAS_GPU_CHECK_LAUNCH();
-  unsigned long long result = 0;
-  COMMATLAS_GPU_CHECK(cudaMemcpyAsync(&result, first_bad, sizeof result, cudaMemcpyDeviceToHost, stream));
-  COMMATLAS_GPU_CHECK(cudaFreeAsync(first_bad, stream));
-  COMMATLAS_GPU_CHECK(cudaStreamSynchronize(stream));
-  return static_cast<std::size_t>(result);
+  return static_cast<std::size_t>(first_flagged_index(n, stream, [&](unsigned long long* first_bad) {
+    find_mismatch_kernel<<<grid_for((n + 7) / 8), kThreads, 0, stream>>>(static_cast<const unsigned char*>(ptr), n,
+                                                                          seed, first_bad);
+  }));
 }
 
 }  // namespace commatlas

@@ -18,4 +18,22 @@ void poison_on_device(void* ptr, std::size_t n, cudaStream_t stream);
 // Index of the first byte that differs from the pattern, or n if all match. Synchronises the stream.
 std::size_t find_mismatch_on_device(const void* ptr, std::size_t n, std::uint64_t seed, cudaStream_t stream);
 
+// The one way every on-device check reports back: `launch(first_bad)` enqueues a kernel on `stream`
+// that atomicMin's the index of each mismatch it finds into *first_bad; the result is the smallest
+// index flagged, or `none` when nothing was. Synchronises the stream.
+template <typename Launch>
+std::uint64_t first_flagged_index(std::uint64_t none, cudaStream_t stream, Launch&& launch) {
+  unsigned long long* first_bad = nullptr;
+  COMMATLAS_GPU_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&first_bad), sizeof *first_bad, stream));
+  const unsigned long long start = none;
+  COMMATLAS_GPU_CHECK(cudaMemcpyAsync(first_bad, &start, sizeof start, cudaMemcpyHostToDevice, stream));
+  launch(first_bad);
+  COMMATLAS_GPU_CHECK_LAUNCH();
+  unsigned long long result = 0;
+  COMMATLAS_GPU_CHECK(cudaMemcpyAsync(&result, first_bad, sizeof result, cudaMemcpyDeviceToHost, stream));
+  COMMATLAS_GPU_CHECK(cudaFreeAsync(first_bad, stream));
+  COMMATLAS_GPU_CHECK(cudaStreamSynchronize(stream));
+  return result;
+}
+
 }  // namespace commatlas

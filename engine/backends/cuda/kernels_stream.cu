@@ -1,6 +1,7 @@
 // STREAM read (sum) and write (fill) kernels, same shape rules as the copy kernel.
 #include <algorithm>
 
+#include "backends/cuda/device_pattern.h"
 #include "backends/cuda/kernels.h"
 
 namespace commatlas::gpu {
@@ -131,18 +132,10 @@ void launch_fill_words(void* dst, std::size_t bytes, std::uint64_t key, const Ke
 std::size_t find_fill_mismatch_on_device(const void* p, std::size_t bytes, std::uint64_t key, cudaStream_t stream) {
   const std::size_t words = bytes / 8;
   if (words == 0) return 0;
-  unsigned long long* first_bad = nullptr;
-  COMMATLAS_GPU_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&first_bad), sizeof *first_bad, stream));
-  const unsigned long long none = words;
-  COMMATLAS_GPU_CHECK(cudaMemcpyAsync(first_bad, &none, sizeof none, cudaMemcpyHostToDevice, stream));
-  fill_mismatch_kernel<<<blocks_for(words, 65535 * 8), KernelShape::kThreadsPerBlock, 0, stream>>>(
-      static_cast<const std::uint64_t*>(p), words, key, first_bad);
-  COMMATLAS_GPU_CHECK_LAUNCH();
-  unsigned long long result = 0;
-  COMMATLAS_GPU_CHECK(cudaMemcpyAsync(&result, first_bad, sizeof result, cudaMemcpyDeviceToHost, stream));
-  COMMATLAS_GPU_CHECK(cudaFreeAsync(first_bad, stream));
-  COMMATLAS_GPU_CHECK(cudaStreamSynchronize(stream));
-  return static_cast<std::size_t>(result);
+  return static_cast<std::size_t>(first_flagged_index(words, stream, [&](unsigned long long* first_bad) {
+    fill_mismatch_kernel<<<blocks_for(words, 65535 * 8), KernelShape::kThreadsPerBlock, 0, stream>>>(
+        static_cast<const std::uint64_t*>(p), words, key, first_bad);
+  }));
 }
 
 }  // namespace commatlas::gpu

@@ -1,4 +1,5 @@
 #include "benchmarks/collective/gpu_collective_data.h"
+#include "backends/cuda/device_pattern.h"
 
 #include "core/pattern.h"
 
@@ -67,17 +68,9 @@ void fill_collective_input(float* data, std::uint64_t elements, std::uint64_t se
 std::uint64_t find_collective_mismatch(const float* data, std::uint64_t elements, const CollectiveExpectation& e,
                                        cudaStream_t stream) {
   if (elements == 0) return 0;
-  unsigned long long* first_bad = nullptr;
-  COMMATLAS_GPU_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&first_bad), sizeof *first_bad, stream));
-  const unsigned long long none = elements;
-  COMMATLAS_GPU_CHECK(cudaMemcpyAsync(first_bad, &none, sizeof none, cudaMemcpyHostToDevice, stream));
-  check_kernel<<<grid_for(elements), kThreads, 0, stream>>>(data, elements, e, first_bad);
-  COMMATLAS_GPU_CHECK_LAUNCH();
-  unsigned long long result = 0;
-  COMMATLAS_GPU_CHECK(cudaMemcpyAsync(&result, first_bad, sizeof result, cudaMemcpyDeviceToHost, stream));
-  COMMATLAS_GPU_CHECK(cudaFreeAsync(first_bad, stream));
-  COMMATLAS_GPU_CHECK(cudaStreamSynchronize(stream));
-  return result;
+  return first_flagged_index(elements, stream, [&](unsigned long long* first_bad) {
+    check_kernel<<<grid_for(elements), kThreads, 0, stream>>>(data, elements, e, first_bad);
+  });
 }
 
 }  // namespace commatlas
