@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/context.h"
+#include "core/movement.h"
 #include "core/params.h"
 
 namespace commatlas {
@@ -125,6 +126,10 @@ class Benchmark {
   virtual std::optional<std::string> unavailable(const Context&) const { return std::nullopt; }
   // The parameter combinations to sweep; each becomes its own series of records.
   virtual std::vector<Params> variants(const Context&) const { return {Params{}}; }
+  // What one variant moves, from where to where, by which mechanism (core/movement.h). Asked for
+  // every record, skips and errors included; with empty params for benchmark-wide records, where
+  // only the operation, direction and mechanism are known.
+  virtual std::optional<Movement> movement(const Context&, const Params&) const { return std::nullopt; }
   // Allocates and fills buffers for one variant and size. Throws Skip when this point cannot
   // run here (too little memory, ...).
   virtual std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const = 0;

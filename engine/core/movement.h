@@ -1,0 +1,127 @@
+// The movement model: what a record measured, declared by the engine once and read by every
+// consumer (report, best-interface map, compare, schema) instead of guessed from parameter names.
+//
+// A movement says *from where* and *to where* the bytes went (each endpoint's place: host or GPU
+// memory where the bytes are while timed, which GPU, NUMA node, node and rank), *what happens*
+// (the operation and its direction) and *how* (the mechanism, from one closed list, plus the
+// choices a user can make: the allocator and first touch of each buffer, recorded on the endpoint,
+// and everything else in `choices`).
+//
+// The vocabularies below are X-macro tables: each value's record name and a one-line meaning,
+// written once. `commatlas-engine vocabulary` prints them; the schema's enums and the table in
+// docs/results-format.md are checked against that output in a test, so the engine is the one
+// source of these names.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/params.h"
+
+namespace commatlas {
+
+// clang-format off
+#define COMMATLAS_OPERATIONS(X)                                                                    \
+  X(Copy,          "copy",           "bytes copied from one buffer into another")                   \
+  X(Read,          "read",           "a processor loads a buffer (STREAM read)")                    \
+  X(Write,         "write",          "a processor stores into a buffer (STREAM write)")             \
+  X(LoadLatency,   "load_latency",   "dependent loads, one at a time (pointer chase)")              \
+  X(SendRecv,      "send_recv",      "one process sends a message, another receives it")            \
+  X(PingPong,      "ping_pong",      "a message to a peer and back, the next sent after the reply")\
+  X(Allreduce,     "allreduce",      "collective: every rank gets the reduction of all buffers")    \
+  X(Allgather,     "allgather",      "collective: every rank gets every rank's buffer")             \
+  X(ReduceScatter, "reduce_scatter", "collective: each rank gets one reduced slice")                \
+  X(Alltoall,      "alltoall",       "collective: every rank sends a distinct slice to every rank") \
+  X(Broadcast,     "broadcast",      "collective: the root's buffer reaches every rank")            \
+  X(Reduce,        "reduce",         "collective: the root gets the reduction of all buffers")      \
+  X(HaloExchange,  "halo_exchange",  "pattern: each rank exchanges faces with its grid neighbours") \
+  X(NeighborExchange, "neighbor_exchange", "pattern: irregular message sizes to each neighbour")    \
+  X(BucketedAllreduce, "bucketed_allreduce", "pattern: a gradient all-reduced bucket by bucket")    \
+  X(Nothing,       "nothing",        "no bytes move: the harness timing itself")
+
+#define COMMATLAS_DIRECTIONS(X)                                                                    \
+  X(Uni,           "uni",            "one way")                                                     \
+  X(Bi,            "bi",             "both ways at once; the figure sums both directions")          \
+  X(HalfRoundTrip, "half_round_trip","a round trip, reported as half of it (one-way latency)")      \
+  X(OneToAll,      "one_to_all",     "one source, every other participant a destination")           \
+  X(AllToOne,      "all_to_one",     "every other participant a source, one destination")           \
+  X(AllToAll,      "all_to_all",     "every participant sends and receives")                        \
+  X(None,          "none",           "nothing moves")
+
+// How the bytes move. `display` names the AMD form where it differs (SDMA, blit kernel, RCCL).
+#define COMMATLAS_MECHANISMS(X)                                                                    \
+  X(CpuMemcpy,     "cpu_memcpy",     "libc memcpy from CPU threads")                                \
+  X(CpuLoadStore,  "cpu_load_store", "CPU loads and stores")                                        \
+  X(GpuLoadStore,  "gpu_load_store", "a GPU kernel's loads and stores (direct access)")             \
+  X(CopyEngine,    "copy_engine",    "cudaMemcpyAsync on the copy engines (AMD: SDMA)")             \
+  X(SmCopy,        "sm_copy",        "an SM copy kernel (AMD: blit kernel)")                        \
+  X(Prefetch,      "prefetch",       "cudaMemPrefetchAsync of managed memory")                      \
+  X(MpiHost,       "mpi_host",       "MPI on host buffers")                                         \
+  X(MpiStaged,     "mpi_staged",     "GPU buffers copied to host, MPI, copied back")                \
+  X(MpiGpuAware,   "mpi_gpu_aware",  "MPI handed device pointers (GPU-aware library)")              \
+  X(CudaIpcCe,     "cuda_ipc_ce",    "CUDA IPC handle, copy engine into the peer's buffer")         \
+  X(CudaIpcSm,     "cuda_ipc_sm",    "CUDA IPC handle, SM copy kernel into the peer's buffer")      \
+  X(Nccl,          "nccl",           "NCCL (AMD: RCCL)")                                            \
+  X(Harness,       "harness",        "the timing harness alone")
+
+#define COMMATLAS_MEMORIES(X)                                                                      \
+  X(Host,          "host",           "CPU memory (DRAM of a NUMA node)")                            \
+  X(Gpu,           "gpu",            "a GPU's memory (HBM)")                                        \
+  X(None,          "none",           "no memory: the harness timing itself")
+// clang-format on
+
+#define COMMATLAS_ENUM_ENTRY(name, text, meaning) name,
+enum class Operation { COMMATLAS_OPERATIONS(COMMATLAS_ENUM_ENTRY) };
+enum class MoveDirection { COMMATLAS_DIRECTIONS(COMMATLAS_ENUM_ENTRY) };
+enum class Mechanism { COMMATLAS_MECHANISMS(COMMATLAS_ENUM_ENTRY) };
+enum class Memory { COMMATLAS_MEMORIES(COMMATLAS_ENUM_ENTRY) };
+#undef COMMATLAS_ENUM_ENTRY
+
+std::string to_string(Operation v);
+std::string to_string(MoveDirection v);
+std::string to_string(Mechanism v);
+std::string to_string(Memory v);
+
+// One vocabulary as (record name, meaning) rows, in declaration order: `vocabulary` prints these.
+struct VocabularyEntry {
+  std::string name;
+  std::string meaning;
+};
+std::vector<VocabularyEntry> operation_vocabulary();
+std::vector<VocabularyEntry> direction_vocabulary();
+std::vector<VocabularyEntry> mechanism_vocabulary();
+std::vector<VocabularyEntry> memory_vocabulary();
+
+// One end of a movement: where the bytes are while timed, and how that buffer was made.
+// For read/write/load-latency the processor end (the GPU or CPU doing the loads) is an endpoint
+// too, with `processor = true` and no allocator.
+struct Endpoint {
+  Memory memory = Memory::Host;
+  std::optional<int> gpu;      // the GPU whose memory this is (or whose SMs load, for a processor)
+  std::optional<int> numa;     // NUMA node of host memory / of the CPU cores
+  std::optional<int> rank;     // the rank owning the buffer; unset when every rank has one (collectives)
+  std::string node;            // host name; filled by the runner when empty
+  bool processor = false;
+  // Choices of this buffer: the allocator ("pinned", "registered", "pageable", "managed", "device",
+  // "device_pool", "malloc", ...) and who wrote it first ("cpu", "gpu"); empty when not a choice.
+  std::string allocator;
+  std::string first_touch;
+};
+
+struct Movement {
+  Operation operation = Operation::Copy;
+  MoveDirection direction = MoveDirection::Uni;
+  Mechanism mechanism = Mechanism::Harness;
+  std::optional<Endpoint> from, to;  // unset only on benchmark-wide records (no variant known)
+  // What else a user can choose for this movement (engine_side, threads, kernel shape, launch, ...),
+  // as named in the variant's params.
+  Params choices;
+  std::string reference_of;  // bare reference loops: the benchmark they check
+  // Bytes that must stay in a cache for the figure to be a cache figure (source plus destination
+  // of a local copy, the buffer of a local read): the runner compares it with the cache the path
+  // goes through. 0: the path crosses a link, so no cache can make it faster than the link.
+  double cache_working_set_per_byte = 0;
+};
+
+}  // namespace commatlas
