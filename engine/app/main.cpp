@@ -5,7 +5,7 @@
 //   commatlas-engine info [--json]
 //   commatlas-engine topo [--json]      (JSON either way; the Python CLI renders it)
 //   commatlas-engine run --out FILE [--suite S] [--only P] [--exclude P] [--sizes LIST]
-//                        [--time-budget SEC] [--quick] [--threads N] [--numa LIST]
+//                        [--time-budget SEC] [--precision X|off] [--quick] [--full] [--threads N] [--numa LIST]
 //                        [--reservoir N] [--seed N] [--progress text|json|none] [--mpi] [--watchdog SEC]
 //                        [--record-env NAMES] [--repeat-index N] [--skip-points FILE]
 //   (argument parsing: core/arguments.cpp)
@@ -31,6 +31,7 @@
 #include "core/registry.h"
 #include "core/runner.h"
 #include "core/sizes.h"
+#include "core/tiers.h"
 #include "topology/topology.h"
 
 #ifdef COMMATLAS_HAVE_MPI
@@ -144,6 +145,23 @@ int cmd_list(const Args& a, Context& ctx) {
     }
     if (!why && !info.ranks.accepts(ctx.group.size()))
       why = "needs " + std::to_string(info.ranks.min) + "+ ranks (runs under mpiexec)";
+    // Variants per tier, where this machine can say (variants may ask the GPUs or the ranks).
+    int default_variants = 0, full_variants = 0;
+    std::vector<std::pair<std::string, std::string>> full_list;  // params, why
+    if (!why) {
+      try {
+        for (const Params& p : b->variants(ctx)) {
+          if (const TierRule* rule = full_tier_rule(info.key, p)) {
+            ++full_variants;
+            full_list.emplace_back(p.describe(), rule->why);
+          } else {
+            ++default_variants;
+          }
+        }
+      } catch (const std::exception&) {
+        default_variants = full_variants = 0;
+      }
+    }
     if (a.json) {
       w.begin_object();
       w.field("key", info.key).field("category", to_string(info.category));
@@ -152,10 +170,18 @@ int cmd_list(const Args& a, Context& ctx) {
       w.field("min_ranks", info.ranks.min).field("max_ranks", info.ranks.max);
       w.field("runnable", !why.has_value());
       if (why) w.field("reason", *why);
+      if (!why) {
+        w.key("variants").begin_object().field("default", default_variants).field("full", full_variants).end_object();
+        w.key("full_tier").begin_array();
+        for (const auto& [params, reason] : full_list)
+          w.begin_object().field("params", params).field("why", reason).end_object();
+        w.end_array();
+      }
       w.end_object();
     } else {
-      std::printf("%-32s %-15s %-14s %s%s\n", info.key.c_str(), to_string(info.category).c_str(),
-                  to_string(info.interface).c_str(), info.description.c_str(),
+      const std::string tiers = why ? "" : std::to_string(default_variants) + " default + " + std::to_string(full_variants) + " full";
+      std::printf("%-32s %-15s %-14s %-20s %s%s\n", info.key.c_str(), to_string(info.category).c_str(),
+                  to_string(info.interface).c_str(), tiers.c_str(), info.description.c_str(),
                   why ? (" [not here: " + *why + "]").c_str() : "");
     }
   }

@@ -51,6 +51,19 @@ double parse_positive_double(const std::string& flag, const std::string& text) {
   throw UsageError(flag + " needs a positive number of seconds, got '" + text + "'");
 }
 
+// --precision X: the relative half-width of the median's 95% interval a point samples to
+// (0.005 = +-0.5%), or "off" for the fixed budget.
+double parse_precision(const std::string& text) {
+  if (text == "off") return 0;
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && v > 0 && v < 1) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError("--precision needs a fraction between 0 and 1 (0.005 = +-0.5%) or 'off', got '" + text + "'");
+}
+
 // Seconds a benchmark point may take before the job is aborted; 0 turns the watchdog off.
 double parse_watchdog(const std::string& text) {
   if (text == "0") return 0;
@@ -89,6 +102,7 @@ Args parse_args(int argc, const char* const* argv) {
   a.command = argv[1];
   if (a.command != "list" && a.command != "info" && a.command != "topo" && a.command != "run")
     throw UsageError("unknown command '" + a.command + "' (use list, info, topo or run)");
+  bool budget_given = false;
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
     auto next = [&]() -> std::string {
@@ -103,8 +117,10 @@ Args parse_args(int argc, const char* const* argv) {
     else if (flag == "--exclude") { auto v = split_list(next()); a.exclude.insert(a.exclude.end(), v.begin(), v.end()); }
     else if (flag == "--sizes") a.sizes = next();
     else if (flag == "--numa") a.numa = next();
-    else if (flag == "--time-budget") a.options.time_budget_s = parse_positive_double(flag, next());
+    else if (flag == "--time-budget") { a.options.time_budget_s = parse_positive_double(flag, next()); budget_given = true; }
+    else if (flag == "--precision") a.options.precision = parse_precision(next());
     else if (flag == "--quick") a.options.quick = true;
+    else if (flag == "--full") a.options.full = true;
     else if (flag == "--threads") a.options.threads = static_cast<int>(parse_count(flag, next(), 1, 4096));
     else if (flag == "--reservoir") a.options.reservoir = static_cast<std::size_t>(parse_count(flag, next(), 1, 1000000));
     else if (flag == "--seed") a.options.seed = static_cast<std::uint64_t>(parse_count(flag, next(), 0, 1LL << 62));
@@ -122,7 +138,9 @@ Args parse_args(int argc, const char* const* argv) {
       throw UsageError("unknown option '" + flag + "'");
     }
   }
-  if (a.options.quick && a.options.time_budget_s == RunOptions{}.time_budget_s) a.options.time_budget_s = 0.02;
+  if (!budget_given)
+    a.options.time_budget_s = a.options.quick ? kDefaultTimeBudgetQuick
+                              : a.options.precision > 0 ? kDefaultTimeBudgetPrecision : kDefaultTimeBudgetFixed;
   if (!a.sizes.empty()) a.options.sizes = parse_size_list(a.sizes);
   return a;
 }

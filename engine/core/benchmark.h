@@ -115,7 +115,18 @@ class Workload {
   virtual void run(std::int64_t samples, std::int64_t ops_per_sample, std::vector<double>& seconds) = 0;
   // Checks, after the timed loop, that the destination holds what the source held.
   virtual Verification verify() = 0;
+  // Moves this workload to a smaller size inside the buffers it already has, as if prepared at
+  // `bytes` (source pattern in place, destination made wrong again, accounting for `bytes`), so a
+  // size sweep allocates and fills once per variant. The runner prepares each variant at its
+  // largest size and walks down. False (the default): it cannot, and the runner prepares it
+  // afresh; a workload whose meaning needs fresh memory (first touch, managed migration,
+  // prefetch) says false.
+  virtual bool resize(std::uint64_t /*bytes*/) { return false; }
 };
+
+// Which sweep a variant belongs to: the default run, or only `--full` (core/tiers.cpp decides,
+// docs/tiers.md gives the measurements behind each rule).
+enum class Tier { Default, Full };
 
 class Benchmark {
  public:
@@ -138,5 +149,6 @@ class Benchmark {
 std::string to_string(Category c);
 std::string to_string(Interface i);
 std::string to_string(Metric m);
+std::string to_string(Tier t);
 
 }  // namespace commatlas

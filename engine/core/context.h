@@ -12,10 +12,22 @@
 
 namespace commatlas {
 
+// A cap that a stable point never reaches (it stops on precision after a few samples) and that
+// bounds a noisy one; the fixed mode keeps the budget it always had.
+constexpr double kDefaultTimeBudgetPrecision = 0.1;
+constexpr double kDefaultTimeBudgetFixed = 0.2;
+constexpr double kDefaultTimeBudgetQuick = 0.02;
+
 struct RunOptions {
   std::vector<std::uint64_t> sizes;  // empty: each benchmark's own default sweep
-  double time_budget_s = 0.2;        // timed time per (variant, size) point, warm-up excluded
+  // Timed time per (variant, size) point, warm-up excluded: a cap when sampling stops on
+  // precision, the whole budget in the fixed mode (precision 0). See kDefaultTimeBudget*.
+  double time_budget_s = 0.1;
+  // Sampling stops once the 95% confidence interval of the median is within +-precision of it
+  // (relative); 0: fixed budget, one timed batch filling time_budget_s (the harness before issue 11).
+  double precision = 0.005;
   bool quick = false;                // fewer sizes, smaller budget: a smoke run
+  bool full = false;                 // the exhaustive tier too (core/tiers.h); default tier only otherwise
   int threads = 0;                   // worker threads for multi-threaded host benchmarks; 0 = all cores
   std::vector<int> numa_nodes;       // NUMA nodes to place buffers on; empty = every node
   std::int64_t min_samples = 5;

@@ -2,9 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <numeric>
 
 namespace commatlas {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 std::int64_t clamp64(double v, std::int64_t lo, std::int64_t hi) {
   if (!(v == v)) return lo;  // NaN
@@ -19,29 +25,56 @@ double median_of(std::vector<double> v) {
   return percentile_sorted(v, 50);
 }
 
+// The first timed batch when stopping on precision: enough samples for a 95% interval of the
+// median to exist (6) with room to spare, fewer when the budget cannot hold them.
+constexpr std::int64_t kFirstBatchSamples = 16;
+
 }  // namespace
 
-Measurement measure(Workload& workload, Context& ctx) {
+std::string to_string(StopReason r) {
+  switch (r) {
+    case StopReason::Precision: return "precision";
+    case StopReason::Budget: return "budget";
+    case StopReason::MaxSamples: return "max_samples";
+    case StopReason::Fixed: return "fixed";
+  }
+  return "fixed";
+}
+
+Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
   const RunOptions& opt = ctx.options;
   Group& group = ctx.group;
   Measurement m;
   m.accounting = workload.accounting();
+  const Accounting& a = m.accounting;
 
-  // First op: pays for first touch, lazy module loads, connection setup. Never kept.
+  // First op: pays for first touch, lazy module loads, connection setup. Never kept. With the
+  // previous size's time known, it is the whole probe: that time, scaled up by the size ratio
+  // (sizes ascend, and an op never gets faster with more bytes), sizes the first warm-up; the
+  // warm-up re-sizes the batch anyway.
+  auto t0 = Clock::now();
   std::vector<double> probe;
   workload.run(1, 1, probe);
-  probe.clear();
-  workload.run(3, 1, probe);
-  const double t_op_estimate = std::max(median_of(probe), 1e-9);
+  double t_op_estimate = 0;
+  if (hint && hint->seconds_per_op > 0) {
+    const double ratio = hint->bytes > 0 && a.bytes_per_op > hint->bytes ? a.bytes_per_op / hint->bytes : 1.0;
+    t_op_estimate = hint->seconds_per_op * ratio;
+  } else {
+    probe.clear();
+    workload.run(3, 1, probe);
+    t_op_estimate = median_of(probe);
+  }
+  t_op_estimate = std::max(t_op_estimate, 1e-9);
 
   // Rank 0 decides every count so that all ranks run the same number of operations.
   std::int64_t ops = 1;
-  const double min_sample_s = std::max(opt.min_sample_s, m.accounting.min_sample_s);
-  if (!m.accounting.one_op_per_sample)
-    ops = clamp64(std::ceil(min_sample_s / t_op_estimate), 1, opt.max_ops_per_sample);
+  const double min_sample_s = std::max(opt.min_sample_s, a.min_sample_s);
+  if (!a.one_op_per_sample) ops = clamp64(std::ceil(min_sample_s / t_op_estimate), 1, opt.max_ops_per_sample);
   ops = group.broadcast(ops);
+  m.cost.calibration_s = since(t0);
 
   // Warm-up: about a tenth of the budget, at least two samples, at the calibrated batch size.
+  t0 = Clock::now();
   std::int64_t warmup = clamp64(0.1 * opt.time_budget_s / (t_op_estimate * static_cast<double>(ops)), 2, 1000);
   warmup = group.broadcast(warmup);
   std::vector<double> warm;
@@ -49,7 +82,7 @@ Measurement measure(Workload& workload, Context& ctx) {
   // The first calls can be much slower than the rest (NCCL sets up its channels there, clocks ramp
   // up), so a batch sized on them is too short once warm: on 2x H200, 8-byte NCCL calls probed at
   // over 50 us ran at 8.6 us, one per event pair. Size the batch again on the warm time.
-  if (!m.accounting.one_op_per_sample) {
+  if (!a.one_op_per_sample) {
     std::int64_t warm_ops = clamp64(std::ceil(min_sample_s / std::max(median_of(warm), 1e-9)), 1, opt.max_ops_per_sample);
     warm_ops = group.broadcast(warm_ops);
     if (warm_ops > ops) {
@@ -58,18 +91,65 @@ Measurement measure(Workload& workload, Context& ctx) {
       workload.run(warmup, ops, warm);
     }
   }
+  m.cost.warmup_s = since(t0);
   const double t_sample = std::max(median_of(warm), 1e-9) * static_cast<double>(ops);
-  std::int64_t samples = clamp64(opt.time_budget_s / t_sample, opt.min_samples, opt.max_samples);
-  samples = group.broadcast(samples);
+  // Samples of this size that the budget holds (at least min_samples: a slow op still gets those).
+  const std::int64_t budget_samples = clamp64(opt.time_budget_s / t_sample, opt.min_samples, opt.max_samples);
 
   std::vector<double> seconds;
-  seconds.reserve(static_cast<std::size_t>(samples));
+  const bool fixed = opt.precision <= 0;
+  m.precision_target = fixed ? 0 : opt.precision;
+  std::int64_t batch = fixed ? budget_samples : std::min(budget_samples, std::max(opt.min_samples, kFirstBatchSamples));
+  batch = group.broadcast(batch);
+  double timed_s = 0;  // sample time so far, by the workload's own clock
+  t0 = Clock::now();
   group.barrier();
-  workload.run(samples, ops, seconds);
-  if (m.accounting.max_over_ranks) group.max_over_ranks(seconds);
-  if (m.accounting.steps_per_op > 1)
-    for (double& s : seconds) s /= m.accounting.steps_per_op;
+  while (true) {
+    std::vector<double> got;
+    got.reserve(static_cast<std::size_t>(batch));
+    workload.run(batch, ops, got);
+    if (a.max_over_ranks) group.max_over_ranks(got);
+    ++m.batches;
+    for (double s : got) timed_s += s * static_cast<double>(ops);
+    seconds.insert(seconds.end(), got.begin(), got.end());
+    std::vector<double> sorted = seconds;
+    std::sort(sorted.begin(), sorted.end());
+    const MedianInterval ci = median_interval(sorted);
+    m.precision_reached = ci.half_width;
+    if (fixed) {
+      m.stop_reason = StopReason::Fixed;
+      break;
+    }
+    // Rank 0's view decides for everyone (0 = go on), so that every rank runs the same batches.
+    const auto total = static_cast<std::int64_t>(seconds.size());
+    const double per_sample = timed_s / static_cast<double>(total);
+    const std::int64_t room = opt.time_budget_s > timed_s ? static_cast<std::int64_t>((opt.time_budget_s - timed_s) / per_sample) : 0;
+    std::int64_t next = 0;
+    StopReason why = StopReason::Precision;
+    if (ci.defined && ci.half_width <= opt.precision) {
+      why = StopReason::Precision;
+    } else if (total >= opt.max_samples) {
+      why = StopReason::MaxSamples;
+    } else if (room < 1) {
+      why = StopReason::Budget;
+    } else {
+      // Double the total, within what the budget and max_samples leave.
+      next = std::min({total, room, opt.max_samples - total});
+    }
+    next = group.broadcast(next);
+    why = static_cast<StopReason>(group.broadcast(static_cast<std::int64_t>(why)));
+    if (next < 1) {
+      m.stop_reason = why;
+      break;
+    }
+    batch = next;
+  }
+  m.cost.timed_s = since(t0);
+  m.seconds_per_op = median_of(seconds);
+  if (a.steps_per_op > 1)
+    for (double& s : seconds) s /= a.steps_per_op;
 
+  t0 = Clock::now();
   Verification local = workload.verify();
   m.verification = local;
   m.verification.ok = group.all(local.ok);
@@ -82,6 +162,7 @@ Measurement measure(Workload& workload, Context& ctx) {
       if (!details[r].empty()) merged += (merged.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + ": " + details[r];
     if (group.rank() == 0) m.verification.detail = merged.empty() ? "data check failed on another rank" : merged;
   }
+  m.cost.check_s = since(t0);
 
   m.sample_count = static_cast<std::int64_t>(seconds.size());
   m.ops_per_sample = ops;

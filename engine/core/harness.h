@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/benchmark.h"
@@ -15,6 +16,31 @@
 #include "core/stats.h"
 
 namespace commatlas {
+
+// Why a point stopped sampling (the record's timing.stop_reason).
+enum class StopReason {
+  Precision,   // the median's 95% interval is within the target
+  Budget,      // the time budget ran out first: the target was not reached
+  MaxSamples,  // RunOptions::max_samples ran out first
+  Fixed,       // --precision off: one batch filling the budget
+};
+std::string to_string(StopReason r);
+
+// Where a point's wall time went, measured by steady_clock around each phase (seconds).
+struct PointCost {
+  double wall_s = 0;         // the whole point, as the runner saw it (prepare/resize to record)
+  double prepare_s = 0;      // allocation and fill (prepare) or resize into the variant's buffers
+  double calibration_s = 0;  // first op and the probe that sizes a sample
+  double warmup_s = 0;       // warm-up samples (including a re-sized warm-up)
+  double timed_s = 0;        // the timed batches, as wall time around the workload's runs
+  double check_s = 0;        // the data check
+};
+
+// What the previous size of the same variant measured: calibration starts from it.
+struct MeasureHint {
+  double seconds_per_op = 0;  // raw per-operation time (before steps_per_op)
+  double bytes = 0;           // that size
+};
 
 struct Measurement {
   Accounting accounting;
@@ -24,11 +50,24 @@ struct Measurement {
   std::int64_t ops_per_sample = 1;
   std::int64_t warmup_samples = 0;
   Verification verification;
+  // Precision-driven stopping (RunOptions::precision): the target (0 when off), the relative
+  // half-width of the median's 95% interval reached (infinity when too few samples had one),
+  // why sampling stopped, and in how many timed batches (the workload ran once per batch).
+  double precision_target = 0;
+  double precision_reached = 0;
+  StopReason stop_reason = StopReason::Fixed;
+  int batches = 0;
+  double seconds_per_op = 0;  // median raw per-operation time, the next size's hint
+  PointCost cost;
 };
 
 // Runs the workload under the context's budget. A failed data check is returned in
-// `verification` (the caller records it as an error, never as a number).
-Measurement measure(Workload& workload, Context& ctx);
+// `verification` (the caller records it as an error, never as a number). After warm-up it samples
+// in growing batches (the total doubles each time, one Workload::run per batch) until the median's
+// 95% interval is within RunOptions::precision, the budget of timed time is spent, or max_samples;
+// with precision 0, one batch fills the budget. `hint` (the previous size of the same variant)
+// skips the probe that sizes a sample.
+Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint = nullptr);
 
 // Host clock loop: each sample times `ops` back-to-back calls of op() with steady_clock and
 // records the per-call time. Inline so the op is inlined into the loop and the harness adds

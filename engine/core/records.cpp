@@ -1,6 +1,7 @@
 #include "core/records.h"
 
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 #include <unistd.h>
@@ -83,6 +84,23 @@ std::string result_record(const PointId& id, const Measurement& m) {
   w.field("ops_per_sample", m.ops_per_sample);
   w.field("warmup_samples", m.warmup_samples);
   w.field("max_over_ranks", a.max_over_ranks);
+  // Precision-driven stopping (core/harness.h): target null in the fixed mode; reached null when
+  // too few samples had a 95% interval of the median.
+  w.key("precision_target");
+  if (m.precision_target > 0) w.value(m.precision_target); else w.null();
+  w.key("precision_reached");
+  if (std::isfinite(m.precision_reached)) w.value(m.precision_reached); else w.null();
+  w.field("stop_reason", to_string(m.stop_reason));
+  w.field("batches", m.batches);
+  w.end_object();
+  // Where the point's wall time went (seconds): the end record sums these per benchmark.
+  w.key("cost").begin_object();
+  w.key("wall_s").fixed(m.cost.wall_s, 6);
+  w.key("prepare_s").fixed(m.cost.prepare_s, 6);
+  w.key("calibration_s").fixed(m.cost.calibration_s, 6);
+  w.key("warmup_s").fixed(m.cost.warmup_s, 6);
+  w.key("timed_s").fixed(m.cost.timed_s, 6);
+  w.key("check_s").fixed(m.cost.check_s, 6);
   w.end_object();
   w.key("stats").begin_object();
   w.field("min_s", s.min).field("p5_s", s.p5).field("median_s", s.median).field("mean_s", s.mean);

@@ -1,11 +1,15 @@
 #include "core/runner.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <exception>
+#include <functional>
 
 #include "core/error.h"
 #include "core/json.h"
 #include "core/sizes.h"
+#include "core/tiers.h"
 #include "core/watchdog.h"
 
 namespace commatlas {
@@ -44,6 +48,10 @@ class ProgressReporter {
   int total_;
   int done_ = 0;
 };
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 // The variant as its records name it: with the run's record params (swept environment).
 Params recorded_params(const Params& params, const RunOptions& options) {
@@ -86,8 +94,10 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
       p.unavailable = b->unavailable(ctx);
     }
     if (!p.unavailable) {
-      p.variants = b->variants(ctx);
+      for (Params& v : b->variants(ctx))
+        if (ctx.options.full || tier_of(p.info.key, v) == Tier::Default) p.variants.push_back(std::move(v));
       p.sizes = sizes_for(p.info, ctx.options);
+      std::sort(p.sizes.begin(), p.sizes.end(), std::greater<>());
       total += static_cast<int>(p.variants.size() * p.sizes.size());
     }
     plans.push_back(std::move(p));
@@ -106,6 +116,11 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
     }
     for (const Params& params : plan.variants) {
       const Params recorded = recorded_params(params, ctx.options);
+      // Largest size first: the variant is prepared (allocated, filled) once, and each smaller
+      // size runs inside the same buffers (Workload::resize) unless the workload needs fresh
+      // memory. The previous size's time seeds the next one's calibration.
+      std::unique_ptr<Workload> workload;
+      std::optional<MeasureHint> hint;
       for (std::uint64_t bytes : plan.sizes) {
         const PointId id{plan.info, &recorded, bytes, ranks, ctx.options.repeat};
         if (ctx.options.skip_points.count(point_key(id))) {
@@ -117,9 +132,17 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
                                   plan.info.key + (params.describe().empty() ? "" : " " + params.describe()) + " at " +
                                       format_size(bytes),
                                   ctx.group);
-          auto workload = plan.benchmark->prepare(ctx, params, bytes);
-          const Measurement m = measure(*workload, ctx);
+          const auto t0 = std::chrono::steady_clock::now();
+          // Every rank must agree, or one rank would re-prepare (collectively) alone.
+          if (workload && !ctx.group.all(workload->resize(bytes))) workload.reset();
+          if (!workload) workload = plan.benchmark->prepare(ctx, params, bytes);
+          const double prepare_s = seconds_since(t0);
+          Measurement m = measure(*workload, ctx, hint ? &*hint : nullptr);
+          m.cost.prepare_s = prepare_s;
+          m.cost.wall_s = seconds_since(t0);
+          hint = MeasureHint{m.seconds_per_op, m.accounting.bytes_per_op};
           if (!m.verification.ok) {
+            workload.reset();  // what it holds is not known to be right any more
             write(error_record(id, "data check failed: " + m.verification.detail));
             ++summary.errors;
             progress.point(plan.info, &params, bytes, "data check FAILED", nullptr);
@@ -129,6 +152,7 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
             progress.point(plan.info, &params, bytes, "ok", &m);
           }
         } catch (const Skip& skip) {
+          workload.reset();
           write(skip_record(id, skip.what()));
           ++summary.skipped;
           progress.point(plan.info, &params, bytes, "skipped", nullptr);
@@ -141,6 +165,7 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
           progress.point(plan.info, &params, bytes, "error", nullptr);
           throw;  // every later point would fail the same way, or worse, look fine
         } catch (const std::exception& e) {
+          workload.reset();
           write(error_record(id, e.what()));
           ++summary.errors;
           progress.point(plan.info, &params, bytes, "error", nullptr);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -35,6 +36,31 @@ Stats summarize(std::vector<double> samples) {
   }
   s.cv = s.mean > 0 ? s.stddev / s.mean : 0.0;
   return s;
+}
+
+MedianInterval median_interval(const std::vector<double>& sorted, double level) {
+  MedianInterval mi;
+  const std::size_t n = sorted.size();
+  mi.half_width = std::numeric_limits<double>::infinity();
+  if (n == 0) return mi;
+  mi.median = percentile_sorted(sorted, 50);
+  // Largest k with P(B <= k - 1) <= tail, summed in log space (2^-n underflows past n ~ 1000).
+  const double tail = (1 - level) / 2;
+  const double log_total = static_cast<double>(n) * std::log(2.0);
+  const double lg_n1 = std::lgamma(static_cast<double>(n) + 1);
+  double cdf = 0;
+  std::size_t k = 0;  // the number of order statistics below the interval
+  for (std::size_t j = 0; j < n / 2; ++j) {
+    cdf += std::exp(lg_n1 - std::lgamma(static_cast<double>(j) + 1) - std::lgamma(static_cast<double>(n - j) + 1) - log_total);
+    if (cdf > tail) break;
+    k = j + 1;
+  }
+  if (k == 0) return mi;
+  mi.defined = true;
+  mi.low = sorted[k - 1];
+  mi.high = sorted[n - k];
+  mi.half_width = mi.median > 0 ? (mi.high - mi.low) / 2 / mi.median : std::numeric_limits<double>::infinity();
+  return mi;
 }
 
 std::vector<double> reservoir_sample(const std::vector<double>& samples, std::size_t capacity,

@@ -23,6 +23,17 @@ Stats summarize(std::vector<double> samples);
 // Keeps every sample up to `capacity`, otherwise a uniform random subset of that size
 // (Algorithm R, fixed seed so a run is reproducible). Order of arrival is preserved for the
 // kept samples, so drift over a run stays visible.
+// Distribution-free confidence interval of the median: the order statistics x(k) and x(n+1-k)
+// (1-based) with the largest k whose binomial tail P(Bin(n, 1/2) < k) stays within (1 - level) / 2.
+// `half_width` is half the interval relative to the median. Fewer than 6 samples (at 95%) have no
+// such interval: `defined` is false and the width is infinite.
+struct MedianInterval {
+  bool defined = false;
+  double low = 0, high = 0, median = 0;
+  double half_width = 0;  // (high - low) / 2 / median
+};
+MedianInterval median_interval(const std::vector<double>& sorted, double level = 0.95);
+
 std::vector<double> reservoir_sample(const std::vector<double>& samples, std::size_t capacity,
                                      std::uint64_t seed = 0x5EED);
 

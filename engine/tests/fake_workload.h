@@ -2,6 +2,7 @@
 // timed), and a group that records what the harness asks of it.
 #pragma once
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -19,7 +20,13 @@ class FakeWorkload : public Workload {
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
     runs.push_back({samples, ops});
     for (std::int64_t s = 0; s < samples; ++s) {
-      seconds.push_back(ops_done_ < slow_ops ? slow_seconds_per_op : t_op_);
+      double t = ops_done_ < slow_ops ? slow_seconds_per_op : t_op_;
+      // Deterministic noise, uniform in +-noise around t (a fixed LCG: every run the same).
+      if (noise > 0) {
+        lcg_ = lcg_ * 6364136223846793005ull + 1442695040888963407ull;
+        t *= 1 + noise * (static_cast<double>(lcg_ >> 11) / 9007199254740992.0 * 2 - 1);
+      }
+      seconds.push_back(t);
       ops_done_ += ops;
     }
   }
@@ -33,9 +40,12 @@ class FakeWorkload : public Workload {
   // The first slow_ops operations take slow_seconds_per_op each (set-up paid in the first calls).
   std::int64_t slow_ops = 0;
   double slow_seconds_per_op = 0;
+  // Relative spread of the reported times (0: every sample the same).
+  double noise = 0;
 
  private:
   std::int64_t ops_done_ = 0;
+  std::uint64_t lcg_ = 1;
   double t_op_;
   Accounting accounting_;
 };

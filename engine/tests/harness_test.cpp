@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 
 #include "core/harness.h"
@@ -19,10 +20,110 @@ namespace {
 using testing::FakeWorkload;
 using testing::RecordingGroup;
 
+// The fixed mode (--precision off): one batch fills the budget.
 RunOptions options_with_budget(double budget_s) {
   RunOptions o;
   o.time_budget_s = budget_s;
+  o.precision = 0;
   return o;
+}
+
+RunOptions precision_options(double precision, double budget_s) {
+  RunOptions o;
+  o.time_budget_s = budget_s;
+  o.precision = precision;
+  return o;
+}
+
+TEST(MedianInterval, OrderStatisticsOfTheBinomialTails) {
+  std::vector<double> five{1, 2, 3, 4, 5};
+  EXPECT_FALSE(median_interval(five).defined);  // P(all 5 on one side) = 6.25% > 5%
+  std::vector<double> six{1, 2, 3, 4, 5, 6};
+  const MedianInterval ci6 = median_interval(six);
+  ASSERT_TRUE(ci6.defined);  // [x(1), x(6)]: 1 - 2/64 = 96.9%
+  EXPECT_EQ(ci6.low, 1);
+  EXPECT_EQ(ci6.high, 6);
+  std::vector<double> many(100);
+  std::iota(many.begin(), many.end(), 1.0);
+  const MedianInterval ci = median_interval(many);
+  // n = 100: the 95% interval is [x(40), x(61)] (the textbook table's ranks).
+  EXPECT_EQ(ci.low, 40);
+  EXPECT_EQ(ci.high, 61);
+  EXPECT_NEAR(ci.half_width, 10.5 / 50.5, 1e-12);
+}
+
+TEST(Harness, StableWorkloadStopsOnPrecisionEarly) {
+  RecordingGroup group;
+  Context ctx(precision_options(0.005, 0.1), group, HostFacts{});
+  FakeWorkload w(1e-4, {});
+  w.noise = 0.001;  // +-0.1%: well inside +-0.5%
+  const Measurement m = measure(w, ctx);
+  EXPECT_EQ(m.stop_reason, StopReason::Precision);
+  EXPECT_EQ(m.batches, 1);
+  EXPECT_LE(m.precision_reached, 0.005);
+  EXPECT_DOUBLE_EQ(m.precision_target, 0.005);
+  // A few samples, far from the 0.1 s the budget would have bought (1000 samples of 100 us).
+  EXPECT_LT(static_cast<double>(m.sample_count) * 1e-4, 0.01);
+  EXPECT_EQ(w.runs.back().samples, m.sample_count);
+}
+
+TEST(Harness, NoisyWorkloadRunsToTheBudgetAndSaysSo) {
+  RecordingGroup group;
+  Context ctx(precision_options(0.005, 0.05), group, HostFacts{});
+  FakeWorkload w(1e-4, {});
+  w.noise = 0.2;  // uniform +-20%: 500 samples narrow the median's interval to ~+-2%, not +-0.5%
+  const Measurement m = measure(w, ctx);
+  EXPECT_EQ(m.stop_reason, StopReason::Budget);
+  EXPECT_GT(m.precision_reached, 0.005);
+  EXPECT_GT(m.batches, 2);  // it grew its batches before giving up
+  // The timed samples fill the budget; the last batch is sized on the mean so far, so it can pass
+  // it by the noise of its own samples, no more.
+  const double timed = m.stats.mean * static_cast<double>(m.sample_count) * static_cast<double>(m.ops_per_sample);
+  EXPECT_LE(timed, 0.05 * (1 + 0.2));
+  EXPECT_GT(timed, 0.05 * 0.9);
+  // One run of the workload per batch (after the probe and the warm-up).
+  std::int64_t timed_calls = 0;
+  for (std::size_t i = w.runs.size() - static_cast<std::size_t>(m.batches); i < w.runs.size(); ++i) timed_calls += w.runs[i].samples;
+  EXPECT_EQ(timed_calls, m.sample_count);
+}
+
+TEST(Harness, MaxSamplesStopsSamplingAndSaysSo) {
+  RecordingGroup group;
+  RunOptions o = precision_options(0.005, 10);
+  o.max_samples = 200;
+  Context ctx(o, group, HostFacts{});
+  FakeWorkload w(1e-4, {});
+  w.noise = 0.2;
+  const Measurement m = measure(w, ctx);
+  EXPECT_EQ(m.stop_reason, StopReason::MaxSamples);
+  EXPECT_EQ(m.sample_count, 200);
+}
+
+TEST(Harness, FixedModeIsOneBatchAndSaysSo) {
+  RecordingGroup group;
+  Context ctx(options_with_budget(0.01), group, HostFacts{});
+  FakeWorkload w(1e-4, {});
+  const Measurement m = measure(w, ctx);
+  EXPECT_EQ(m.stop_reason, StopReason::Fixed);
+  EXPECT_EQ(m.batches, 1);
+  EXPECT_EQ(m.precision_target, 0);
+}
+
+TEST(Harness, HintFromThePreviousSizeReplacesTheProbe) {
+  RecordingGroup group;
+  Context ctx(precision_options(0.005, 0.01), group, HostFacts{});
+  Accounting a;
+  a.bytes_per_op = 2048;
+  FakeWorkload w(2e-6, a);
+  const MeasureHint hint{1e-6, 1024};  // half the bytes, half the time
+  const Measurement m = measure(w, ctx, &hint);
+  EXPECT_EQ(w.runs.front().samples, 1);  // the first op only, no 3-op probe
+  // Warm-up sized on the hint scaled to twice the bytes: a tenth of the budget at ~2 us x ~5 ops.
+  const double t_est = 1e-6 * (2048.0 / 1024.0);
+  const auto ops = static_cast<std::int64_t>(std::ceil(ctx.options.min_sample_s / t_est));
+  EXPECT_EQ(w.runs[1].ops, ops);
+  EXPECT_EQ(w.runs[1].samples, static_cast<std::int64_t>(0.1 * 0.01 / (t_est * static_cast<double>(ops))));
+  EXPECT_DOUBLE_EQ(m.seconds_per_op, 2e-6);
 }
 
 TEST(Harness, BatchesFastOperationsAndFillsTheBudget) {

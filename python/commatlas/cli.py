@@ -67,9 +67,15 @@ def run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", action="append", default=[], help="benchmark keys or globs, comma-separated (repeatable)")
     p.add_argument("--exclude", action="append", default=[], help="benchmark keys or globs to leave out")
     p.add_argument("--sizes", help="message sizes: '4096', '8:1G' (doubling), '8:1G:x4', '1M:16M:+1M', combined with commas")
-    p.add_argument("--time-budget", type=float, metavar="SECONDS", help="timed seconds per point (default: the engine's, 0.2)")
+    p.add_argument("--time-budget", type=float, metavar="SECONDS",
+                   help="timed seconds per point at most (default 0.1; 0.2 with --precision off; 0.02 with --quick)")
     p.add_argument("--out", type=Path, metavar="DIR", help="run directory (default: commatlas-results/<UTC time>-<host>/)")
     p.add_argument("--quick", action="store_true", help="few sizes and a small budget: a smoke run")
+    p.add_argument("--precision", metavar="X|off",
+                   help="sample each point until its median's 95%% interval is within +-X (default 0.005); "
+                        "'off': fill the time budget (default then 0.2 s)")
+    p.add_argument("--full", action="store_true",
+                   help="also the full tier: variants that repeat a default one within noise (docs/tiers.md)")
     p.add_argument("--ranks", type=int, help="ranks of the MPI phase (default: one per GPU, at least 2)")
     p.add_argument("--launcher", metavar="COMMAND", help="launcher line used verbatim for MPI phases, e.g. 'srun -N 2 --ntasks-per-node 4'")
     p.add_argument("--threads", type=int, help="worker threads of multi-threaded host benchmarks (default: all cores)")
@@ -108,6 +114,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sizes=args.sizes, time_budget=args.time_budget, quick=args.quick, threads=args.threads,
         numa=args.numa, watchdog=args.watchdog, ranks=args.ranks, launcher=args.launcher, out=args.out,
         repeat=args.repeat, sweep_env=parse_sweeps(args.sweep_env),
+        precision=args.precision, full=args.full,
     )
     if args.resume is not None:
         options = options_to_resume(options, args.resume)
@@ -136,6 +143,7 @@ def options_to_resume(given: "RunOptions", run_dir: Path) -> "RunOptions":
             threads=stored.get("threads"), numa=stored.get("numa"), watchdog=stored.get("watchdog"),
             ranks=stored.get("ranks"), launcher=stored.get("launcher"), out=None,
             repeat=int(stored.get("repeat", 1)),
+            precision=stored.get("precision"), full=bool(stored.get("full")),
             sweep_env=tuple(EnvSweep(str(s["name"]), tuple(s["values"])) for s in stored.get("sweep_env") or ()),
         )
     except (TypeError, ValueError, KeyError, AttributeError) as e:

@@ -62,8 +62,36 @@ def count_by_type(records: Iterable[dict[str, Any]]) -> Counter[str]:
     return Counter(r.get("type", "?") for r in records)
 
 
+COST_PARTS = ("wall_s", "prepare_s", "calibration_s", "warmup_s", "timed_s", "check_s")
+
+
+def benchmark_costs(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per benchmark, the points measured and the seconds their `cost` objects add up to, with
+    the share of the wall time spent in timed and warm-up samples (issue 11)."""
+    costs: dict[str, dict[str, Any]] = {}
+    for r in records:
+        cost = r.get("cost")
+        if r.get("type") != "result" or not isinstance(cost, dict):
+            continue
+        entry = costs.setdefault(str(r.get("benchmark")), {"points": 0, **{part: 0.0 for part in COST_PARTS}})
+        entry["points"] += 1
+        for part in COST_PARTS:
+            value = cost.get(part)
+            if isinstance(value, (int, float)):
+                entry[part] += float(value)
+    for entry in costs.values():
+        wall = entry["wall_s"]
+        entry["timed_share"] = round(entry["timed_s"] / wall, 4) if wall > 0 else None
+        entry["warmup_share"] = round(entry["warmup_s"] / wall, 4) if wall > 0 else None
+        for part in COST_PARTS:
+            entry[part] = round(entry[part], 3)
+    return dict(sorted(costs.items()))
+
+
 def end_record(status: str, records: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
     counts = count_by_type(records)
+    stops = Counter(str(r.get("timing", {}).get("stop_reason")) for r in records
+                    if r.get("type") == "result" and r.get("timing", {}).get("stop_reason"))
     return {
         "type": "end",
         "end_time": iso_utc(utc_now()),
@@ -71,7 +99,10 @@ def end_record(status: str, records: list[dict[str, Any]], wall_s: float) -> dic
         "results": counts["result"],
         "skipped": counts["skip"],
         "errors": counts["error"],
+        # The whole command: from the process's start to this record (the report comes after).
         "wall_s": round(wall_s, 3),
+        "stop_reasons": dict(sorted(stops.items())),
+        "benchmarks": benchmark_costs(records),
     }
 
 

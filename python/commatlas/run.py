@@ -48,6 +48,8 @@ class RunOptions:
     out: Path | None
     repeat: int = 1                       # measure the whole selection this many times
     sweep_env: tuple[EnvSweep, ...] = ()  # once per combination of these variables' values
+    precision: str | None = None          # "0.005" or "off" (engine --precision); None: the engine's
+    full: bool = False                    # the full tier too (engine --full)
 
     def engine_arguments(self) -> list[str]:
         """Options the engine itself interprets and validates (sizes, NUMA, memory, ...)."""
@@ -56,8 +58,12 @@ class RunOptions:
             args += ["--sizes", self.sizes]
         if self.time_budget is not None:
             args += ["--time-budget", f"{self.time_budget:g}"]
+        if self.precision is not None:
+            args += ["--precision", self.precision]
         if self.quick:
             args.append("--quick")
+        if self.full:
+            args.append("--full")
         if self.threads is not None:
             args += ["--threads", str(self.threads)]
         if self.numa is not None:
@@ -221,11 +227,25 @@ def pass_arguments(run_pass: Pass) -> list[str]:
     return args
 
 
+def process_age_s() -> float | None:
+    """Seconds since this process started (the kernel's clock), so the end record's wall time
+    includes the interpreter's start and imports, as `time` counts them; None off Linux."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        start_ticks = int(fields[19])  # field 22 of stat(5), counted after "pid (comm)"
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def write_end_record(results: Path, status: str, started: float) -> list[dict[str, Any]]:
     try:
         drop_partial_tail(results)
         records = read_records(results)
-        append_record(results, end_record(status, records, time.monotonic() - started))
+        age = process_age_s()
+        wall = age if age is not None and age >= time.monotonic() - started else time.monotonic() - started
+        append_record(results, end_record(status, records, wall))
     except OSError as e:
         raise CommatlasError(f"cannot write {results}: {e.strerror or e}") from None
     return records

@@ -14,12 +14,32 @@ from commatlas.units import format_size
 def benchmarks_table(benchmarks: list[dict[str, Any]]) -> Table:
     table = Table(title="Benchmarks in this build", title_justify="left")
     table.add_column("key", no_wrap=True)
-    for column in ("category", "interface", "suite", "metric", "ranks", "runnable here"):
+    for column in ("category", "interface", "suite", "metric", "ranks", "variants", "runnable here"):
         table.add_column(column, overflow="fold")
+    default_total = full_total = 0
     for b in benchmarks:
         here = "yes" if b.get("runnable") else f"no: {b.get('reason', 'unknown reason')}"
-        table.add_row(b["key"], b["category"], b["interface"], b["suite"], b["metric"], rank_range_text(b), here)
+        table.add_row(b["key"], b["category"], b["interface"], b["suite"], b["metric"], rank_range_text(b),
+                      tiers_text(b), here)
+        variants = b.get("variants") or {}
+        default_total += int(variants.get("default", 0))
+        full_total += int(variants.get("full", 0))
+    table.caption = (f"{default_total} default + {full_total} full variants runnable here "
+                     "(`commatlas run --full` adds the full tier; docs/tiers.md says why each is there)")
     return table
+
+
+def tiers_text(benchmark: dict[str, Any]) -> str:
+    """"3 default + 2 full" for a runnable benchmark; its variants are only known where it runs."""
+    variants = benchmark.get("variants")
+    if not variants:
+        return "-"
+    default, full = int(variants.get("default", 0)), int(variants.get("full", 0))
+    if full == 0:
+        return f"{default} default"
+    if default == 0:
+        return f"{full} full (only with --full)"
+    return f"{default} default + {full} full"
 
 
 def backend_details(backend: dict[str, Any]) -> str:

@@ -1,6 +1,7 @@
 #include "backends/cuda/copy_buffers.h"
 
 #include <cstring>
+#include <stdexcept>
 #include <unistd.h>
 
 #include "backends/cuda/device_pattern.h"
@@ -10,8 +11,13 @@
 namespace commatlas::gpu {
 
 PlacedBuffer::PlacedBuffer(const Endpoint& where, std::size_t bytes)
-    : where_(where), buffer_(memory_kind_from_string(where.alloc), bytes, where.gpu) {
+    : where_(where), buffer_(memory_kind_from_string(where.alloc), bytes, where.gpu), used_(bytes) {
   if (where_.hint == kHostPreferred) advise_host_preferred(buffer_.data(), bytes, where_.gpu);
+}
+
+void PlacedBuffer::resize(std::size_t bytes) {
+  if (bytes > buffer_.bytes()) throw std::logic_error("PlacedBuffer::resize past the allocated size");
+  used_ = bytes;
 }
 
 bool PlacedBuffer::cpu_first() const {

@@ -15,6 +15,13 @@ class PlacedBuffer {
  public:
   PlacedBuffer(const Endpoint& where, std::size_t bytes);
 
+  // Works on the first `bytes` from now on (fill, poison, check, bytes()): a size sweep runs
+  // inside the buffer made for its largest size. Throws std::logic_error past the allocation.
+  void resize(std::size_t bytes);
+  // Managed memory: where its pages live depends on what touched them last, so a smaller size
+  // inside a buffer a larger run migrated is not the same measurement.
+  bool resizable() const { return kind() != MemoryKind::Managed; }
+
   void fill_pattern(std::uint64_t seed);
   void poison();
   // Against the pattern, on the owning GPU where it can see the memory (fast), else on the CPU.
@@ -26,12 +33,13 @@ class PlacedBuffer {
   void* kernel_pointer(int gpu) const;
   const Endpoint& where() const { return where_; }
   MemoryKind kind() const { return buffer_.kind(); }
-  std::size_t bytes() const { return buffer_.bytes(); }
+  std::size_t bytes() const { return used_; }
 
  private:
   bool cpu_first() const;
   Endpoint where_;
   GpuBuffer buffer_;
+  std::size_t used_;
 };
 
 // Throws Skip if the host side of the run cannot hold `bytes` more (pinned/pageable/registered

@@ -136,6 +136,20 @@ void CopyWorkload::run(std::int64_t samples, std::int64_t ops, std::vector<doubl
   }, host_synchronous(setup_) ? LaunchMode::Immediate : LaunchMode::BlockedStart);
 }
 
+bool CopyWorkload::resize(std::uint64_t bytes) {
+  for (const auto& leg : legs_)
+    if (!leg->src.resizable() || !leg->dst.resizable()) return false;
+  // The source's prefix already holds the pattern (a function of the byte's index); the
+  // destination's holds the larger size's copy, which a copy that did nothing would pass.
+  for (const auto& leg : legs_) {
+    leg->src.resize(bytes);
+    leg->dst.resize(bytes);
+    leg->dst.poison();
+  }
+  setup_.bytes = bytes;
+  return true;
+}
+
 Verification CopyWorkload::verify() {
   Verification all;
   for (const auto& leg : legs_) {

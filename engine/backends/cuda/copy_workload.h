@@ -39,6 +39,7 @@ class CopyWorkload final : public Workload {
   Accounting accounting() const override;
   void run(std::int64_t samples, std::int64_t ops_per_sample, std::vector<double>& seconds) override;
   Verification verify() override;
+  bool resize(std::uint64_t bytes) override;
 
  private:
   struct LegState;

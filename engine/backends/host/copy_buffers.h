@@ -23,10 +23,14 @@ class CopyBuffers {
   // Both buffers placed by libnuma, or "none" if either is not.
   NumaPlacement placement() const;
 
+  // Works on the first `bytes` of the buffers from now on (no more than they were made with).
+  void resize(std::size_t bytes);
+
   // Destination against the pattern; on failure, the first bad offset and how many bytes differ.
   Verification verify() const;
 
  private:
+  void poison_destination();
   std::size_t bytes_;
   std::uint64_t seed_;
   HostBuffer src_;

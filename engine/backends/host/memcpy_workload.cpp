@@ -45,6 +45,12 @@ void MemcpyWorkload::copy_once() {
   asm volatile("" ::: "memory");
 }
 
+bool MemcpyWorkload::resize(std::uint64_t bytes) {
+  buffers_.resize(bytes);
+  setup_.bytes = bytes;
+  return true;
+}
+
 void MemcpyWorkload::run(std::int64_t samples, std::int64_t ops_per_sample, std::vector<double>& seconds) {
   const ScopedCpuBinding on_source_node(cpus_);
   time_host_samples(samples, ops_per_sample, seconds, [this] { copy_once(); });

@@ -27,6 +27,7 @@ class MemcpyWorkload final : public Workload {
   void run(std::int64_t samples, std::int64_t ops_per_sample, std::vector<double>& seconds) override;
   Verification verify() override { return buffers_.verify(); }
 
+  bool resize(std::uint64_t bytes) override;
   CopyBuffers& buffers() { return buffers_; }
 
  private:

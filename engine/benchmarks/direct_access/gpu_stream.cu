@@ -81,6 +81,21 @@ class StreamWorkload final : public Workload {
     });
   }
 
+  // Managed locations re-prepare: where their pages are is what they measure.
+  bool resize(std::uint64_t bytes) override {
+    if ((a_ && !a_->resizable()) || (b_ && !b_->resizable()) || bytes % 16 != 0) return false;
+    DeviceScope scope(gpu_);
+    bytes_ = bytes;
+    if (a_) a_->resize(bytes);
+    if (b_) {
+      b_->resize(bytes);
+      b_->poison();
+    }
+    if (sum_) COMMATLAS_GPU_CHECK(cudaMemset(sum_->data(), 0, sizeof(unsigned long long)));
+    reads_ = 0;
+    return true;
+  }
+
   Verification verify() override {
     Verification v;
     DeviceScope scope(gpu_);
