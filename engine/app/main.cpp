@@ -84,6 +84,9 @@ int cmd_info(const Args& a, const HostFacts& host) {
   w.begin_object();
   w.field("version", std::string(COMMATLAS_VERSION));
   w.field("git_sha", std::string(COMMATLAS_GIT_SHA));
+  w.key("git_dirty");
+  if (std::string(COMMATLAS_GIT_DIRTY) == "unknown") w.null(); else w.value(std::string(COMMATLAS_GIT_DIRTY) == "true");
+  w.field("provenance", std::string(COMMATLAS_PROVENANCE));
   w.field("compiler", std::string(COMMATLAS_COMPILER));
   w.field("build_type", std::string(COMMATLAS_BUILD_TYPE));
   write_host(w, host);

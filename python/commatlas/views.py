@@ -52,7 +52,7 @@ def info_tables(info: dict[str, Any]) -> list[Table]:
     build = Table(title="Engine", title_justify="left", show_header=False)
     build.add_column("field")
     build.add_column("value", overflow="fold")
-    for field in ("version", "git_sha", "compiler", "build_type"):
+    for field in ("version", "git_sha", "git_dirty", "provenance", "compiler", "build_type"):
         build.add_row(field, str(info.get(field, "-")))
 
     host = info.get("host", {})
