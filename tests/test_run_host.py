@@ -62,3 +62,41 @@ def test_summary_is_printed(engine_path: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "reference.harness_overhead" in done.stdout and "latency" in done.stdout
     assert f"results: {tmp_path / 'r' / 'results.jsonl'}" in done.stdout
+
+
+def test_results_say_how_sampling_stopped_and_what_each_point_cost(host_run: Path, validator) -> None:
+    """Issue 11: every result states its precision target, the interval reached and why it
+    stopped; the end record sums the points' costs per benchmark."""
+    records = assert_valid_run(host_run / "results.jsonl", validator)
+    results = [r for r in records if r["type"] == "result"]
+    for r in results:
+        timing = r["timing"]
+        assert timing["precision_target"] == 0.005
+        assert timing["stop_reason"] in ("precision", "budget", "max_samples")
+        if timing["stop_reason"] == "precision":
+            assert timing["precision_reached"] <= 0.005
+        assert r["cost"]["wall_s"] >= r["cost"]["timed_s"] > 0
+    end = records[-1]
+    assert sum(end["stop_reasons"].values()) == len(results)
+    for key, entry in end["benchmarks"].items():
+        mine = [r for r in results if r["benchmark"] == key]
+        assert entry["points"] == len(mine)
+        assert entry["wall_s"] == pytest.approx(sum(r["cost"]["wall_s"] for r in mine), abs=0.01)
+        assert 0 < entry["timed_share"] <= 1
+    # The whole command, interpreter start included: at least what the points took.
+    assert end["wall_s"] >= sum(e["wall_s"] for e in end["benchmarks"].values())
+
+
+def test_fixed_budget_mode_is_reachable(engine_path: Path, tmp_path: Path, validator) -> None:
+    out = tmp_path / "fixed"
+    done = run_cli("run", "--only", "host.memcpy", "--sizes", "4096,64K", "--precision", "off", "--time-budget", "0.01",
+                   "--threads", "1", "--out", str(out), timeout=120)
+    assert done.returncode == 0, done.stderr + done.stdout
+    results = [r for r in assert_valid_run(out / "results.jsonl", validator) if r.get("type") == "result"]
+    assert results
+    for r in results:
+        assert r["timing"]["stop_reason"] == "fixed"
+        assert r["timing"]["precision_target"] is None
+        assert r["timing"]["batches"] == 1
+    # Largest size first: the variant is prepared once at 64 KiB and 4 KiB runs inside it.
+    assert [r["bytes"] for r in results] == [65536, 4096]
