@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <numeric>
+#include <thread>
 #include <sstream>
 
 #include "core/harness.h"
@@ -85,6 +86,34 @@ TEST(Harness, NoisyWorkloadRunsToTheBudgetAndSaysSo) {
   std::int64_t timed_calls = 0;
   for (std::size_t i = w.runs.size() - static_cast<std::size_t>(m.batches); i < w.runs.size(); ++i) timed_calls += w.runs[i].samples;
   EXPECT_EQ(timed_calls, m.sample_count);
+}
+
+// Runs longer than its samples say (like reference.mpi_pingpong: one reported sample per 2000
+// timed half round trips) and reports noisy samples that never reach the target.
+class UnderReportingWorkload final : public Workload {
+ public:
+  Accounting accounting() const override {
+    Accounting a;
+    a.one_op_per_sample = true;
+    return a;
+  }
+  void run(std::int64_t, std::int64_t, std::vector<double>& seconds) override {
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    seconds.push_back(calls % 2 ? 1e-6 : 2e-6);
+  }
+  Verification verify() override { return {true, 1, ""}; }
+  int calls = 0;
+};
+
+TEST(Harness, BudgetCountsWallTimeWhenSamplesUnderstateIt) {
+  RecordingGroup group;
+  Context ctx(precision_options(0.005, 0.02), group, HostFacts{});
+  UnderReportingWorkload w;
+  const Measurement m = measure(w, ctx);
+  EXPECT_EQ(m.stop_reason, StopReason::Budget);
+  // About 0.02 s of 2 ms batches, not the 100000 samples the reported 1-2 us would allow.
+  EXPECT_LE(m.batches, 12);
 }
 
 TEST(Harness, MaxSamplesStopsSamplingAndSaysSo) {
