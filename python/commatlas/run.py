@@ -146,11 +146,11 @@ def tuning_passes(options: RunOptions, benchmarks: list[dict[str, Any]], plan: P
     sizes = len(options.sizes.split(",")) if options.sizes else (3 if options.quick else 8)
     budget = options.time_budget or (0.02 if options.quick else 0.2)
     seconds = estimate_seconds(len(passes), selected, sizes, budget)
-    console.print(f"commatlas: note: --tune {chosen.name}: {len(passes)} passes ({', '.join(k.name for k in chosen.knobs)} "
-                  f"one at a time) over {selected} benchmarks, about {format_duration(seconds)} (estimate)")
+    what = f"{len(passes)} passes ({', '.join(k.name for k in chosen.knobs)} one at a time) over {selected} benchmarks"
     if seconds > MAX_PRESET_S:
-        raise UsageError(f"--tune {chosen.name} would run for about {format_duration(seconds)} "
-                         f"({len(passes)} passes x {selected} benchmarks): narrow it with --only, --sizes or --quick")
+        raise UsageError(f"--tune {chosen.name} would run for about {format_duration(seconds)} ({what}): "
+                         f"narrow it with --only, --sizes or --quick")
+    console.print(f"commatlas: note: --tune {chosen.name}: {what}, about {format_duration(seconds)} (estimate)")
     return passes
 
 
