@@ -22,7 +22,7 @@
 
 namespace commatlas {
 
-enum class Category { DirectAccess, ExplicitCopy, PointToPoint, Collective, Reference };
+enum class Category { DirectAccess, ExplicitCopy, PointToPoint, Collective, Pattern, Reference };
 
 enum class Interface {
   Memcpy,        // libc memcpy from CPU threads

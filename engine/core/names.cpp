@@ -16,6 +16,7 @@ std::string to_string(Category c) {
     case Category::ExplicitCopy: return "explicit_copy";
     case Category::PointToPoint: return "point_to_point";
     case Category::Collective: return "collective";
+    case Category::Pattern: return "pattern";
     case Category::Reference: return "reference";
   }
   return "unknown";

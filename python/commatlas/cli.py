@@ -87,6 +87,9 @@ def run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sweep-env", action="append", default=[], metavar="NAME=V1,V2",
                    help="run once per value of this variable (repeatable: every combination), "
                         "e.g. NCCL_ALGO=Ring,Tree")
+    p.add_argument("--tune", choices=("nccl", "mpi"), metavar="PRESET",
+                   help="sweep a preset of tuning variables one at a time (nccl, mpi: see `commatlas list --tune`); "
+                        "the report says which setting was best per movement and size")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR",
                    help="continue an interrupted run: measure only the points it does not have yet")
 
@@ -109,11 +112,23 @@ def cmd_run(args: argparse.Namespace) -> int:
                         *(("--only", v) for v in args.only), *(("--exclude", v) for v in args.exclude)):
         if value is not None and not split_list(value):
             raise UsageError(f"{flag} is empty")
+    only = joined(args.only)
+    sweep_env = parse_sweeps(args.sweep_env)
+    if args.tune is not None:
+        from commatlas.tuning import preset
+
+        if sweep_env:
+            raise UsageError("--tune and --sweep-env both choose the passes: give one of them")
+        chosen = preset(args.tune)
+        if suites is None and not only:
+            only = chosen.only  # what the preset's knobs act on
+        # Kept as the run's sweep (meta record, --resume); the preset runs its values one at a time.
+        sweep_env = chosen.sweeps()
     options = RunOptions(
-        selection=Selection(suites, joined(args.only), joined(args.exclude)),
+        selection=Selection(suites, only, joined(args.exclude)),
         sizes=args.sizes, time_budget=args.time_budget, quick=args.quick, threads=args.threads,
         numa=args.numa, watchdog=args.watchdog, ranks=args.ranks, launcher=args.launcher, out=args.out,
-        repeat=args.repeat, sweep_env=parse_sweeps(args.sweep_env),
+        repeat=args.repeat, sweep_env=sweep_env, tune=args.tune,
         precision=args.precision, full=args.full,
     )
     if args.resume is not None:
@@ -145,6 +160,7 @@ def options_to_resume(given: "RunOptions", run_dir: Path) -> "RunOptions":
             repeat=int(stored.get("repeat", 1)),
             precision=stored.get("precision"), full=bool(stored.get("full")),
             sweep_env=tuple(EnvSweep(str(s["name"]), tuple(s["values"])) for s in stored.get("sweep_env") or ()),
+            tune=stored.get("tune"),
         )
     except (TypeError, ValueError, KeyError, AttributeError) as e:
         raise UsageError(f"--resume {run_dir}: its meta record's options cannot be read ({e})") from None
@@ -160,9 +176,29 @@ def print_json(value: object) -> None:
     print(json.dumps(value, indent=2))
 
 
-@command("list", "list the benchmarks of this build and whether each can run here", json_argument)
+def list_arguments(p: argparse.ArgumentParser) -> None:
+    json_argument(p)
+    p.add_argument("--tune", action="store_true", help="list the tuning presets of `run --tune` and their values")
+
+
+@command("list", "list the benchmarks of this build and whether each can run here", list_arguments)
 def cmd_list(args: argparse.Namespace) -> int:
     from commatlas.views import benchmarks_table
+
+    if args.tune:
+        from commatlas.tuning import PRESETS, presets_table
+
+        table = presets_table(make() for make in PRESETS.values())
+        if args.json:
+            print_json(table)
+        else:
+            console = stdout_console()
+            for p in table:
+                console.print(f"[bold]--tune {p['preset']}[/bold]: {p['passes']} passes, selects "
+                              f"{', '.join(p['selects'])}{' (' + p['note'] + ')' if p['note'] else ''}")
+                for k in p["knobs"]:
+                    console.print(f"  {k['name']}: {', '.join(k['values'])}  [dim]{k['why']}[/dim]")
+        return 0
 
     benchmarks = Engine.find().benchmarks()
     if args.json:

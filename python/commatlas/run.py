@@ -50,6 +50,7 @@ class RunOptions:
     sweep_env: tuple[EnvSweep, ...] = ()  # once per combination of these variables' values
     precision: str | None = None          # "0.005" or "off" (engine --precision); None: the engine's
     full: bool = False                    # the full tier too (engine --full)
+    tune: str | None = None               # a tuning preset (commatlas.tuning): its knobs one at a time
 
     def engine_arguments(self) -> list[str]:
         """Options the engine itself interprets and validates (sizes, NUMA, memory, ...)."""
@@ -141,6 +142,24 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
     return Plan(tuple(phases), launcher_record, notes)
 
 
+def tuning_passes(options: RunOptions, benchmarks: list[dict[str, Any]], plan: Plan, console: Console) -> list[Pass]:
+    """A preset's passes, after saying how long they should take; refused when that is hours."""
+    from commatlas.tuning import MAX_PRESET_S, estimate_seconds, format_duration, preset
+
+    chosen = preset(options.tune or "")
+    passes = chosen.passes(options.repeat)
+    selected = sum(len(phase.keys) for phase in plan.phases)
+    sizes = len(options.sizes.split(",")) if options.sizes else (3 if options.quick else 8)
+    budget = options.time_budget or (0.02 if options.quick else 0.2)
+    seconds = estimate_seconds(len(passes), selected, sizes, budget)
+    what = f"{len(passes)} passes ({', '.join(k.name for k in chosen.knobs)} one at a time) over {selected} benchmarks"
+    if seconds > MAX_PRESET_S:
+        raise UsageError(f"--tune {chosen.name} would run for about {format_duration(seconds)} ({what}): "
+                         f"narrow it with --only, --sizes or --quick")
+    console.print(f"commatlas: note: --tune {chosen.name}: {what}, about {format_duration(seconds)} (estimate)")
+    return passes
+
+
 def mpi_was_asked_for(options: RunOptions) -> bool:
     chosen = options.selection
     return bool(chosen.suites or chosen.only or options.ranks or options.launcher)
@@ -173,14 +192,15 @@ def stop_process_group(process: subprocess.Popen[str]) -> None:
 
 
 def run_phase(command: list[str], title: str, log_path: Path, progress: PhaseProgress,
-              metrics: dict[str, str], environment: dict[str, str] | None = None) -> int:
+              metrics: dict[str, str], environment: dict[str, str] | None = None, unset: tuple[str, ...] = ()) -> int:
     with log_path.open("a", encoding="utf-8") as log:
         log.write(f"$ {shlex.join(command)}\n")
         log.flush()
         # A session of its own: Ctrl-C reaches only us, and we stop the whole group in order.
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True,
                                    start_new_session=True, bufsize=1,
-                                   env={**os.environ, **environment} if environment else None)
+                                   env={k: v for k, v in {**os.environ, **environment}.items() if k not in unset}
+                                   if environment or unset else None)
         try:
             assert process.stdout is not None
             progress.follow(title, process.stdout, log, metrics)
@@ -263,6 +283,8 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     benchmarks = engine.benchmarks(options.engine_arguments())
     plan = plan_run(options, engine_info, topology, benchmarks)
     passes = plan_passes(options.repeat, options.sweep_env)
+    if options.tune is not None:
+        passes = tuning_passes(options, benchmarks, plan, progress_console)
     if resume is None:
         run_dir, skip_arguments = prepare_run_dir(options.out), []
         append_record(run_dir / RESULTS_FILE,
@@ -280,14 +302,19 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     try:
         with PhaseProgress(progress_console) as progress:
             for run_pass in passes:
-                environment = dict(run_pass.env)
+                environment = run_pass.environment()
                 arguments = [*options.engine_arguments(), *pass_arguments(run_pass), *skip_arguments]
                 for phase in plan.phases:
                     title = f"{phase.title} [{run_pass.describe()}]" if run_pass.describe() else phase.title
                     code = run_phase(phase.command(engine, results.resolve(), arguments, environment),
-                                     title, log_path, progress, metrics, environment)
+                                     title, log_path, progress, metrics, environment, run_pass.unset())
                     if code != 0:
-                        status, failure = "failed", phase_failure(code, log_path)
+                        broke = phase_failure(code, log_path)
+                        if options.tune is not None and not isinstance(broke, UsageError):
+                            # A setting that kills the job is an answer of the tuning run, not its failure.
+                            progress_console.print(f"commatlas: note: [{run_pass.describe()}] {phase.title}: {broke}")
+                            continue
+                        status, failure = "failed", broke
                         if isinstance(failure, UsageError):
                             break
                 if isinstance(failure, UsageError):

@@ -14,6 +14,9 @@ from commatlas.errors import UsageError
 # What a POSIX shell accepts as a variable name; anything else cannot reach the engine intact.
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_PASSES = 1000  # a typo like 1..1000 values must not start a week-long run
+# The value that leaves a variable out of the environment: the baseline of a tuning sweep. It is
+# what the engine records for a variable that is not set, so the records read the same.
+UNSET = "(unset)"
 
 
 @dataclass(frozen=True)
@@ -29,8 +32,17 @@ class Pass:
 
     def describe(self) -> str:
         parts = [f"repeat {self.repeat}"] if self.repeat is not None else []
-        parts += [f"{name}={value}" for name, value in self.env]
+        set_values = [f"{name}={value}" for name, value in self.env if value != UNSET]
+        parts += set_values or (["defaults"] if self.env else [])
         return ", ".join(parts)
+
+    def environment(self) -> dict[str, str]:
+        """The variables this pass sets."""
+        return {name: value for name, value in self.env if value != UNSET}
+
+    def unset(self) -> tuple[str, ...]:
+        """The variables this pass removes from the environment."""
+        return tuple(name for name, value in self.env if value == UNSET)
 
 
 def parse_sweep_env(spec: str) -> EnvSweep:

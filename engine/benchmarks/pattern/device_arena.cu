@@ -1,0 +1,107 @@
+#include "benchmarks/pattern/device_arena.h"
+
+#include "backends/cuda/kernels.h"
+#include "benchmarks/pattern/mechanism.h"
+#include "core/error.h"
+
+namespace commatlas {
+namespace {
+
+// blockIdx.y is the face: one launch packs (or unpacks) every face.
+__global__ void pack_faces(HaloGeometry g, const double* grid, double* send) {
+  const std::int64_t cells = g.face_cells();
+  const int face = blockIdx.y;
+  for (std::int64_t f = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; f < cells;
+       f += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    send[face * cells + f] = grid[g.face_cell(face, f, false)];
+}
+
+__global__ void unpack_faces(HaloGeometry g, const double* recv, double* grid) {
+  const std::int64_t cells = g.face_cells();
+  const int face = blockIdx.y;
+  for (std::int64_t f = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; f < cells;
+       f += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    grid[g.face_cell(face, f, true)] = recv[face * cells + f];
+}
+
+dim3 face_grid(const HaloGeometry& g) {
+  const std::int64_t blocks = (g.face_cells() + 255) / 256;
+  return dim3(static_cast<unsigned>(blocks < 1024 ? blocks : 1024), static_cast<unsigned>(g.faces()));
+}
+
+// Stands for the backward pass: every SM busy until `ns` of GPU time have passed.
+__global__ void spin_for(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
+class SpinCompute final : public GpuCompute {
+ public:
+  explicit SpinCompute(int device) : device_(device), stream_(device), blocks_(gpu::sm_count(device)) {}
+  void start(double microseconds) override {
+    DeviceScope scope(device_);
+    spin_for<<<blocks_, 64, 0, stream_.get()>>>(static_cast<unsigned long long>(microseconds * 1e3));
+    COMMATLAS_GPU_CHECK_LAUNCH();
+  }
+  void wait() override { stream_.synchronize(); }
+
+ private:
+  int device_;
+  Stream stream_;
+  int blocks_;
+};
+
+const bool registered = [] {
+  gpu_compute_maker() = [](Context& ctx) -> std::unique_ptr<GpuCompute> {
+    const int gpus = gpu_count();
+    if (gpus == 0) throw Skip("no GPU visible: the overlap variant needs one for its compute kernel");
+    return std::make_unique<SpinCompute>(ctx.group.local_rank() % gpus);
+  };
+  return true;
+}();
+
+}  // namespace
+
+DeviceArena::DeviceArena(int device, std::size_t send_bytes, std::size_t recv_bytes)
+    : device_(device), stream_(device), send_(MemoryKind::Device, send_bytes ? send_bytes : 1, device),
+      recv_(MemoryKind::Device, recv_bytes ? recv_bytes : 1, device) {}
+
+void* DeviceArena::allocate(std::size_t bytes, MemoryKind kind) {
+  owned_.push_back(std::make_unique<GpuBuffer>(kind, bytes ? bytes : 1, device_));
+  return owned_.back()->data();
+}
+
+void DeviceArena::copy(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  DeviceScope scope(device_);
+  COMMATLAS_GPU_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_.get()));
+  stream_.synchronize();
+}
+
+void DeviceArena::upload(void* dst, const void* host, std::size_t bytes) { copy(dst, host, bytes); }
+void DeviceArena::download(void* host, const void* src, std::size_t bytes) { copy(host, src, bytes); }
+
+void DeviceArena::fill(void* dst, unsigned char byte, std::size_t bytes) {
+  DeviceScope scope(device_);
+  COMMATLAS_GPU_CHECK(cudaMemsetAsync(dst, byte, bytes, stream_.get()));
+  stream_.synchronize();
+}
+
+void DeviceArena::pack(const HaloGeometry& g, const double* grid, void* send) {
+  DeviceScope scope(device_);
+  pack_faces<<<face_grid(g), 256, 0, stream_.get()>>>(g, grid, static_cast<double*>(send));
+  COMMATLAS_GPU_CHECK_LAUNCH();
+  stream_.synchronize();
+}
+
+void DeviceArena::unpack(const HaloGeometry& g, const void* recv, double* grid) {
+  DeviceScope scope(device_);
+  unpack_faces<<<face_grid(g), 256, 0, stream_.get()>>>(g, static_cast<const double*>(recv), grid);
+  COMMATLAS_GPU_CHECK_LAUNCH();
+  stream_.synchronize();
+}
+
+}  // namespace commatlas

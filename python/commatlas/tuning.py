@@ -1,0 +1,316 @@
+"""The tuning answer: for a run with `--sweep-env` (or a `--tune` preset), which setting was best
+per movement and size range, by how much over the run without it, and which settings broke or
+slowed something.
+
+Presets (`--tune nccl`, `--tune mpi`) sweep the knobs people actually turn, one at a time, every
+other knob of the preset left unset: 1 + sum(values) passes instead of the product. Every record
+of a preset run carries every knob as params `env.NAME` ("(unset)" when not set), so the
+baseline of each point is the pass with every knob unset. A plain `--sweep-env` run without an
+unset value compares with the first value given of each variable instead, and says so.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import subprocess
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from commatlas.errors import UsageError
+from commatlas.results import Failure, Result, Run
+from commatlas.sweep import UNSET, EnvSweep, Pass
+from commatlas.units import format_size as format_bytes
+
+# A ratio this close to 1 is run-to-run noise, not a finding (medians of repeated passes of the
+# same point on the machines we ran on moved by up to 3%).
+CLEAR_GAIN = 1.05
+# Longer than this, a preset run is refused before it starts (narrow it with --only/--sizes/--quick).
+MAX_PRESET_S = 3600.0
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    values: tuple[str, ...]  # settings tried besides leaving it unset
+    why: str
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    knobs: tuple[Knob, ...]
+    only: tuple[str, ...]  # what it measures when the user selects nothing
+    note: str = ""
+
+    def passes(self, repeat: int = 1) -> list[Pass]:
+        """The baseline (every knob unset), then each knob's values alone."""
+        names = [k.name for k in self.knobs]
+        unset = {n: UNSET for n in names}
+        settings = [dict(unset)] + [{**unset, k.name: v} for k in self.knobs for v in k.values]
+        return [Pass(r if repeat > 1 else None, tuple((n, s[n]) for n in names))
+                for r in range(1, repeat + 1) for s in settings]
+
+    def sweeps(self) -> tuple[EnvSweep, ...]:
+        return tuple(EnvSweep(k.name, (UNSET, *k.values)) for k in self.knobs)
+
+
+def nccl_preset() -> Preset:
+    return Preset("nccl", (
+        Knob("NCCL_PROTO", ("LL", "LL128", "Simple"), "protocol: LL wins small messages, Simple large ones"),
+        Knob("NCCL_ALGO", ("Ring", "Tree"), "collective algorithm"),
+        Knob("NCCL_NCHANNELS_PER_PEER", ("4", "32"), "channels per peer of send/recv (3.5x for p2p on LUMI at 32)"),
+        Knob("NCCL_MIN_NCHANNELS", ("4", "32"), "lower bound of channels (SMs) a collective uses"),
+        Knob("NCCL_P2P_LEVEL", ("LOC", "NVL", "SYS"), "how far apart two GPUs may be for peer-to-peer (LOC: never)"),
+    ), ("nccl.*", "pattern.*.nccl"), "needs 2+ GPUs (NCCL with one rank per GPU)")
+
+
+def ompi_components(text: str) -> dict[str, set[str]]:
+    """`ompi_info --parsable` lines 'mca:btl:vader:version:...' -> {'btl': {'vader', ...}}."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for line in text.splitlines():
+        m = re.match(r"mca:([a-z_]+):([A-Za-z0-9_]+):version:", line)
+        if m:
+            found[m.group(1)].add(m.group(2))
+    return found
+
+
+def mpi_knobs(implementation: str, ompi_info_text: str = "") -> tuple[Knob, ...]:
+    """The transport choices the MPI library found offers."""
+    if implementation == "openmpi":
+        comps = ompi_components(ompi_info_text)
+        btl = comps.get("btl", set())
+        shared = [c for c in ("vader", "sm", "smcuda") if c in btl]
+        btl_values = tuple(f"self,{c}" for c in shared) + (("self,tcp",) if "tcp" in btl else ())
+        knobs = []
+        if btl_values:
+            knobs.append(Knob("OMPI_MCA_btl", btl_values, "byte transfer layer: shared memory vs TCP loopback"))
+        pml = tuple(c for c in ("ob1", "ucx") if c in comps.get("pml", set()))
+        if len(pml) > 1:
+            knobs.append(Knob("OMPI_MCA_pml", pml, "point-to-point layer: ob1 (BTLs) or UCX"))
+        return tuple(knobs)
+    if implementation == "mpich":
+        return (
+            Knob("MPIR_CVAR_NOLOCAL", ("1",), "send ranks on one node through the network module, not shared memory"),
+            Knob("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", ("recursive_doubling", "ring"), "allreduce algorithm"),
+            Knob("MPIR_CVAR_CH4_SHM_POSIX_EAGER", ("iqueue", "fbox"), "shared-memory eager transport"),
+        )
+    return ()
+
+
+def detect_mpi() -> tuple[str, str]:
+    """(implementation, ompi_info --parsable output) of the MPI on PATH; ("", "") without one."""
+    from commatlas.launcher import detect_implementation, mpiexec_version
+
+    mpiexec = shutil.which("mpiexec") or shutil.which("mpirun")
+    if not mpiexec:
+        return "", ""
+    implementation = detect_implementation(mpiexec_version(mpiexec)).value
+    text = ""
+    if implementation == "openmpi" and shutil.which("ompi_info"):
+        try:
+            text = subprocess.run(["ompi_info", "--parsable"], capture_output=True, text=True, timeout=30,
+                                  check=False).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            text = ""
+    return implementation, text
+
+
+def mpi_preset(implementation: str | None = None, ompi_info_text: str | None = None) -> Preset:
+    if implementation is None:
+        implementation, ompi_info_text = detect_mpi()
+    knobs = mpi_knobs(implementation, ompi_info_text or "")
+    note = f"{implementation or 'no MPI found'}" + ("" if knobs else ": no transport knobs known for it")
+    return Preset("mpi", knobs, ("mpi.*", "pattern.*.mpi"), note)
+
+
+PRESETS = {"nccl": nccl_preset, "mpi": mpi_preset}
+
+
+def preset(name: str) -> Preset:
+    if name not in PRESETS:
+        raise UsageError(f"--tune {name!r}: unknown preset (use {', '.join(PRESETS)})")
+    chosen = PRESETS[name]()
+    if not chosen.knobs:
+        raise UsageError(f"--tune {name}: {chosen.note}")
+    return chosen
+
+
+def estimate_seconds(passes: int, benchmarks: int, sizes_per_benchmark: int, budget_s: float) -> float:
+    """Rough: every point costs its budget plus warm-up and setup; every pass starts the engine
+    (and an MPI job) again."""
+    per_point = budget_s * 1.3 + 0.1
+    return passes * (benchmarks * sizes_per_benchmark * per_point + 3.0)
+
+
+def format_duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+# --- the answer -------------------------------------------------------------------------------
+
+def _env(params: dict[str, Any]) -> dict[str, str]:
+    return {k[4:]: str(v) for k, v in params.items() if k.startswith("env.")}
+
+
+def _movement_key(point: Result | Failure) -> tuple[str, tuple[tuple[str, str], ...], int]:
+    rest = tuple(sorted((k, str(v)) for k, v in point.params.items() if not k.startswith("env.")))
+    return point.benchmark, rest, point.ranks
+
+
+def _label(key: tuple[str, tuple[tuple[str, str], ...], int]) -> str:
+    benchmark, params, ranks = key
+    extra = " ".join(f"{k}={v}" for k, v in params)
+    return f"{benchmark}{' ' + extra if extra else ''} ({ranks} rank{'s' if ranks != 1 else ''})"
+
+
+def _baseline(variables: dict[str, list[str]]) -> tuple[dict[str, str], str]:
+    base: dict[str, str] = {}
+    words = []
+    for name, values in variables.items():
+        if UNSET in values:
+            base[name] = UNSET
+        else:
+            base[name] = values[0]
+            words.append(f"{name}={values[0]}")
+    text = "every swept variable unset" if not words else \
+        "no pass left " + ", ".join(w.split("=")[0] for w in words) + " unset: compared with " + ", ".join(words)
+    return base, text
+
+
+def _setting_of(env: dict[str, str], base: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, v) for k, v in env.items() if base.get(k) != v))
+
+
+def _setting_text(setting: tuple[tuple[str, str], ...]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in setting) or "the default"
+
+
+def _bin(nbytes: int) -> int:
+    """x4 size bins (as answers.json's): bin i holds (4^(i-1), 4^i] bytes, bin 0 up to 1 B."""
+    return 0 if nbytes <= 1 else math.ceil(math.log(nbytes, 4) - 1e-9)
+
+
+def _range_text(low: int, high: int) -> str:
+    return format_bytes(low) if low == high else f"{format_bytes(low)} to {format_bytes(high)}"
+
+
+def tuning_answers(run: Run) -> dict[str, Any]:
+    """Per movement and size range, the best swept setting and its gain over the baseline; the
+    settings that broke (error records) or slowed a point. Empty answer lists for runs without
+    swept variables."""
+    variables: dict[str, list[str]] = defaultdict(list)
+    for point in [*run.results, *run.failures]:
+        for name, value in _env(point.params).items():
+            if value not in variables[name]:
+                variables[name].append(value)
+    meta_sweeps = ((run.meta or {}).get("options") or {}).get("sweep_env") or []
+    for sweep in meta_sweeps:  # the order the user gave, where the meta record has it
+        name = str(sweep.get("name", ""))
+        if name in variables:
+            given = [str(v) for v in sweep.get("values", [])]
+            variables[name] = [v for v in given if v in variables[name]] + [v for v in variables[name] if v not in given]
+    answer: dict[str, Any] = {"format": "commatlas-tuning/1", "variables": dict(variables),
+                              "baseline": "", "answers": [], "slowed": [], "broke": []}
+    if not variables:
+        answer["baseline"] = "no --sweep-env or --tune in this run"
+        return answer
+    base, answer["baseline"] = _baseline(variables)
+
+    # (movement, bytes) -> setting -> medians (several with --repeat)
+    medians: dict[tuple[Any, int], dict[tuple[tuple[str, str], ...], list[tuple[float, float]]]] = \
+        defaultdict(lambda: defaultdict(list))
+    for r in run.results:
+        if r.bytes is None or not r.verified_ok or r.stats.median_s <= 0:
+            continue
+        medians[(_movement_key(r), r.bytes)][_setting_of(_env(r.params), base)].append((r.stats.median_s, r.stats.cv or 0.0))
+
+    # gains[(movement, bin)][setting] -> ratios baseline time / setting time, one per size
+    gains: dict[tuple[Any, int], dict[tuple[tuple[str, str], ...], list[tuple[int, float]]]] = \
+        defaultdict(lambda: defaultdict(list))
+    for (movement, nbytes), by_setting in medians.items():
+        if () not in by_setting:
+            continue
+        baseline, base_cv = sorted(by_setting[()])[len(by_setting[()]) // 2]
+        for setting, times in by_setting.items():
+            if setting:
+                t, cv = sorted(times)[len(times) // 2]
+                # Within the two points' own spread, a ratio is noise: count it as no change.
+                ratio = baseline / t
+                gain = 1.0 if abs(math.log(ratio)) < math.log(max(CLEAR_GAIN, 1 + base_cv + cv)) else ratio
+                gains[(movement, _bin(nbytes))][setting].append((nbytes, gain))
+
+    # Per movement, walk the bins in size order and merge neighbours with the same best setting.
+    per_movement: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+    for (movement, size_bin), by_setting in sorted(gains.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        scored = {s: math.exp(sum(math.log(g) for _, g in v) / len(v)) for s, v in by_setting.items()}
+        best, gain = max(scored.items(), key=lambda kv: kv[1])
+        sizes = [n for v in by_setting.values() for n, _ in v]
+        cell = {"setting": best if gain >= CLEAR_GAIN else (), "gain": gain, "min": min(sizes), "max": max(sizes)}
+        cells = per_movement[movement]
+        if cells and cells[-1]["setting"] == cell["setting"]:
+            cells[-1]["max"] = cell["max"]
+            cells[-1]["gains"].append(gain)
+        else:
+            cells.append({**cell, "gains": [gain]})
+        for setting, g in scored.items():
+            if g <= 1 / CLEAR_GAIN:
+                answer["slowed"].append({
+                    "movement": _label(movement), "benchmark": movement[0], "setting": dict(setting),
+                    "min_bytes": min(n for n, _ in by_setting[setting]), "max_bytes": max(n for n, _ in by_setting[setting]),
+                    "gain": round(g, 3),
+                    "text": f"{_setting_text(setting)} made {_label(movement)} {1 / g:.2f}x slower at "
+                            f"{_range_text(min(n for n, _ in by_setting[setting]), max(n for n, _ in by_setting[setting]))}",
+                })
+    for movement, cells in per_movement.items():
+        for c in cells:
+            gain = math.exp(sum(math.log(g) for g in c["gains"]) / len(c["gains"]))
+            where = _range_text(c["min"], c["max"])
+            text = (f"for {_label(movement)} at {where}, {_setting_text(c['setting'])} is {gain:.2f}x faster than the default"
+                    if c["setting"] else f"for {_label(movement)} at {where}, no setting beat the default beyond "
+                                         f"the points' noise ({(CLEAR_GAIN - 1) * 100:.0f}% at least)")
+            answer["answers"].append({
+                "movement": _label(movement), "benchmark": movement[0], "params": dict(movement[1]), "ranks": movement[2],
+                "min_bytes": c["min"], "max_bytes": c["max"], "setting": dict(c["setting"]) or None,
+                "gain": round(gain, 3) if c["setting"] else None, "text": text,
+            })
+    seen = {(name, value) for p in [*run.results, *run.skips, *run.failures] for name, value in _env(p.params).items()}
+    for sweep in meta_sweeps:
+        for value in sweep.get("values", []):
+            name, value = str(sweep.get("name", "")), str(value)
+            if (name, value) not in seen and base.get(name) != value:
+                answer["broke"].append({
+                    "movement": None, "benchmark": None, "setting": {name: value}, "bytes": None,
+                    "message": "no record of this setting: the engine failed in its pass (engine.log says why)",
+                    "text": f"{name}={value} broke the run: no record of it, the engine failed in its pass (see engine.log)",
+                })
+    for f in run.failures:
+        setting = _setting_of(_env(f.params), base)
+        if setting:
+            answer["broke"].append({
+                "movement": _label(_movement_key(f)), "benchmark": f.benchmark, "setting": dict(setting), "bytes": f.bytes,
+                "message": f.message[:300],
+                "text": f"{_setting_text(setting)} broke {f.benchmark}"
+                        f"{' at ' + format_bytes(f.bytes) if f.bytes else ''}: {f.message[:160]}",
+            })
+    return answer
+
+
+def presets_table(presets: Iterable[Preset]) -> list[dict[str, Any]]:
+    """`commatlas list --tune`: each preset's knobs and values, and its pass count."""
+    return [{"preset": p.name, "note": p.note, "passes": len(p.passes()), "selects": list(p.only),
+             "knobs": [{"name": k.name, "values": [UNSET, *k.values], "why": k.why} for k in p.knobs]}
+            for p in presets]
+
+
+def render_tuning_html(answer: dict[str, Any]) -> str:
+    """The report's tuning section (templates/_tuning.html.j2); empty without swept variables."""
+    from commatlas.report.templating import render
+
+    return render("_tuning.html.j2", {"tuning": answer})

@@ -1,0 +1,125 @@
+"""The tuning answer and the --tune presets, on a real `--tune mpi` run of the host engine (4 ranks,
+one pattern, one size): the answer names a best setting (or the default) per movement and size,
+flags what slowed or broke, and renders; a preset that would run for hours is refused first."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_one_line_error, assert_valid_run, have_mpiexec, run_cli
+
+from commatlas.results import load_run
+from commatlas.tuning import mpi_knobs, nccl_preset, ompi_components, render_tuning_html, tuning_answers
+
+
+@pytest.fixture(scope="module")
+def tune_run(engine_info, engine_benchmarks, tmp_path_factory, validator) -> Path:
+    if not engine_info["backends"].get("mpi", {}).get("built") or not have_mpiexec():
+        pytest.skip("needs the MPI backend and mpiexec")
+    if not any(b["key"] == "pattern.halo2d.mpi" for b in engine_benchmarks):
+        pytest.skip("this engine has no host-MPI patterns")
+    out = tmp_path_factory.mktemp("tune") / "run"
+    done = run_cli("run", "--tune", "mpi", "--only", "pattern.halo2d.mpi", "--sizes", "4K", "--quick", "--ranks", "4",
+                   "--out", str(out), timeout=600)
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "passes" in done.stderr and "(estimate)" in done.stderr, "the duration is said before it starts"
+    assert_valid_run(out / "results.jsonl", validator)
+    return out
+
+
+def test_preset_run_answers_per_movement_and_size(tune_run: Path) -> None:
+    run = load_run(tune_run)
+    answer = tuning_answers(run)
+    assert answer["format"] == "commatlas-tuning/1"
+    assert answer["baseline"] == "every swept variable unset"
+    assert "OMPI_MCA_btl" in answer["variables"]
+    assert answer["answers"], "one answer per movement and size range"
+    for a in answer["answers"]:
+        assert a["benchmark"] == "pattern.halo2d.mpi" and a["ranks"] == 4
+        assert a["text"].startswith("for pattern.halo2d.mpi")
+        assert (a["setting"] is None) == (a["gain"] is None)
+    # The preset changes one knob per pass: every record names every knob, the others unset.
+    for r in run.results:
+        env = {k: v for k, v in r.params.items() if k.startswith("env.")}
+        assert sum(v != "(unset)" for v in env.values()) <= 1
+    json.dumps(answer)  # goes into answers.json as it is
+
+
+def test_a_slower_setting_is_flagged_and_a_faster_one_wins(tune_run: Path) -> None:
+    run = load_run(tune_run)
+    # The same run, with one setting's point made 3x slower and another's 2x faster than measured.
+    changed = copy.deepcopy(run)
+    slow, fast = [r for r in changed.results if any(v != "(unset)" for k, v in r.params.items() if k.startswith("env."))][:2]
+    base = next(r for r in changed.results if all(v == "(unset)" for k, v in r.params.items() if k.startswith("env.")))
+    for r, factor in ((slow, 3.0), (fast, 0.5)):
+        r.stats = type(r.stats)(**{**r.stats.__dict__, "median_s": base.stats.median_s * factor, "cv": 0.0})
+    base.stats = type(base.stats)(**{**base.stats.__dict__, "cv": 0.0})
+    answer = tuning_answers(changed)
+    slow_setting = {k[4:]: v for k, v in slow.params.items() if k.startswith("env.") and v != "(unset)"}
+    fast_setting = {k[4:]: v for k, v in fast.params.items() if k.startswith("env.") and v != "(unset)"}
+    assert any(s["setting"] == slow_setting and s["gain"] == pytest.approx(1 / 3, rel=1e-3) for s in answer["slowed"])
+    best = answer["answers"][0]
+    assert best["setting"] == fast_setting and best["gain"] == pytest.approx(2.0, rel=1e-3)
+    assert "2.00x faster than the default" in best["text"]
+    html = render_tuning_html(answer)
+    assert "Tuning: best setting" in html and "slowed" in html
+
+
+def test_a_run_without_sweeps_has_no_tuning_answer(tune_run: Path) -> None:
+    run = load_run(tune_run)
+    plain = copy.deepcopy(run)
+    for r in plain.results:
+        r.params = {k: v for k, v in r.params.items() if not k.startswith("env.")}
+    plain.meta = None
+    answer = tuning_answers(plain)
+    assert answer["answers"] == [] and not answer["variables"]
+    assert render_tuning_html(answer).strip() == ""
+
+
+def test_mpi_knobs_follow_what_ompi_info_reports() -> None:
+    text = "\n".join(["mca:btl:self:version:mca:2.1.0", "mca:btl:vader:version:mca:2.1.0",
+                      "mca:btl:tcp:version:mca:2.1.0", "mca:pml:ob1:version:mca:2.1.0"])
+    assert ompi_components(text) == {"btl": {"self", "vader", "tcp"}, "pml": {"ob1"}}
+    knobs = {k.name: k.values for k in mpi_knobs("openmpi", text)}
+    assert knobs == {"OMPI_MCA_btl": ("self,vader", "self,tcp")}, "one pml: nothing to choose"
+    with_ucx = text + "\nmca:pml:ucx:version:mca:2.1.0"
+    assert {k.name: k.values for k in mpi_knobs("openmpi", with_ucx)}["OMPI_MCA_pml"] == ("ob1", "ucx")
+    assert mpi_knobs("unknown") == ()
+
+
+def test_nccl_preset_runs_each_knob_alone() -> None:
+    preset = nccl_preset()
+    names = {k.name for k in preset.knobs}
+    assert {"NCCL_PROTO", "NCCL_ALGO", "NCCL_P2P_LEVEL"} <= names
+    assert names & {"NCCL_NCHANNELS_PER_PEER", "NCCL_MIN_NCHANNELS"}
+    passes = preset.passes()
+    assert len(passes) == 1 + sum(len(k.values) for k in preset.knobs)
+    assert all(v == "(unset)" for _, v in passes[0].env)
+
+
+def test_list_tune_shows_each_preset_and_its_values() -> None:
+    done = run_cli("list", "--tune", "--json")
+    assert done.returncode == 0, done.stderr
+    table = {p["preset"]: p for p in json.loads(done.stdout)}
+    assert set(table) == {"nccl", "mpi"}
+    proto = next(k for k in table["nccl"]["knobs"] if k["name"] == "NCCL_PROTO")
+    assert proto["values"][0] == "(unset)" and "LL" in proto["values"]
+
+
+def test_a_preset_of_hours_is_refused_before_it_starts(engine_info, engine_benchmarks, tmp_path: Path) -> None:
+    if not any(b["key"] == "pattern.halo2d.mpi" for b in engine_benchmarks) or not have_mpiexec():
+        pytest.skip("needs the host-MPI patterns and mpiexec")
+    done = run_cli("run", "--tune", "mpi", "--sizes", "1:1G", "--time-budget", "100", "--ranks", "2",
+                   "--out", str(tmp_path / "run"))
+    assert_one_line_error(done)
+    assert "would run for about" in done.stderr
+    assert not (tmp_path / "run" / "results.jsonl").exists() or not (tmp_path / "run" / "results.jsonl").read_text()
+
+
+def test_tune_with_sweep_env_is_refused() -> None:
+    done = run_cli("run", "--tune", "mpi", "--sweep-env", "A=1,2")
+    assert_one_line_error(done)
