@@ -1,6 +1,7 @@
 #include "core/harness.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace commatlas {
@@ -17,6 +18,29 @@ double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return percentile_sorted(v, 50);
+}
+
+// The soak loop: samples one at a time (their start times are the time series), for soak_s seconds
+// of rank 0's clock. Every `check_every` samples rank 0 says whether to go on, so all ranks run the
+// same samples and a collective never waits for a rank that stopped early.
+void soak(Workload& workload, Group& group, double soak_s, std::int64_t ops, double t_sample, std::vector<double>& seconds,
+          std::vector<double>& starts, bool& capped) {
+  using Clock = std::chrono::steady_clock;
+  const std::int64_t check_every = group.broadcast(clamp64(0.05 / t_sample, 1, 10000));
+  group.barrier();
+  const auto t0 = Clock::now();
+  for (;;) {
+    for (std::int64_t k = 0; k < check_every; ++k) {
+      starts.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+      workload.run(1, ops, seconds);
+    }
+    const bool more = std::chrono::duration<double>(Clock::now() - t0).count() < soak_s;
+    const bool under_cap = static_cast<std::int64_t>(seconds.size()) + check_every <= kMaxSoakSamples;
+    if (!group.broadcast(more && under_cap ? 1 : 0)) {
+      capped = more && !under_cap;
+      return;
+    }
+  }
 }
 
 }  // namespace
@@ -63,9 +87,18 @@ Measurement measure(Workload& workload, Context& ctx) {
   samples = group.broadcast(samples);
 
   std::vector<double> seconds;
-  seconds.reserve(static_cast<std::size_t>(samples));
-  group.barrier();
-  workload.run(samples, ops, seconds);
+  if (opt.soak_s > 0) {
+    // One operation per sample, so each sample is one iteration of the series; clocks that cannot
+    // time one operation (GPU events at small sizes) keep their batch.
+    if (m.accounting.min_sample_s <= opt.min_sample_s) ops = 1;
+    m.soak_s = opt.soak_s;
+    const double per_sample = std::max(median_of(warm), 1e-9) * static_cast<double>(ops);
+    soak(workload, group, opt.soak_s, ops, per_sample, seconds, m.sample_starts, m.soak_capped);
+  } else {
+    seconds.reserve(static_cast<std::size_t>(samples));
+    group.barrier();
+    workload.run(samples, ops, seconds);
+  }
   if (m.accounting.max_over_ranks) group.max_over_ranks(seconds);
   if (m.accounting.steps_per_op > 1)
     for (double& s : seconds) s /= m.accounting.steps_per_op;
@@ -87,7 +120,7 @@ Measurement measure(Workload& workload, Context& ctx) {
   m.ops_per_sample = ops;
   m.warmup_samples = warmup;
   m.stats = summarize(seconds);
-  m.samples = reservoir_sample(seconds, opt.reservoir);
+  m.samples = opt.soak_s > 0 ? seconds : reservoir_sample(seconds, opt.reservoir);
   return m;
 }
 
