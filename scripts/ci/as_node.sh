@@ -11,4 +11,6 @@ nodes="${COMMATLAS_NODES:-2}"
 per_node=$(( (size + nodes - 1) / nodes ))
 node=$(( rank / per_node ))
 name="${COMMATLAS_NODE_PREFIX:-node}${node}"
+# Tests that pause a rank (SIGSTOP) find it here: unshare and sh exec, so this pid is the engine's.
+if [ -n "${COMMATLAS_PID_DIR:-}" ]; then echo $$ > "$COMMATLAS_PID_DIR/rank$rank.pid"; fi
 exec unshare --uts sh -c 'hostname "$0" && exec "$@"' "$name" "$@"
