@@ -160,7 +160,7 @@ def test_soak_noise_measures_see_a_paused_rank(engine_path: Path, tmp_path: Path
     q, n = quiet["soak"], noisy["soak"]
     assert q.node_count == 2 and q.measures.iterations > 100
     # Every iteration is kept with its start time, spanning the soak.
-    assert len(q.start_s) == len(q.samples_s) == q.measures.iterations and 3 < q.start_s[-1] < 6
+    assert len(q.start_s) == len(q.samples_s) == q.measures.iterations and 3.5 < q.start_s[-1] < 30
     assert n.measures.tail_slowdown > 2 * q.measures.tail_slowdown, (q.measures, n.measures)
     assert n.measures.share_slow > q.measures.share_slow, (q.measures, n.measures)
     assert "Noise over time" in quiet["report"] and "<svg" in quiet["report"]
@@ -170,7 +170,9 @@ def test_noise_measures_and_hang_parsing() -> None:
     m = noise_measures([1.0] * 98 + [3.0, 10.0])
     assert m.median_slowdown == 1 and m.share_slow == pytest.approx(0.02) and m.tail_slowdown > 2
     log = ("commatlas-engine: watchdog: mpi.allreduce at 8 B on 3 ranks did not finish within 4 s (seen by rank 0 on a); x\n"
-           "commatlas-engine: watchdog: mpi.allreduce at 8 B on 3 ranks did not finish within 4 s (seen by rank 2 on b); x\n")
+           "commatlas-engine: watchdog: mpi.allreduce at 8 B on 3 ranks did not finish within 4 s (seen by rank 2 on b); x\n"
+           "commatlas-engine: watchdog: mpi.allreduce at 8 B on 3 ranks did not finish within 4 s (seen by rank 1 on b, "
+           "itself stopped for 30 s); x\n")
     hang = hang_from_log(log)
     assert hang is not None and hang.stopped == [1] and hang.answered == {0: "a", 2: "b"}
     assert "stopped answering: 1 (b)" in hang.describe(["a", "b", "b"])

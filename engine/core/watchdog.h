@@ -46,6 +46,8 @@ class Watchdog {
 };
 
 // The one line the watchdog prints (exposed for tests).
-std::string watchdog_message(const std::string& what, double seconds, int rank, int ranks, const std::string& node = "");
+// `late_s`: how long after its limit the guard ran; beyond the grace, the rank itself was stopped.
+std::string watchdog_message(const std::string& what, double seconds, int rank, int ranks, const std::string& node = "",
+                             double late_s = 0);
 
 }  // namespace commatlas

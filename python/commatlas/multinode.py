@@ -77,7 +77,7 @@ def by_node_pair(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]
 
 
 WATCHDOG_LINE = re.compile(r"watchdog: (?P<what>.+) on (?P<ranks>\d+) ranks? did not finish within (?P<limit>[\d.e+-]+) s "
-                           r"\(seen by rank (?P<rank>\d+)(?: on (?P<node>[^)]+))?\)")
+                           r"\(seen by rank (?P<rank>\d+)(?: on (?P<node>[^,)]+))?(?P<late>, itself stopped)?")
 
 
 @dataclass(frozen=True)
@@ -102,8 +102,11 @@ def hang_from_log(text: str) -> Hang | None:
     what = matches[-1]["what"]
     same = [m for m in matches if m["what"] == what]
     ranks = int(same[-1]["ranks"])
-    answered = {int(m["rank"]): m["node"] or "" for m in same}
-    return Hang(what, ranks, answered, [r for r in range(ranks) if r not in answered])
+    # A rank whose guard ran late was stopped itself and spoke only once continued (launchers send
+    # SIGCONT before they kill): it counts with the silent ones.
+    answered = {int(m["rank"]): m["node"] or "" for m in same if not m["late"]}
+    late = {int(m["rank"]) for m in same if m["late"]}
+    return Hang(what, ranks, answered, [r for r in range(ranks) if r not in answered or r in late])
 
 
 def parse_duration(text: str) -> float:
