@@ -152,6 +152,8 @@ def soak_once(engine: Path, run_dir: Path, pid_dir: Path, noise: bool) -> dict:
     return {"soak": found[0], "report": (run_dir / "report.html").read_text()}
 
 
+@pytest.mark.skipif(os.getloadavg()[0] > (os.cpu_count() or 1),
+                    reason="machine busier than its cores: no quiet baseline to compare a noisy soak with")
 def test_soak_noise_measures_see_a_paused_rank(engine_path: Path, tmp_path: Path) -> None:
     for name in ("quiet-pids", "noisy-pids"):
         (tmp_path / name).mkdir()
