@@ -32,6 +32,7 @@
 #include "core/runner.h"
 #include "core/sizes.h"
 #include "core/tiers.h"
+#include "topology/nics.h"
 #include "topology/topology.h"
 
 #ifdef COMMATLAS_HAVE_MPI
@@ -130,7 +131,7 @@ int cmd_info(const Args& a, const HostFacts& host) {
 
 int cmd_topo() {
   JsonWriter w;
-  write_topology_json(gpu_topology(), w);
+  write_topology_json(gpu_topology(), w, &node_nics());
   std::cout << w.str() << '\n';
   return 0;  // no GPU is an answer, not a failure: the JSON carries the reason
 }
@@ -199,7 +200,7 @@ int cmd_run(Args& a, Context& ctx) {
   if (selected.empty()) throw UsageError("the selection matches no benchmark");
   std::unique_ptr<RecordFile> out;
   if (ctx.group.rank() == 0) out = std::make_unique<RecordFile>(a.out);
-  const RunSummary s = run_benchmarks(selected, ctx, out.get(), a.progress);
+  const RunSummary s = run_benchmarks(selected, ctx, out.get(), a.progress, &topology_node_facts());
   if (ctx.group.rank() == 0 && a.progress == ProgressMode::Text)
     std::fprintf(stderr, "%d results, %d skipped, %d errors -> %s\n", s.results, s.skipped, s.errors, a.out.c_str());
   return 0;

@@ -125,6 +125,7 @@ Args parse_args(int argc, const char* const* argv) {
     else if (flag == "--reservoir") a.options.reservoir = static_cast<std::size_t>(parse_count(flag, next(), 1, 1000000));
     else if (flag == "--seed") a.options.seed = static_cast<std::uint64_t>(parse_count(flag, next(), 0, 1LL << 62));
     else if (flag == "--watchdog") a.options.watchdog_s = parse_watchdog(next());
+    else if (flag == "--soak") a.options.soak_s = parse_positive_double(flag, next());
     else if (flag == "--record-env") add_record_env(a.options, next());
     else if (flag == "--repeat-index") a.options.repeat = static_cast<int>(parse_count(flag, next(), 0, 1000000));
     else if (flag == "--skip-points") a.options.skip_points = read_point_keys(next());
@@ -142,6 +143,8 @@ Args parse_args(int argc, const char* const* argv) {
     a.options.time_budget_s = a.options.quick ? kDefaultTimeBudgetQuick
                               : a.options.precision > 0 ? kDefaultTimeBudgetPrecision : kDefaultTimeBudgetFixed;
   if (!a.sizes.empty()) a.options.sizes = parse_size_list(a.sizes);
+  // A soak is one time series: of one benchmark at one size, or its samples would mix.
+  if (a.options.soak_s > 0 && a.options.sizes.size() != 1) throw UsageError("--soak needs --sizes with exactly one size");
   return a;
 }
 

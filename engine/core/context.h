@@ -39,6 +39,9 @@ struct RunOptions {
   double min_sample_s = 10e-6;
   std::int64_t max_ops_per_sample = 1 << 20;
   std::uint64_t seed = 1;            // data pattern seed
+  // > 0: repeat each point for this many seconds, one operation per sample where the clock allows,
+  // without stopping on a sample count, and keep every sample with its start time (noise over time).
+  double soak_s = 0;
   double watchdog_s = 120;           // a point running longer aborts the job (core/watchdog.h); 0 = off
   // Passes of one run must stay apart in its records: the swept environment (env.NAME=value,
   // read by the engine itself) joins every record's params, the repetition its "repeat".

@@ -18,6 +18,9 @@ class Group {
   virtual int local_rank() const = 0;
   virtual int local_size() const = 0;
   virtual std::string hostname() const = 0;
+  // Every rank's node (host name), in rank order, on every rank: records say which ranks share a
+  // node, and ranks are placed one per GPU within their node (local_rank counts ranks of one node).
+  virtual std::vector<std::string> rank_nodes() const { return std::vector<std::string>(size(), hostname()); }
   virtual std::string kind() const = 0;  // "single-process", "mpi"
   virtual void barrier() = 0;
   // Rank 0's value, on every rank: rank 0 makes calibration decisions so all ranks agree.

@@ -1,6 +1,7 @@
 #include "core/harness.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -28,6 +29,29 @@ double median_of(std::vector<double> v) {
 // The first timed batch when stopping on precision: enough samples for a 95% interval of the
 // median to exist (6) with room to spare, fewer when the budget cannot hold them.
 constexpr std::int64_t kFirstBatchSamples = 16;
+
+// The soak loop: samples one at a time (their start times are the time series), for soak_s seconds
+// of rank 0's clock. Every `check_every` samples rank 0 says whether to go on, so all ranks run the
+// same samples and a collective never waits for a rank that stopped early.
+void soak(Workload& workload, Group& group, double soak_s, std::int64_t ops, double t_sample, std::vector<double>& seconds,
+          std::vector<double>& starts, bool& capped) {
+  using Clock = std::chrono::steady_clock;
+  const std::int64_t check_every = group.broadcast(clamp64(0.05 / t_sample, 1, 10000));
+  group.barrier();
+  const auto t0 = Clock::now();
+  for (;;) {
+    for (std::int64_t k = 0; k < check_every; ++k) {
+      starts.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+      workload.run(1, ops, seconds);
+    }
+    const bool more = std::chrono::duration<double>(Clock::now() - t0).count() < soak_s;
+    const bool under_cap = static_cast<std::int64_t>(seconds.size()) + check_every <= kMaxSoakSamples;
+    if (!group.broadcast(more && under_cap ? 1 : 0)) {
+      capped = more && !under_cap;
+      return;
+    }
+  }
+}
 
 }  // namespace
 
@@ -97,60 +121,74 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
   const std::int64_t budget_samples = clamp64(opt.time_budget_s / t_sample, opt.min_samples, opt.max_samples);
 
   std::vector<double> seconds;
-  const bool fixed = opt.precision <= 0;
-  m.precision_target = fixed ? 0 : opt.precision;
-  std::int64_t batch = fixed ? budget_samples : std::min(budget_samples, std::max(opt.min_samples, kFirstBatchSamples));
-  batch = group.broadcast(batch);
-  double timed_s = 0;  // sample time so far, by the workload's own clock
-  t0 = Clock::now();
-  group.barrier();
-  while (true) {
-    std::vector<double> got;
-    got.reserve(static_cast<std::size_t>(batch));
-    const auto batch_start = Clock::now();
-    workload.run(batch, ops, got);
-    const double batch_wall = since(batch_start);
-    if (a.max_over_ranks) group.max_over_ranks(got);
-    ++m.batches;
-    // The budget is spent by whichever is larger: the samples' own time, or the batch's wall time.
-    // A workload can run more than its samples say (reference.mpi_pingpong times 2000 half round
-    // trips per sample it reports), and sizing on the samples alone would then double its batches
-    // far past the budget.
-    double batch_sampled = 0;
-    for (double s : got) batch_sampled += s * static_cast<double>(ops);
-    timed_s += std::max(batch_sampled, batch_wall);
-    seconds.insert(seconds.end(), got.begin(), got.end());
-    std::vector<double> sorted = seconds;
-    std::sort(sorted.begin(), sorted.end());
-    const MedianInterval ci = median_interval(sorted);
-    m.precision_reached = ci.half_width;
-    if (fixed) {
-      m.stop_reason = StopReason::Fixed;
-      break;
+  if (opt.soak_s > 0) {
+    // Noise over time (--soak): one operation per sample, so each sample is one iteration of the
+    // series; clocks that cannot time one operation (GPU events at small sizes) keep their batch.
+    // No precision stopping: the series is the measurement.
+    if (a.min_sample_s <= opt.min_sample_s) ops = 1;
+    m.soak_s = opt.soak_s;
+    const double per_sample = std::max(median_of(warm), 1e-9) * static_cast<double>(ops);
+    t0 = Clock::now();
+    soak(workload, group, opt.soak_s, ops, per_sample, seconds, m.sample_starts, m.soak_capped);
+    if (a.max_over_ranks) group.max_over_ranks(seconds);
+    m.stop_reason = StopReason::Fixed;
+    m.batches = 1;
+  } else {
+    const bool fixed = opt.precision <= 0;
+    m.precision_target = fixed ? 0 : opt.precision;
+    std::int64_t batch = fixed ? budget_samples : std::min(budget_samples, std::max(opt.min_samples, kFirstBatchSamples));
+    batch = group.broadcast(batch);
+    double timed_s = 0;  // sample time so far, by the workload's own clock
+    t0 = Clock::now();
+    group.barrier();
+    while (true) {
+      std::vector<double> got;
+      got.reserve(static_cast<std::size_t>(batch));
+      const auto batch_start = Clock::now();
+      workload.run(batch, ops, got);
+      const double batch_wall = since(batch_start);
+      if (a.max_over_ranks) group.max_over_ranks(got);
+      ++m.batches;
+      // The budget is spent by whichever is larger: the samples' own time, or the batch's wall time.
+      // A workload can run more than its samples say (reference.mpi_pingpong times 2000 half round
+      // trips per sample it reports), and sizing on the samples alone would then double its batches
+      // far past the budget.
+      double batch_sampled = 0;
+      for (double s : got) batch_sampled += s * static_cast<double>(ops);
+      timed_s += std::max(batch_sampled, batch_wall);
+      seconds.insert(seconds.end(), got.begin(), got.end());
+      std::vector<double> sorted = seconds;
+      std::sort(sorted.begin(), sorted.end());
+      const MedianInterval ci = median_interval(sorted);
+      m.precision_reached = ci.half_width;
+      if (fixed) {
+        m.stop_reason = StopReason::Fixed;
+        break;
+      }
+      // Rank 0's view decides for everyone (0 = go on), so that every rank runs the same batches.
+      const auto total = static_cast<std::int64_t>(seconds.size());
+      const double per_sample = timed_s / static_cast<double>(total);
+      const std::int64_t room = opt.time_budget_s > timed_s ? static_cast<std::int64_t>((opt.time_budget_s - timed_s) / per_sample) : 0;
+      std::int64_t next = 0;
+      StopReason why = StopReason::Precision;
+      if (ci.defined && ci.half_width <= opt.precision) {
+        why = StopReason::Precision;
+      } else if (total >= opt.max_samples) {
+        why = StopReason::MaxSamples;
+      } else if (room < 1) {
+        why = StopReason::Budget;
+      } else {
+        // Double the total, within what the budget and max_samples leave.
+        next = std::min({total, room, opt.max_samples - total});
+      }
+      next = group.broadcast(next);
+      why = static_cast<StopReason>(group.broadcast(static_cast<std::int64_t>(why)));
+      if (next < 1) {
+        m.stop_reason = why;
+        break;
+      }
+      batch = next;
     }
-    // Rank 0's view decides for everyone (0 = go on), so that every rank runs the same batches.
-    const auto total = static_cast<std::int64_t>(seconds.size());
-    const double per_sample = timed_s / static_cast<double>(total);
-    const std::int64_t room = opt.time_budget_s > timed_s ? static_cast<std::int64_t>((opt.time_budget_s - timed_s) / per_sample) : 0;
-    std::int64_t next = 0;
-    StopReason why = StopReason::Precision;
-    if (ci.defined && ci.half_width <= opt.precision) {
-      why = StopReason::Precision;
-    } else if (total >= opt.max_samples) {
-      why = StopReason::MaxSamples;
-    } else if (room < 1) {
-      why = StopReason::Budget;
-    } else {
-      // Double the total, within what the budget and max_samples leave.
-      next = std::min({total, room, opt.max_samples - total});
-    }
-    next = group.broadcast(next);
-    why = static_cast<StopReason>(group.broadcast(static_cast<std::int64_t>(why)));
-    if (next < 1) {
-      m.stop_reason = why;
-      break;
-    }
-    batch = next;
   }
   m.cost.timed_s = since(t0);
   m.seconds_per_op = median_of(seconds);
@@ -176,7 +214,7 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
   m.ops_per_sample = ops;
   m.warmup_samples = warmup;
   m.stats = summarize(seconds);
-  m.samples = reservoir_sample(seconds, opt.reservoir);
+  m.samples = opt.soak_s > 0 ? seconds : reservoir_sample(seconds, opt.reservoir);
   return m;
 }
 

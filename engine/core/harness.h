@@ -46,6 +46,16 @@ struct Measurement {
   Accounting accounting;
   Stats stats;                  // over every sample
   std::vector<double> samples;  // bounded reservoir of per-operation seconds, in arrival order
+  // Soak only: every sample (in `samples`) and when each began, in seconds from the soak's start.
+  std::vector<double> sample_starts;
+  double soak_s = 0;           // the soak's planned length (0: not a soak)
+  bool soak_capped = false;    // stopped at kMaxSoakSamples before the time was up
+  // Why the path has no peak, where the node knows (an inter-node path whose NIC gives no rate).
+  std::string peak_unknown;
+  // Collectives: the goodput the node's link graph allows (topology/goodput.h), or why unknown.
+  bool has_expected = false;
+  double expected_gbps = 0;    // 0 with has_expected: unknown, expected_text says why
+  std::string expected_text;
   std::int64_t sample_count = 0;
   std::int64_t ops_per_sample = 1;
   std::int64_t warmup_samples = 0;
@@ -60,6 +70,9 @@ struct Measurement {
   double seconds_per_op = 0;  // median raw per-operation time, the next size's hint
   PointCost cost;
 };
+
+// A soak keeps every sample: this bounds the record (two numbers per sample).
+inline constexpr std::int64_t kMaxSoakSamples = 500000;
 
 // Runs the workload under the context's budget. A failed data check is returned in
 // `verification` (the caller records it as an error, never as a number). After warm-up it samples

@@ -50,6 +50,7 @@ void write_identity(JsonWriter& w, const char* type, const PointId& id) {
     w.null();
   w.field("ranks", id.ranks);
   if (id.repeat) w.field("repeat", *id.repeat);
+  if (id.placement && id.ranks > 1) write_placement(w, *id.placement);
   w.key("time").fixed(unix_time(), 3);
 }
 
@@ -108,6 +109,14 @@ std::string result_record(const PointId& id, const Measurement& m) {
   w.field("stddev_s", s.stddev).field("cv", s.cv);
   w.end_object();
   w.field("samples_s", m.samples);
+  if (m.soak_s > 0) {
+    w.key("soak").begin_object();
+    w.field("duration_s", m.soak_s);
+    w.field("iterations", static_cast<std::int64_t>(m.samples.size()));
+    w.field("capped", m.soak_capped);
+    w.field("start_s", m.sample_starts);  // when each sample of samples_s began, from the soak's start
+    w.end_object();
+  }
   // Bandwidth from the median, so one slow outlier or a bimodal tail cannot move it.
   const double bw = gbps(a.bytes_per_op, s.median);
   w.field("bandwidth_gbps", bw);
@@ -122,6 +131,11 @@ std::string result_record(const PointId& id, const Measurement& m) {
     const double compared = a.collective ? bw * a.collective->bus_factor : bw;
     w.field("fraction", a.peak->gbps > 0 ? compared / a.peak->gbps : 0.0);
     w.end_object();
+  } else if (!m.peak_unknown.empty()) {
+    w.key("peak").begin_object();
+    w.key("gbps").null();
+    w.field("unknown", m.peak_unknown);
+    w.end_object();
   }
   if (a.collective) {
     const double buffer = a.buffer_bytes > 0 ? a.buffer_bytes : a.bytes_per_op;
@@ -131,6 +145,15 @@ std::string result_record(const PointId& id, const Measurement& m) {
     w.field("bus_factor", a.collective->bus_factor);
     w.field("busbw_gbps", bw * a.collective->bus_factor);
     w.field("goodput_gbps", gbps(buffer, s.median));
+    if (m.has_expected) {
+      // What the node's links allow for this collective's goodput (the study's definition).
+      w.key("expected").begin_object();
+      w.key("goodput_gbps");
+      if (m.expected_gbps > 0) w.value(m.expected_gbps); else w.null();
+      w.field(m.expected_gbps > 0 ? "source" : "unknown", m.expected_text);
+      if (m.expected_gbps > 0) w.field("fraction", gbps(buffer, s.median) / m.expected_gbps);
+      w.end_object();
+    }
     w.end_object();
   }
   w.key("verified").begin_object();

@@ -10,6 +10,7 @@
 
 #include "core/benchmark.h"
 #include "core/harness.h"
+#include "core/placement.h"
 
 namespace commatlas {
 
@@ -40,6 +41,7 @@ struct PointId {
   std::optional<std::uint64_t> bytes;    // null for benchmark-wide records
   int ranks = 1;
   std::optional<int> repeat = std::nullopt;  // repetition of the whole selection (commatlas run --repeat)
+  const Placement* placement = nullptr;      // multi-rank points: each rank's node, the job
 };
 
 // "host.memcpy|threads=4|4096|1|r2": one point, stable across runs, so a resumed run can skip

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/node_facts.h"
 #include "core/sizes.h"
 #include "core/tiers.h"
 #include "core/watchdog.h"
@@ -60,6 +61,11 @@ Params recorded_params(const Params& params, const RunOptions& options) {
   return recorded;
 }
 
+// A soak runs its point for the soak's length on purpose: the limit counts from its end.
+double watchdog_limit(const RunOptions& options) {
+  return options.watchdog_s > 0 ? options.watchdog_s + options.soak_s : 0;
+}
+
 }  // namespace
 
 std::vector<std::uint64_t> sizes_for(const BenchmarkInfo& info, const RunOptions& options) {
@@ -68,7 +74,7 @@ std::vector<std::uint64_t> sizes_for(const BenchmarkInfo& info, const RunOptions
 }
 
 RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context& ctx, RecordFile* out,
-                          ProgressMode progress_mode) {
+                          ProgressMode progress_mode, const NodeFactsHook* node_facts) {
   const bool root = ctx.group.rank() == 0;
   auto write = [&](const std::string& line) {
     if (root && out) out->append(line);
@@ -104,11 +110,14 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
   }
 
   ProgressReporter progress(progress_mode, root, total);
+  Placement placement{ctx.group.rank_nodes(), job_facts_from_environment(), {}};
+  // Every rank takes part in the gather, so it happens whether or not there is a hook.
+  placement.rank_nics = ctx.group.gather_strings(node_facts ? node_facts->local_nic(ctx) : std::string());
   RunSummary summary;
   for (const Plan& plan : plans) {
     if (plan.unavailable) {
       const Params recorded = recorded_params(Params{}, ctx.options);
-      const PointId id{plan.info, &recorded, std::nullopt, ranks, ctx.options.repeat};
+      const PointId id{plan.info, &recorded, std::nullopt, ranks, ctx.options.repeat, &placement};
       if (ctx.options.skip_points.count(point_key(id))) continue;
       write(skip_record(id, *plan.unavailable));
       ++summary.skipped;
@@ -122,16 +131,19 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
       std::unique_ptr<Workload> workload;
       std::optional<MeasureHint> hint;
       for (std::uint64_t bytes : plan.sizes) {
-        const PointId id{plan.info, &recorded, bytes, ranks, ctx.options.repeat};
+        const PointId id{plan.info, &recorded, bytes, ranks, ctx.options.repeat, &placement};
         if (ctx.options.skip_points.count(point_key(id))) {
           progress.point(plan.info, &params, bytes, "done earlier", nullptr);
           continue;
         }
         try {
-          const Watchdog watchdog(ctx.options.watchdog_s,
+          const Watchdog watchdog(watchdog_limit(ctx.options),
                                   plan.info.key + (params.describe().empty() ? "" : " " + params.describe()) + " at " +
                                       format_size(bytes),
-                                  ctx.group);
+                                  ctx.group, [&](const std::string& line) {
+                                    // The hung point keeps a record of its own: what stopped, where.
+                                    write(error_record(id, line.substr(line.find("watchdog: "))));
+                                  });
           const auto t0 = std::chrono::steady_clock::now();
           // Every rank must agree, or one rank would re-prepare (collectively) alone.
           if (workload && !ctx.group.all(workload->resize(bytes))) workload.reset();
@@ -141,6 +153,7 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
           m.cost.prepare_s = prepare_s;
           m.cost.wall_s = seconds_since(t0);
           hint = MeasureHint{m.seconds_per_op, m.accounting.bytes_per_op};
+          if (root && node_facts) node_facts->annotate(plan.info, params, ranks, placement, m);
           if (!m.verification.ok) {
             workload.reset();  // what it holds is not known to be right any more
             write(error_record(id, "data check failed: " + m.verification.detail));

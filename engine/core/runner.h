@@ -22,7 +22,8 @@ std::vector<std::uint64_t> sizes_for(const BenchmarkInfo& info, const RunOptions
 
 // Runs every point; rank 0 appends records to `out` (other ranks pass nullptr). Per-point
 // failures become error records and the run goes on.
+class NodeFactsHook;  // core/node_facts.h
 RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context& ctx, RecordFile* out,
-                          ProgressMode progress);
+                          ProgressMode progress, const NodeFactsHook* node_facts = nullptr);
 
 }  // namespace commatlas

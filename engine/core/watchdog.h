@@ -2,12 +2,15 @@
 //
 // A collective whose peer died, a transfer that never completes, a spin on a flag nobody sets:
 // without a watchdog the job waits until the batch system kills it and nothing says where.
-// When the guard outlives its time, it prints one line naming the point and the rank, and tears
-// the whole job down through Group::abort (every rank, so none waits forever in its next call).
+// When the guard outlives its time, it prints one line naming the point, this rank and its node,
+// lets the other ranks' guards print theirs, and tears the whole job down through Group::abort
+// (every rank, so none waits forever in its next call). A rank that stopped answering prints
+// nothing: the ranks missing from those lines are the ones that stopped (the CLI names them).
 // Records already written stay: the results file is flushed after every record.
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -18,11 +21,15 @@ namespace commatlas {
 
 // Exit code of a job stopped by the watchdog.
 inline constexpr int kWatchdogExitCode = 3;
+// How long a guard that fired waits before aborting: every live rank armed its guard for the same
+// point within this, so each prints its line before the abort reaches it.
+inline constexpr double kWatchdogGraceSeconds = 1.0;
 
 class Watchdog {
  public:
-  // seconds <= 0: disarmed (no thread at all).
-  Watchdog(double seconds, std::string what, Group& group);
+  // seconds <= 0: disarmed (no thread at all). `on_fire` runs with the line before the abort
+  // (rank 0 writes the point's error record there).
+  Watchdog(double seconds, std::string what, Group& group, std::function<void(const std::string&)> on_fire = {});
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -31,6 +38,7 @@ class Watchdog {
   void watch(double seconds);
   std::string what_;
   Group& group_;
+  std::function<void(const std::string&)> on_fire_;
   std::mutex mutex_;
   std::condition_variable done_cv_;
   bool done_ = false;
@@ -38,6 +46,8 @@ class Watchdog {
 };
 
 // The one line the watchdog prints (exposed for tests).
-std::string watchdog_message(const std::string& what, double seconds, int rank, int ranks);
+// `late_s`: how long after its limit the guard ran; beyond the grace, the rank itself was stopped.
+std::string watchdog_message(const std::string& what, double seconds, int rank, int ranks, const std::string& node = "",
+                             double late_s = 0);
 
 }  // namespace commatlas

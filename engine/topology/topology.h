@@ -62,7 +62,9 @@ struct Topology {
 // Discovered once per process (thread-safe); never throws: an empty topology says why.
 const Topology& gpu_topology();
 
-void write_topology_json(const Topology& topo, JsonWriter& out);
+struct NodeNics;  // topology/nics.h
+// With `nics`, the node's NICs and each GPU's closest NIC are written too.
+void write_topology_json(const Topology& topo, JsonWriter& out, const NodeNics* nics = nullptr);
 
 // Theoretical peaks of the paths benchmarks use (nullopt when the topology does not know).
 std::optional<Peak> peak_host_link(const Topology& topo, int gpu);         // PCIe, one direction

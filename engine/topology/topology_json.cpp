@@ -1,6 +1,8 @@
 // The topology as JSON: the shape the Python CLI (`commatlas topo`) and the report read.
 #include "topology/topology.h"
 
+#include "topology/nics.h"
+
 namespace commatlas {
 namespace {
 
@@ -32,7 +34,7 @@ void write_pair(const GpuPair& p, JsonWriter& out) {
 
 }  // namespace
 
-void write_topology_json(const Topology& topo, JsonWriter& out) {
+void write_topology_json(const Topology& topo, JsonWriter& out, const NodeNics* nics) {
   out.begin_object();
   out.key("gpus").begin_array();
   for (const GpuInfo& g : topo.gpus) write_gpu(g, out);
@@ -40,6 +42,7 @@ void write_topology_json(const Topology& topo, JsonWriter& out) {
   out.key("pairs").begin_array();
   for (const GpuPair& p : topo.pairs) write_pair(p, out);
   out.end_array();
+  if (nics) write_nics_json(*nics, out);
   out.key("nvml").begin_object();
   out.field("available", topo.nvml_available).field("detail", topo.nvml_detail);
   // The CLI's legend reads the detail under these names.

@@ -90,6 +90,9 @@ def run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tune", choices=("nccl", "mpi"), metavar="PRESET",
                    help="sweep a preset of tuning variables one at a time (nccl, mpi: see `commatlas list --tune`); "
                         "the report says which setting was best per movement and size")
+    p.add_argument("--soak", metavar="DURATION",
+                   help="repeat one benchmark (--only KEY) at one size (--sizes N) for this long ('60s', '5m'), "
+                        "keeping every iteration: the report shows noise over time")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR",
                    help="continue an interrupted run: measure only the points it does not have yet")
 
@@ -129,11 +132,32 @@ def cmd_run(args: argparse.Namespace) -> int:
         sizes=args.sizes, time_budget=args.time_budget, quick=args.quick, threads=args.threads,
         numa=args.numa, watchdog=args.watchdog, ranks=args.ranks, launcher=args.launcher, out=args.out,
         repeat=args.repeat, sweep_env=sweep_env, tune=args.tune,
-        precision=args.precision, full=args.full,
+        precision=args.precision, full=args.full, soak=soak_seconds(args),
     )
     if args.resume is not None:
         options = options_to_resume(options, args.resume)
     return execute(options, Engine.find(), stdout_console(), stderr_console(), args.resume)
+
+
+def soak_seconds(args: argparse.Namespace) -> float | None:
+    """--soak DURATION in seconds; a soak is one time series, so one benchmark at one size."""
+    from commatlas.multinode import parse_duration
+    from commatlas.selection import split_list
+
+    if args.soak is None:
+        return None
+    try:
+        seconds = parse_duration(args.soak)
+    except ValueError:
+        raise UsageError(f"--soak needs a duration such as 60, 60s or 5m, got '{args.soak}'") from None
+    only = joined(args.only)
+    if len(only) != 1 or any(c in only[0] for c in "*?["):
+        raise UsageError("--soak needs --only with exactly one benchmark key")
+    if args.sizes is None or len(split_list(args.sizes)) != 1 or ":" in args.sizes:
+        raise UsageError("--soak needs --sizes with exactly one size")
+    if args.repeat != 1 or args.sweep_env:
+        raise UsageError("--soak takes neither --repeat nor --sweep-env")
+    return seconds
 
 
 def options_to_resume(given: "RunOptions", run_dir: Path) -> "RunOptions":

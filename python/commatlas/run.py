@@ -19,6 +19,7 @@ from rich.console import Console
 from commatlas.engine import Engine, engine_message, gpu_count
 from commatlas.errors import CommatlasError, UsageError
 from commatlas.launcher import Launcher, find_launcher
+from commatlas.multinode import hang_from_log
 from commatlas.progress import PhaseProgress
 from commatlas.records import (
     ENGINE_LOG, RESULTS_FILE, append_record, drop_partial_tail, end_record, meta_record, read_records, utc_now,
@@ -51,6 +52,7 @@ class RunOptions:
     precision: str | None = None          # "0.005" or "off" (engine --precision); None: the engine's
     full: bool = False                    # the full tier too (engine --full)
     tune: str | None = None               # a tuning preset (commatlas.tuning): its knobs one at a time
+    soak: float | None = None             # seconds: repeat the one point this long (noise over time)
 
     def engine_arguments(self) -> list[str]:
         """Options the engine itself interprets and validates (sizes, NUMA, memory, ...)."""
@@ -71,6 +73,8 @@ class RunOptions:
             args += ["--numa", self.numa]
         if self.watchdog is not None:
             args += ["--watchdog", f"{self.watchdog:g}"]
+        if self.soak is not None:
+            args += ["--soak", f"{self.soak:g}"]
         return args
 
     def for_meta(self) -> dict[str, Any]:
@@ -217,10 +221,28 @@ def phase_failure(status: int, log_path: Path) -> CommatlasError:
     # that says something names what failed; its "-----" frames say nothing.
     said = [line for line in text.splitlines() if any(c.isalnum() for c in line) and not line.startswith("$ ")]
     message = engine_message("\n".join(engine_lines or said))
+    hang = hang_from_log(text)
+    if hang is not None:
+        # Every live rank's watchdog spoke; the ranks that did not are the ones that stopped.
+        message = "watchdog: " + hang.describe(nodes_of_last_phase(log_path))
     if status == 2 and any(line.startswith("commatlas-engine: error: ") for line in engine_lines):
         return UsageError(message)
     how = f"was killed by {signal_name(-status)}" if status < 0 else f"failed (exit status {status})"
     return CommatlasError(f"the engine {how}: {message} (see {log_path})")
+
+
+def nodes_of_last_phase(log_path: Path) -> list[str] | None:
+    """Each rank's node, from the run's records (any multi-rank record names them)."""
+    results = log_path.parent / RESULTS_FILE
+    try:
+        records = read_records(results)
+    except OSError:
+        return None
+    for record in reversed(records):
+        nodes = (record.get("placement") or {}).get("nodes")
+        if nodes:
+            return list(nodes)
+    return None
 
 
 def signal_name(number: int) -> str:

@@ -10,6 +10,7 @@
 #include "backends/mpi/mpi_check.h"
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/placement.h"
 
 namespace commatlas {
 namespace {
@@ -19,17 +20,25 @@ class MpiGroup final : public Group {
   MpiGroup() {
     COMMATLAS_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
     COMMATLAS_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size_));
-    // Ranks on this node: split by shared-memory domain, the MPI-3 way to find the node.
-    MPI_Comm node;
-    COMMATLAS_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
-    COMMATLAS_MPI(MPI_Comm_rank(node, &local_rank_));
-    COMMATLAS_MPI(MPI_Comm_size(node, &local_size_));
-    MPI_Comm_free(&node);
-    char name[MPI_MAX_PROCESSOR_NAME];
+    char name[MPI_MAX_PROCESSOR_NAME] = {0};
     int len = 0;
     COMMATLAS_MPI(MPI_Get_processor_name(name, &len));
     hostname_.assign(name, len);
+    // Ranks on this node: those with this host name. Not MPI_COMM_TYPE_SHARED: ranks that share
+    // memory need not share a node name (one machine tested as two nodes, UTS namespaces), and
+    // the records, the GPU choice and the NIC peaks all follow the name the rank reports.
+    std::vector<char> all(static_cast<std::size_t>(size_) * MPI_MAX_PROCESSOR_NAME, '\0');
+    COMMATLAS_MPI(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                                MPI_COMM_WORLD));
+    for (int r = 0; r < size_; ++r) rank_nodes_.emplace_back(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+    const int color = node_index(rank_nodes_, rank_);
+    MPI_Comm node;
+    COMMATLAS_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, rank_, &node));
+    COMMATLAS_MPI(MPI_Comm_rank(node, &local_rank_));
+    COMMATLAS_MPI(MPI_Comm_size(node, &local_size_));
+    MPI_Comm_free(&node);
   }
+  std::vector<std::string> rank_nodes() const override { return rank_nodes_; }
   ~MpiGroup() override { MPI_Finalize(); }
 
   int rank() const override { return rank_; }
@@ -89,6 +98,7 @@ class MpiGroup final : public Group {
  private:
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::string hostname_;
+  std::vector<std::string> rank_nodes_;
 };
 
 class MpiProbe final : public BackendProbe {

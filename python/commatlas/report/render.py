@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from commatlas.repeats import benchmark_spreads
-from commatlas.report import bestmap, figures, findings, machine, variability
+from commatlas.report import bestmap, figures, findings, machine, multinode, variability
 from commatlas.report.templating import render
 from commatlas.units import format_size
 from commatlas.results import Point, Run, group_series, load_run
@@ -76,9 +76,23 @@ def build_context(run: Run) -> dict:
         + [NotMeasured(r.benchmark, _variant(r), format_size(r.bytes), "data check did not pass") for r in unverified],
         missing=_missing(run, series),
         counts=dict(results=len(run.results), series=len(series), skipped=len(run.skips), failed=len(run.failures)),
+        # Multi-node part (node pairs, expected goodput, soak noise): its own module, one fragment.
+        multinode=_multinode_fragment(run),
     )
     finish_drawing()
     return context
+
+
+def _multinode_fragment(run: Run):
+    from markupsafe import Markup
+
+    from commatlas.records import read_records
+
+    try:
+        records = read_records(run.path)
+    except OSError:
+        return ""
+    return Markup(multinode.section_html(records))
 
 
 def _capped(lines: list[str], most: int) -> list[str]:
