@@ -52,6 +52,32 @@ Params recorded_params(const Params& params, const RunOptions& options) {
   return recorded;
 }
 
+// What a variant moves, as its records say it: nodes are the ranks' hosts, the swept environment
+// is a choice like any other. Benchmark-wide records (no variant) keep only what is known before
+// any variant is: the operation, direction and mechanism.
+Movement declared_movement(const Benchmark& b, const Context& ctx, const Params* params,
+                           const std::vector<std::string>& hosts) {
+  Movement m = b.movement(ctx, params ? *params : Params{});
+  for (const auto& [key, value] : ctx.options.record_params) m.choices.set(key, value);
+  m.same_node = true;
+  for (const std::string& h : hosts) m.same_node = m.same_node && h == hosts.front();
+  if (!params) {
+    m.from.reset();
+    m.to.reset();
+    return m;
+  }
+  const std::string own = hosts.empty() ? ctx.group.hostname() : hosts.front();
+  for (std::optional<Endpoint>* e : {&m.from, &m.to}) {
+    if (!*e || !(*e)->node.empty() || (*e)->memory == Memory::None) continue;
+    const std::optional<int> rank = (*e)->rank;
+    if (rank && *rank >= 0 && *rank < static_cast<int>(hosts.size()))
+      (*e)->node = hosts[static_cast<std::size_t>(*rank)];
+    else if (!rank && m.same_node)  // every rank's buffer, all on one host
+      (*e)->node = own;
+  }
+  return m;
+}
+
 }  // namespace
 
 std::vector<std::uint64_t> sizes_for(const BenchmarkInfo& info, const RunOptions& options) {
@@ -93,12 +119,17 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
     plans.push_back(std::move(p));
   }
 
+  // Every rank's host, once per run (on rank 0, which writes the records): endpoint nodes and
+  // same_node come from it.
+  const std::vector<std::string> hosts = ctx.group.gather_strings(ctx.group.hostname());
+
   ProgressReporter progress(progress_mode, root, total);
   RunSummary summary;
   for (const Plan& plan : plans) {
     if (plan.unavailable) {
       const Params recorded = recorded_params(Params{}, ctx.options);
-      const PointId id{plan.info, &recorded, std::nullopt, ranks, ctx.options.repeat};
+      const Movement movement = declared_movement(*plan.benchmark, ctx, nullptr, hosts);
+      const PointId id{plan.info, &recorded, std::nullopt, ranks, ctx.options.repeat, &movement};
       if (ctx.options.skip_points.count(point_key(id))) continue;
       write(skip_record(id, *plan.unavailable));
       ++summary.skipped;
@@ -106,8 +137,9 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
     }
     for (const Params& params : plan.variants) {
       const Params recorded = recorded_params(params, ctx.options);
+      const Movement movement = declared_movement(*plan.benchmark, ctx, &params, hosts);
       for (std::uint64_t bytes : plan.sizes) {
-        const PointId id{plan.info, &recorded, bytes, ranks, ctx.options.repeat};
+        const PointId id{plan.info, &recorded, bytes, ranks, ctx.options.repeat, &movement};
         if (ctx.options.skip_points.count(point_key(id))) {
           progress.point(plan.info, &params, bytes, "done earlier", nullptr);
           continue;
@@ -124,7 +156,15 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
             ++summary.errors;
             progress.point(plan.info, &params, bytes, "data check FAILED", nullptr);
           } else {
-            write(result_record(id, m));
+            if (root) {
+              // Peak and cache residency from the movement, in one place (topology/movement_peak.cpp).
+              Movement measured = movement;
+              const PeakAnswer peak = peak_of_movement(measured, bytes, ctx.host.last_level_cache_bytes);
+              measured.cache_resident = peak.cache_resident;
+              PointId with_cache = id;
+              with_cache.movement = &measured;
+              write(result_record(with_cache, m, peak));
+            }
             ++summary.results;
             progress.point(plan.info, &params, bytes, "ok", &m);
           }
