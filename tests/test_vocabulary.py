@@ -72,3 +72,17 @@ def test_docs_tables_are_the_engines(vocabulary) -> None:
     tables = docs_tables()
     for name in VOCABULARIES:
         assert tables.get(name) == [(e["name"], e["meaning"]) for e in vocabulary[name]], name
+
+
+def test_recorded_host_fixture_carries_a_valid_movement_everywhere(validator) -> None:
+    """The report's host fixture is engine output: every engine record declares its movement."""
+    path = REPO / "tests" / "fixtures" / "report" / "host" / "results.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    engine_records = [r for r in records if r["type"] in ("result", "skip", "error")]
+    assert engine_records
+    for r in engine_records:
+        assert not list(validator.iter_errors(r)), r["point"]
+        assert r["movement"]["from"] is not None
+        peak = r.get("peak")
+        if peak is not None and peak["gbps"] is None:
+            assert "fraction" not in peak and peak["unknown"]
