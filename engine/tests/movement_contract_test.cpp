@@ -40,7 +40,7 @@ std::set<std::string> consumed_keys() {
   return keys;
 }
 
-std::string movement_json(const Movement& m) {
+[[maybe_unused]] std::string movement_json(const Movement& m) {
   JsonWriter w;
   write_movement(w, m);
   return w.str();
