@@ -4,6 +4,7 @@
 //   commatlas-engine list [--json]
 //   commatlas-engine info [--json]
 //   commatlas-engine topo [--json]      (JSON either way; the Python CLI renders it)
+//   commatlas-engine vocabulary [--json] (the movement model's names; JSON either way)
 //   commatlas-engine run --out FILE [--suite S] [--only P] [--exclude P] [--sizes LIST]
 //                        [--time-budget SEC] [--precision X|off] [--quick] [--full] [--threads N] [--numa LIST]
 //                        [--reservoir N] [--seed N] [--progress text|json|none] [--mpi] [--watchdog SEC]
@@ -73,6 +74,7 @@ void write_host(JsonWriter& w, const HostFacts& host) {
   w.field("logical_cpus", host.logical_cpus);
   w.field("memory_total_bytes", static_cast<std::uint64_t>(host.memory_total));
   w.field("memory_available_bytes", static_cast<std::uint64_t>(host.memory_available));
+  w.field("last_level_cache_bytes", static_cast<std::uint64_t>(host.last_level_cache_bytes));
   w.key("numa_nodes").begin_array();
   for (int n : host.numa_nodes) w.value(n);
   w.end_array();
@@ -134,6 +136,26 @@ int cmd_topo() {
   write_topology_json(gpu_topology(), w, &node_nics());
   std::cout << w.str() << '\n';
   return 0;  // no GPU is an answer, not a failure: the JSON carries the reason
+}
+
+// The movement model's four closed vocabularies, each value with its meaning: the schema's enums
+// and the table in docs/results-format.md are checked against this (tests/test_vocabulary.py).
+int cmd_vocabulary() {
+  JsonWriter w;
+  w.begin_object();
+  const std::pair<const char*, std::vector<VocabularyEntry>> tables[] = {
+      {"operation", operation_vocabulary()},
+      {"direction", direction_vocabulary()},
+      {"mechanism", mechanism_vocabulary()},
+      {"memory", memory_vocabulary()}};
+  for (const auto& [name, entries] : tables) {
+    w.key(name).begin_array();
+    for (const VocabularyEntry& e : entries) w.begin_object().field("name", e.name).field("meaning", e.meaning).end_object();
+    w.end_array();
+  }
+  w.end_object();
+  std::cout << w.str() << '\n';
+  return 0;
 }
 
 int cmd_list(const Args& a, Context& ctx) {
@@ -214,6 +236,7 @@ int main_inner(int argc, char** argv) {
   // value the user set is kept (and shows in the run's environment).
   setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
   Args args = parse_args(argc, argv);
+  if (args.command == "vocabulary") return cmd_vocabulary();  // no host, no MPI: names only
   HostFacts host = discover_host();
   validate_against_host(args, host);
 

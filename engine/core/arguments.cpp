@@ -98,10 +98,11 @@ std::set<std::string> read_point_keys(const std::string& path) {
 
 Args parse_args(int argc, const char* const* argv) {
   Args a;
-  if (argc < 2) throw UsageError("usage: commatlas-engine {list|info|topo|run} [options]");
+  if (argc < 2) throw UsageError("usage: commatlas-engine {list|info|topo|vocabulary|run} [options]");
   a.command = argv[1];
-  if (a.command != "list" && a.command != "info" && a.command != "topo" && a.command != "run")
-    throw UsageError("unknown command '" + a.command + "' (use list, info, topo or run)");
+  if (a.command != "list" && a.command != "info" && a.command != "topo" && a.command != "vocabulary" &&
+      a.command != "run")
+    throw UsageError("unknown command '" + a.command + "' (use list, info, topo, vocabulary or run)");
   bool budget_given = false;
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];

@@ -60,7 +60,8 @@ struct BenchmarkInfo {
   std::vector<std::uint64_t> quick_sizes;
 };
 
-// The theoretical limit of the path a transfer took, and where that number comes from.
+// The theoretical limit of a path, and where that number comes from (topology/topology.h; a
+// record's peak is the movement's, from topology/movement_peak.cpp).
 struct Peak {
   double gbps = 0;     // 1e9 bytes/s per direction (sum of directions for bidirectional)
   std::string source;  // "NVLink4 18 links x 26.5625 GB/s (NVML)", ...
@@ -94,7 +95,6 @@ struct Accounting {
   // kernels of 16384 loads and reports one load): the harness calibrates and budgets on whole
   // operations and divides only the recorded times by this.
   double steps_per_op = 1;
-  std::optional<Peak> peak;
   std::optional<CollectiveAccounting> collective;
 };
 
@@ -137,10 +137,11 @@ class Benchmark {
   virtual std::optional<std::string> unavailable(const Context&) const { return std::nullopt; }
   // The parameter combinations to sweep; each becomes its own series of records.
   virtual std::vector<Params> variants(const Context&) const { return {Params{}}; }
-  // What one variant moves, from where to where, by which mechanism (core/movement.h). Asked for
-  // every record, skips and errors included; with empty params for benchmark-wide records, where
-  // only the operation, direction and mechanism are known.
-  virtual std::optional<Movement> movement(const Context&, const Params&) const { return std::nullopt; }
+  // What one variant moves, from where to where, by which mechanism (core/movement.h). Asked once
+  // per variant for every record, skips and errors included; with empty params for benchmark-wide
+  // records, where only the operation, direction and mechanism are kept (the runner drops the
+  // places). The peak and cache residency follow from it (topology/movement_peak.cpp).
+  virtual Movement movement(const Context&, const Params&) const = 0;
   // Allocates and fills buffers for one variant and size. Throws Skip when this point cannot
   // run here (too little memory, ...).
   virtual std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const = 0;

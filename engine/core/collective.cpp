@@ -61,4 +61,24 @@ std::optional<CollectiveShape> collective_shape(CollectiveOp op, std::uint64_t b
   return s;
 }
 
+Movement collective_movement(CollectiveOp op, Mechanism mechanism, const Endpoint& every_rank) {
+  Operation operation = Operation::Allreduce;
+  MoveDirection direction = MoveDirection::AllToAll;
+  switch (op) {
+    case CollectiveOp::AllReduce: operation = Operation::Allreduce; break;
+    case CollectiveOp::AllGather: operation = Operation::Allgather; break;
+    case CollectiveOp::ReduceScatter: operation = Operation::ReduceScatter; break;
+    case CollectiveOp::AllToAll: operation = Operation::Alltoall; break;
+    case CollectiveOp::Broadcast:
+      operation = Operation::Broadcast;
+      direction = MoveDirection::OneToAll;
+      break;
+    case CollectiveOp::Reduce:
+      operation = Operation::Reduce;
+      direction = MoveDirection::AllToOne;
+      break;
+  }
+  return movement_between(operation, direction, mechanism, every_rank, every_rank);
+}
+
 }  // namespace commatlas

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "core/movement.h"
+
 namespace commatlas {
 
 enum class CollectiveOp { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, Reduce };
@@ -20,6 +22,11 @@ std::string to_string(CollectiveOp op);
 // busbw = algbw * factor: the bandwidth each rank's links must carry, comparable across n.
 // allreduce 2(n-1)/n; allgather, reduce_scatter, alltoall (n-1)/n; broadcast, reduce 1.
 double bus_factor(CollectiveOp op, int ranks);
+
+// The movement of a collective over every rank's buffer in `memory` (rank unset: every rank has
+// one; the record's `ranks` says how many): its operation and direction (broadcast one_to_all,
+// reduce all_to_one, the rest all_to_all).
+Movement collective_movement(CollectiveOp op, Mechanism mechanism, const Endpoint& every_rank);
 
 // Element counts of one rank's buffers for a message of `bytes` with elements of `element_size`.
 struct CollectiveShape {

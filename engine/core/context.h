@@ -58,6 +58,9 @@ struct HostFacts {
   std::vector<int> numa_nodes;         // ids of NUMA nodes with memory (always at least {0})
   bool numa_placement = false;         // libnuma present: buffers can be bound to a node
   std::string cpu_model;
+  // The CPU's last-level cache (sysfs, as cpu0 sees it); 0 when unknown. A host figure whose
+  // working set fits it is a cache figure (topology/movement_peak.cpp).
+  std::uint64_t last_level_cache_bytes = 0;
 };
 
 class Context {
@@ -74,5 +77,7 @@ class Context {
 };
 
 HostFacts discover_host();
+// Size of the highest-level cache listed under `cache_dir` (sysfs cpuN/cache), 0 if none.
+std::uint64_t last_level_cache_bytes(const std::string& cache_dir);
 
 }  // namespace commatlas

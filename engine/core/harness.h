@@ -51,7 +51,7 @@ struct Measurement {
   double soak_s = 0;           // the soak's planned length (0: not a soak)
   bool soak_capped = false;    // stopped at kMaxSoakSamples before the time was up
   // Why the path has no peak, where the node knows (an inter-node path whose NIC gives no rate).
-  std::string peak_unknown;
+  bool movement_direction_bi = false;  // set by the runner: a bidirectional figure sums both ways
   // Collectives: the goodput the node's link graph allows (topology/goodput.h), or why unknown.
   bool has_expected = false;
   double expected_gbps = 0;    // 0 with has_expected: unknown, expected_text says why

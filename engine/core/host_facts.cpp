@@ -27,7 +27,39 @@ std::uint64_t meminfo_kib(const std::string& path, const std::string& field) {
   return 0;
 }
 
+// "32768K", "1M", "512" (bytes) as sysfs writes cache sizes; 0 when unreadable.
+std::uint64_t parse_cache_size(const std::string& text) {
+  std::istringstream in(text);
+  std::uint64_t value = 0;
+  char unit = 0;
+  if (!(in >> value)) return 0;
+  in >> unit;
+  if (unit == 'K') return value << 10;
+  if (unit == 'M') return value << 20;
+  if (unit == 'G') return value << 30;
+  return value;
+}
+
 }  // namespace
+
+std::uint64_t last_level_cache_bytes(const std::string& cache_dir) {
+  // index0, index1, ...: the highest level wins; one CPU's view (cpu0) is the machine's shape.
+  int best_level = 0;
+  std::uint64_t best = 0;
+  for (int i = 0; i < 16; ++i) {
+    const std::string dir = cache_dir + "/index" + std::to_string(i);
+    std::ifstream level_file(dir + "/level"), size_file(dir + "/size");
+    int level = 0;
+    std::string size;
+    if (!(level_file >> level) || !(size_file >> size)) continue;
+    const std::uint64_t bytes = parse_cache_size(size);
+    if (level > best_level || (level == best_level && bytes > best)) {
+      best_level = level;
+      best = bytes;
+    }
+  }
+  return best;
+}
 
 HostFacts discover_host() {
   HostFacts h;
@@ -61,6 +93,7 @@ HostFacts discover_host() {
       break;
     }
   }
+  h.last_level_cache_bytes = last_level_cache_bytes("/sys/devices/system/cpu/cpu0/cache");
   if (void* numa = dlopen("libnuma.so.1", RTLD_LAZY | RTLD_LOCAL)) {
     h.numa_placement = true;
     dlclose(numa);

@@ -1,5 +1,8 @@
 #include "core/movement.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace commatlas {
 namespace {
 
@@ -38,5 +41,131 @@ std::vector<VocabularyEntry> memory_vocabulary() { return {COMMATLAS_MEMORIES(CO
 
 #undef COMMATLAS_NAME_CASE
 #undef COMMATLAS_VOCAB_ROW
+
+Endpoint host_memory(std::optional<int> numa, std::string allocator, std::string first_touch) {
+  Endpoint e;
+  e.memory = Memory::Host;
+  e.numa = numa;
+  e.allocator = std::move(allocator);
+  e.first_touch = std::move(first_touch);
+  return e;
+}
+
+Endpoint gpu_memory(std::optional<int> gpu, std::string allocator, std::string first_touch) {
+  Endpoint e;
+  e.memory = Memory::Gpu;
+  e.gpu = gpu;
+  e.allocator = std::move(allocator);
+  e.first_touch = std::move(first_touch);
+  return e;
+}
+
+Endpoint cpu_processor(std::optional<int> numa) {
+  Endpoint e;
+  e.memory = Memory::Host;
+  e.numa = numa;
+  e.processor = true;
+  return e;
+}
+
+Endpoint gpu_processor(std::optional<int> gpu) {
+  Endpoint e;
+  e.memory = Memory::Gpu;
+  e.gpu = gpu;
+  e.processor = true;
+  return e;
+}
+
+Endpoint no_memory() {
+  Endpoint e;
+  e.memory = Memory::None;
+  return e;
+}
+
+Movement movement_between(Operation op, MoveDirection direction, Mechanism mechanism, Endpoint from, Endpoint to,
+                          const Params& params, std::initializer_list<const char*> choice_keys) {
+  Movement m = movement_of_benchmark(op, direction, mechanism);
+  m.from = std::move(from);
+  m.to = std::move(to);
+  keep_choices(m, params, choice_keys);
+  return m;
+}
+
+void keep_choices(Movement& m, const Params& params, std::initializer_list<const char*> keys) {
+  for (const char* key : keys)
+    for (const auto& [k, v] : params.entries())
+      if (k == key) m.choices.set(k, v);
+}
+
+Movement movement_of_benchmark(Operation op, MoveDirection direction, Mechanism mechanism) {
+  Movement m;
+  m.operation = op;
+  m.direction = direction;
+  m.mechanism = mechanism;
+  return m;
+}
+
+std::optional<int> gpu_of_rank(const Params& params, int rank) {
+  if (!params.has("gpus")) return std::nullopt;
+  const std::string list = params.text("gpus");
+  int index = 0;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    if (index == rank) {
+      const std::string item = list.substr(start, comma - start);
+      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+      return std::stoi(item);
+    }
+    ++index;
+    start = comma + 1;
+  }
+  return std::nullopt;
+}
+
+const std::vector<ConsumedParam>& consumed_params() {
+  static const std::vector<ConsumedParam> table = {
+      {"path", "h2d/d2h/d2d/peer: which endpoint is host and which GPU memory"},
+      {"direction", "the direction (uni, bi, half_round_trip)"},
+      {"host_alloc", "allocator of the host-side endpoint"},
+      {"device_alloc", "allocator of the GPU-memory endpoints"},
+      {"first_touch", "first_touch of the endpoint; with managed memory also where its pages are"},
+      {"src_gpu", "from.gpu"},
+      {"dst_gpu", "to.gpu"},
+      {"location", "memory and allocator of the buffer a kernel or chase touches"},
+      {"alloc", "allocator of that buffer"},
+      {"gpu", "gpu of the processor endpoint (prefetch: of the GPU-side endpoint)"},
+      {"memory_gpu", "gpu of the memory endpoint"},
+      {"chaser", "the processor endpoint: the GPU's SMs or a CPU core"},
+      {"src_numa", "from.numa"},
+      {"dst_numa", "to.numa"},
+      {"mem_numa", "numa of the memory endpoint"},
+      {"cpu_numa", "numa of the CPU processor endpoint"},
+      {"numa_placement", "none: buffers are not placed, so every numa is null"},
+      {"fan", "the direction (one_to_all, all_to_one)"},
+      {"root_gpu", "gpu of the root endpoint (from for one_to_all, to for all_to_one)"},
+      {"gpus", "the GPUs of the endpoints (fan-out: how many take part)"},
+      {"allocator", "allocator of the message buffers, and so their memory"},
+      {"engine", "the mechanism (cuda_ipc_ce, cuda_ipc_sm)"},
+  };
+  return table;
+}
+
+namespace {
+PeakFunction& peak_function() {
+  static PeakFunction f = nullptr;
+  return f;
+}
+}  // namespace
+
+bool set_peak_function(PeakFunction f) {
+  peak_function() = f;
+  return true;
+}
+
+PeakAnswer peak_of_movement(const Movement& movement, std::uint64_t bytes, std::uint64_t cpu_cache_bytes) {
+  if (PeakFunction f = peak_function()) return f(movement, bytes, cpu_cache_bytes);
+  return PeakAnswer{};
+}
 
 }  // namespace commatlas

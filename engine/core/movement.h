@@ -13,6 +13,8 @@
 // source of these names.
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -122,6 +124,56 @@ struct Movement {
   // of a local copy, the buffer of a local read): the runner compares it with the cache the path
   // goes through. 0: the path crosses a link, so no cache can make it faster than the link.
   double cache_working_set_per_byte = 0;
+  // Filled by the runner: every rank's host is the same (single-process runs: true).
+  bool same_node = true;
+  // Filled by the runner for result records: the working set fits the cache of the one memory
+  // both endpoints sit in (movement_peak.cpp decides).
+  std::optional<bool> cache_resident;
 };
+
+// Builders for the endpoints benchmarks declare.
+Endpoint host_memory(std::optional<int> numa, std::string allocator, std::string first_touch = "cpu");
+Endpoint gpu_memory(std::optional<int> gpu, std::string allocator, std::string first_touch = "gpu");
+Endpoint cpu_processor(std::optional<int> numa);  // the CPU cores doing loads/stores
+Endpoint gpu_processor(std::optional<int> gpu);   // the SMs of a GPU doing loads/stores
+Endpoint no_memory();                             // the harness timing itself
+
+// A movement between two places; `choices` are the variant's params named in `choice_keys`
+// that it has (the rest of its params are places, operation and mechanism).
+Movement movement_between(Operation op, MoveDirection direction, Mechanism mechanism, Endpoint from, Endpoint to,
+                          const Params& params = {}, std::initializer_list<const char*> choice_keys = {});
+// Copies the params named in `keys` that `params` has into the movement's choices.
+void keep_choices(Movement& m, const Params& params, std::initializer_list<const char*> keys);
+// Only what is known of a benchmark before any variant is (benchmark-wide skip records).
+Movement movement_of_benchmark(Operation op, MoveDirection direction, Mechanism mechanism);
+
+// The GPU of each rank from a variant's "gpus" param ("0,1": rank 0 on GPU 0, ...); nullopt for a
+// rank the list does not name (ranks other than 0 may see an empty list).
+std::optional<int> gpu_of_rank(const Params& params, int rank);
+
+// Params keys benchmarks consume into the movement's places, operation, direction or mechanism,
+// each with what it becomes. Every other key of a variant must appear in the movement's choices
+// (engine/tests/movement_contract_test.cpp checks both for every benchmark and variant).
+struct ConsumedParam {
+  const char* key;
+  const char* becomes;
+};
+const std::vector<ConsumedParam>& consumed_params();
+
+// The theoretical peak a result is compared with, or why there is none. `applies` is false where
+// no bandwidth is claimed (latency chases, the harness): such records carry no peak at all.
+struct PeakAnswer {
+  bool applies = false;
+  double gbps = 0;       // 0: unknown, see `unknown`
+  std::string source;    // where gbps comes from
+  std::string unknown;   // why there is no peak (cache-resident, no DRAM peak, inter-node, ...)
+  bool cache_resident = false;
+};
+
+// What a run needs to answer peak_of: the node's caches and links. Set once by
+// topology/movement_peak.cpp (a plugin), asked by the runner for every result.
+using PeakFunction = PeakAnswer (*)(const Movement& movement, std::uint64_t bytes, std::uint64_t cpu_cache_bytes);
+bool set_peak_function(PeakFunction f);
+PeakAnswer peak_of_movement(const Movement& movement, std::uint64_t bytes, std::uint64_t cpu_cache_bytes);
 
 }  // namespace commatlas

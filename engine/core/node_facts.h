@@ -7,6 +7,7 @@
 
 #include "core/benchmark.h"
 #include "core/harness.h"
+#include "core/movement.h"
 #include "core/placement.h"
 
 namespace commatlas {
@@ -16,9 +17,10 @@ class NodeFactsHook {
   virtual ~NodeFactsHook() = default;
   // This rank's NIC as one line (topology/nics.h encode_nic); empty when it has none.
   virtual std::string local_nic(const Context& ctx) const = 0;
-  // On rank 0, after a point was measured: peaks of paths between nodes, expected goodput.
+  // On rank 0, after a point was measured: the peak of a path between nodes (it replaces the
+  // movement's one-node answer in `peak`), and a collective's expected goodput.
   virtual void annotate(const BenchmarkInfo& info, const Params& params, int ranks, const Placement& placement,
-                        Measurement& m) const = 0;
+                        Measurement& m, PeakAnswer& peak) const = 0;
 };
 
 }  // namespace commatlas

@@ -43,6 +43,10 @@ void write_identity(JsonWriter& w, const char* type, const PointId& id) {
   if (id.params)
     for (const auto& [k, v] : id.params->entries()) w.field(k, v);
   w.end_object();
+  if (id.movement) {
+    w.key("movement");
+    write_movement(w, *id.movement);
+  }
   w.key("bytes");
   if (id.bytes)
     w.value(static_cast<std::uint64_t>(*id.bytes));
@@ -54,7 +58,58 @@ void write_identity(JsonWriter& w, const char* type, const PointId& id) {
   w.key("time").fixed(unix_time(), 3);
 }
 
+template <typename T>
+void optional_field(JsonWriter& w, const char* key, const std::optional<T>& v) {
+  w.key(key);
+  if (v)
+    w.value(*v);
+  else
+    w.null();
+}
+
+void text_or_null(JsonWriter& w, const char* key, const std::string& v) {
+  w.key(key);
+  if (v.empty())
+    w.null();
+  else
+    w.value(v);
+}
+
+void write_endpoint(JsonWriter& w, const char* key, const std::optional<Endpoint>& e) {
+  w.key(key);
+  if (!e) {
+    w.null();
+    return;
+  }
+  w.begin_object();
+  w.field("memory", to_string(e->memory));
+  optional_field(w, "gpu", e->gpu);
+  optional_field(w, "numa", e->numa);
+  optional_field(w, "rank", e->rank);
+  text_or_null(w, "node", e->node);
+  w.field("processor", e->processor);
+  text_or_null(w, "allocator", e->allocator);
+  text_or_null(w, "first_touch", e->first_touch);
+  w.end_object();
+}
+
 }  // namespace
+
+void write_movement(JsonWriter& w, const Movement& m) {
+  w.begin_object();
+  w.field("operation", to_string(m.operation));
+  w.field("direction", to_string(m.direction));
+  w.field("mechanism", to_string(m.mechanism));
+  write_endpoint(w, "from", m.from);
+  write_endpoint(w, "to", m.to);
+  w.key("choices").begin_object();
+  for (const auto& [k, v] : m.choices.entries()) w.field(k, v);
+  w.end_object();
+  w.field("same_node", m.same_node);
+  if (m.cache_resident) w.field("cache_resident", *m.cache_resident);
+  if (!m.reference_of.empty()) w.field("reference_of", m.reference_of);
+  w.end_object();
+}
 
 std::string point_key(const PointId& id) {
   std::string key = id.info.key + "|";
@@ -72,7 +127,7 @@ std::string point_key(const PointId& id) {
   return key;
 }
 
-std::string result_record(const PointId& id, const Measurement& m) {
+std::string result_record(const PointId& id, const Measurement& m, const PeakAnswer& peak) {
   const Accounting& a = m.accounting;
   const Stats& s = m.stats;
   JsonWriter w;
@@ -122,19 +177,20 @@ std::string result_record(const PointId& id, const Measurement& m) {
   w.field("bandwidth_gbps", bw);
   w.field("latency_us", s.median * 1e6);
   if (!a.latency_includes.empty()) w.field("latency_includes", a.latency_includes);
-  if (a.peak) {
+  if (peak.applies) {
     w.key("peak").begin_object();
-    w.field("gbps", a.peak->gbps);
-    w.field("source", a.peak->source);
-    // A collective's algbw understates what each link carried once n > 2; busbw is the figure that
-    // compares with a link (nccl-tests' definition), so its fraction is the busbw's.
-    const double compared = a.collective ? bw * a.collective->bus_factor : bw;
-    w.field("fraction", a.peak->gbps > 0 ? compared / a.peak->gbps : 0.0);
-    w.end_object();
-  } else if (!m.peak_unknown.empty()) {
-    w.key("peak").begin_object();
-    w.key("gbps").null();
-    w.field("unknown", m.peak_unknown);
+    if (peak.gbps > 0) {
+      w.field("gbps", peak.gbps);
+      w.field("source", peak.source);
+      // A collective's algbw understates what each link carried once n > 2; busbw is the figure that
+      // compares with a link (nccl-tests' definition), so its fraction is the busbw's.
+      const double compared = a.collective ? bw * a.collective->bus_factor : bw;
+      w.field("fraction", compared / peak.gbps);
+    } else {
+      // Unknown or cache-resident: no number to divide by, so no fraction can exceed 1 by accident.
+      w.key("gbps").null();
+      w.field("unknown", peak.unknown);
+    }
     w.end_object();
   }
   if (a.collective) {

@@ -11,6 +11,8 @@
 #include "core/benchmark.h"
 #include "core/harness.h"
 #include "core/placement.h"
+#include "core/json.h"
+#include "core/movement.h"
 
 namespace commatlas {
 
@@ -42,14 +44,19 @@ struct PointId {
   int ranks = 1;
   std::optional<int> repeat = std::nullopt;  // repetition of the whole selection (commatlas run --repeat)
   const Placement* placement = nullptr;      // multi-rank points: each rank's node, the job
+  const Movement* movement = nullptr;        // what the point moves (core/movement.h); null: not declared
 };
 
 // "host.memcpy|threads=4|4096|1|r2": one point, stable across runs, so a resumed run can skip
 // the points it already has (--skip-points). Written into every record as "point".
 std::string point_key(const PointId& id);
 
-std::string result_record(const PointId& id, const Measurement& m);
+// `peak`: the movement's peak (peak_of_movement), or why there is none.
+std::string result_record(const PointId& id, const Measurement& m, const PeakAnswer& peak = {});
 std::string skip_record(const PointId& id, const std::string& reason);
 std::string error_record(const PointId& id, const std::string& message);
+
+// The "movement" object of a record.
+void write_movement(JsonWriter& w, const Movement& m);
 
 }  // namespace commatlas

@@ -66,6 +66,32 @@ double watchdog_limit(const RunOptions& options) {
   return options.watchdog_s > 0 ? options.watchdog_s + options.soak_s : 0;
 }
 
+// What a variant moves, as its records say it: nodes are the ranks' hosts, the swept environment
+// is a choice like any other. Benchmark-wide records (no variant) keep only what is known before
+// any variant is: the operation, direction and mechanism.
+Movement declared_movement(const Benchmark& b, const Context& ctx, const Params* params,
+                           const std::vector<std::string>& hosts) {
+  Movement m = b.movement(ctx, params ? *params : Params{});
+  for (const auto& [key, value] : ctx.options.record_params) m.choices.set(key, value);
+  m.same_node = true;
+  for (const std::string& h : hosts) m.same_node = m.same_node && h == hosts.front();
+  if (!params) {
+    m.from.reset();
+    m.to.reset();
+    return m;
+  }
+  const std::string own = hosts.empty() ? ctx.group.hostname() : hosts.front();
+  for (std::optional<Endpoint>* e : {&m.from, &m.to}) {
+    if (!*e || !(*e)->node.empty() || (*e)->memory == Memory::None) continue;
+    const std::optional<int> rank = (*e)->rank;
+    if (rank && *rank >= 0 && *rank < static_cast<int>(hosts.size()))
+      (*e)->node = hosts[static_cast<std::size_t>(*rank)];
+    else if (!rank && m.same_node)  // every rank's buffer, all on one host
+      (*e)->node = own;
+  }
+  return m;
+}
+
 }  // namespace
 
 std::vector<std::uint64_t> sizes_for(const BenchmarkInfo& info, const RunOptions& options) {
@@ -109,6 +135,10 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
     plans.push_back(std::move(p));
   }
 
+  // Every rank's host, once per run (on rank 0, which writes the records): endpoint nodes and
+  // same_node come from it.
+  const std::vector<std::string> hosts = ctx.group.rank_nodes();
+
   ProgressReporter progress(progress_mode, root, total);
   Placement placement{ctx.group.rank_nodes(), job_facts_from_environment(), {}};
   // Every rank takes part in the gather, so it happens whether or not there is a hook.
@@ -117,7 +147,8 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
   for (const Plan& plan : plans) {
     if (plan.unavailable) {
       const Params recorded = recorded_params(Params{}, ctx.options);
-      const PointId id{plan.info, &recorded, std::nullopt, ranks, ctx.options.repeat, &placement};
+      const Movement movement = declared_movement(*plan.benchmark, ctx, nullptr, hosts);
+      const PointId id{plan.info, &recorded, std::nullopt, ranks, ctx.options.repeat, &placement, &movement};
       if (ctx.options.skip_points.count(point_key(id))) continue;
       write(skip_record(id, *plan.unavailable));
       ++summary.skipped;
@@ -125,13 +156,14 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
     }
     for (const Params& params : plan.variants) {
       const Params recorded = recorded_params(params, ctx.options);
+      const Movement movement = declared_movement(*plan.benchmark, ctx, &params, hosts);
       // Largest size first: the variant is prepared (allocated, filled) once, and each smaller
       // size runs inside the same buffers (Workload::resize) unless the workload needs fresh
       // memory. The previous size's time seeds the next one's calibration.
       std::unique_ptr<Workload> workload;
       std::optional<MeasureHint> hint;
       for (std::uint64_t bytes : plan.sizes) {
-        const PointId id{plan.info, &recorded, bytes, ranks, ctx.options.repeat, &placement};
+        const PointId id{plan.info, &recorded, bytes, ranks, ctx.options.repeat, &placement, &movement};
         if (ctx.options.skip_points.count(point_key(id))) {
           progress.point(plan.info, &params, bytes, "done earlier", nullptr);
           continue;
@@ -153,14 +185,23 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
           m.cost.prepare_s = prepare_s;
           m.cost.wall_s = seconds_since(t0);
           hint = MeasureHint{m.seconds_per_op, m.accounting.bytes_per_op};
-          if (root && node_facts) node_facts->annotate(plan.info, params, ranks, placement, m);
           if (!m.verification.ok) {
             workload.reset();  // what it holds is not known to be right any more
             write(error_record(id, "data check failed: " + m.verification.detail));
             ++summary.errors;
             progress.point(plan.info, &params, bytes, "data check FAILED", nullptr);
           } else {
-            write(result_record(id, m));
+            if (root) {
+              // Peak and cache residency from the movement, in one place (topology/movement_peak.cpp).
+              Movement measured = movement;
+              PeakAnswer peak = peak_of_movement(measured, bytes, ctx.host.last_level_cache_bytes);
+              m.movement_direction_bi = movement.direction == MoveDirection::Bi;
+              if (node_facts) node_facts->annotate(plan.info, params, ranks, placement, m, peak);
+              measured.cache_resident = peak.cache_resident;
+              PointId with_cache = id;
+              with_cache.movement = &measured;
+              write(result_record(with_cache, m, peak));
+            }
             ++summary.results;
             progress.point(plan.info, &params, bytes, "ok", &m);
           }

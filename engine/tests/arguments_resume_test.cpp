@@ -81,6 +81,9 @@ class FailsAtFirstSize final : public Benchmark {
     return {"test.fails", Category::Reference, Interface::Harness, "test", "", Metric::Latency, RankRange{1, 0},
             {8, 16}, {8, 16}};
   }
+  Movement movement(const Context&, const Params&) const override {
+    return movement_between(Operation::Nothing, MoveDirection::None, Mechanism::Harness, no_memory(), no_memory());
+  }
   std::unique_ptr<Workload> prepare(Context&, const Params&, std::uint64_t) const override {
     throw Failure("context corrupted");
   }

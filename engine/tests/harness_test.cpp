@@ -279,6 +279,10 @@ class NeverCopies final : public Benchmark {
                     RankRange{1, 1}, {4096}, {4096}};
     return i;
   }
+  Movement movement(const Context&, const Params&) const override {
+    return movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy, host_memory(0, "pageable"),
+                            host_memory(0, "pageable"));
+  }
   std::unique_ptr<Workload> prepare(Context&, const Params&, std::uint64_t) const override {
     Accounting a;
     a.bytes_per_op = 4096;

@@ -139,7 +139,7 @@ namespace {
 TEST(P2pDirection, EachProtocolNamesItsDirection) {
   EXPECT_STREQ(p2p_direction(P2pProtocol::Unidirectional), "uni");
   EXPECT_STREQ(p2p_direction(P2pProtocol::Bidirectional), "bi");
-  EXPECT_STREQ(p2p_direction(P2pProtocol::PingPong), "round_trip");
+  EXPECT_STREQ(p2p_direction(P2pProtocol::PingPong), "half_round_trip");
 }
 
 }  // namespace

@@ -21,6 +21,14 @@ Measurement measurement(double bytes_per_op, std::vector<double> samples) {
   return m;
 }
 
+PeakAnswer link_peak() {
+  PeakAnswer p;
+  p.applies = true;
+  p.gbps = 4.0;
+  p.source = "test link";
+  return p;
+}
+
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 TEST(ResultRecord, BandwidthIsBytesOverMedian) {
@@ -41,9 +49,8 @@ TEST(ResultRecord, BandwidthIsBytesOverMedian) {
 TEST(ResultRecord, PeakFractionAndCollective) {
   const BenchmarkInfo info = test_info();
   Measurement m = measurement(1e6, {1e-3});
-  m.accounting.peak = Peak{4.0, "test link"};
   m.accounting.collective = CollectiveAccounting{"allreduce", 1.5};
-  const std::string r = result_record(PointId{info, nullptr, 1000000ull, 4}, m);
+  const std::string r = result_record(PointId{info, nullptr, 1000000ull, 4}, m, link_peak());
   EXPECT_TRUE(contains(r, "\"bandwidth_gbps\":1,")) << r;
   EXPECT_TRUE(contains(r, "\"busbw_gbps\":1.5")) << r;
   EXPECT_TRUE(contains(r, "\"fraction\":0.375")) << r;  // a collective's busbw against the link
@@ -51,9 +58,37 @@ TEST(ResultRecord, PeakFractionAndCollective) {
 
 TEST(ResultRecord, PeakFractionOfAPlainTransfer) {
   Measurement m = measurement(1e6, {1e-3});
-  m.accounting.peak = Peak{4.0, "test link"};
-  const std::string r = result_record(PointId{test_info(), nullptr, 1000000ull, 1}, m);
+  const std::string r = result_record(PointId{test_info(), nullptr, 1000000ull, 1}, m, link_peak());
   EXPECT_TRUE(contains(r, "\"fraction\":0.25")) << r;
+}
+
+// Cache-resident or unknown: the record says why and carries no number a fraction could come from.
+TEST(ResultRecord, UnknownPeakSaysWhyAndHasNoFraction) {
+  PeakAnswer peak;
+  peak.applies = true;
+  peak.unknown = "cache-resident: the 32 MiB working set fits GPU 0's 50 MiB L2";
+  const std::string r = result_record(PointId{test_info(), nullptr, 1000000ull, 1}, measurement(1e6, {1e-3}), peak);
+  EXPECT_TRUE(contains(r, "\"peak\":{\"gbps\":null,\"unknown\":\"cache-resident: ")) << r;
+  EXPECT_FALSE(contains(r, "fraction")) << r;
+}
+
+TEST(Records, EveryTypeCarriesTheMovement) {
+  Movement m = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CopyEngine,
+                                host_memory(std::nullopt, "pinned"), gpu_memory(0, "device"),
+                                Params{{"engine_side", std::string("dst")}, {"path", std::string("h2d")}},
+                                {"engine_side"});
+  m.to->node = "node-a";
+  const BenchmarkInfo info = test_info();
+  const PointId id{info, nullptr, 8ull, 1, std::nullopt, nullptr, &m};
+  for (const std::string& r : {skip_record(id, "no GPU"), error_record(id, "boom"),
+                               result_record(id, measurement(8, {1e-6}))}) {
+    EXPECT_TRUE(contains(r, "\"movement\":{\"operation\":\"copy\",\"direction\":\"uni\",\"mechanism\":\"copy_engine\"")) << r;
+    EXPECT_TRUE(contains(r, "\"from\":{\"memory\":\"host\",\"gpu\":null,\"numa\":null,\"rank\":null,\"node\":null,"
+                            "\"processor\":false,\"allocator\":\"pinned\",\"first_touch\":\"cpu\"}")) << r;
+    EXPECT_TRUE(contains(r, "\"to\":{\"memory\":\"gpu\",\"gpu\":0,")) << r;
+    EXPECT_TRUE(contains(r, "\"node\":\"node-a\"")) << r;
+    EXPECT_TRUE(contains(r, "\"choices\":{\"engine_side\":\"dst\"}")) << r;
+  }
 }
 
 TEST(SkipAndErrorRecords, CarryReasonAndNoNumbers) {

@@ -27,6 +27,7 @@ GpuAnswers h200(int index) {
   a.info.memory_clock_mhz = 3201;
   a.info.memory_bus_width_bits = 6016;
   a.info.copy_engines = 3;
+  a.info.l2_cache_bytes = 50ull << 20;  // cudaDevAttrL2CacheSize on Hopper (H100/H200): 52428800
   a.info.numa_node = 0;
   a.info.cpu_affinity = "0-63";
   a.info.concurrent_managed_access = true;

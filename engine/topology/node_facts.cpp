@@ -43,7 +43,7 @@ class TopologyNodeFacts final : public NodeFactsHook {
   }
 
   void annotate(const BenchmarkInfo& info, const Params& params, int ranks, const Placement& placement,
-                Measurement& m) const override {
+                Measurement& m, PeakAnswer& answer) const override {
     const bool spans_nodes = ranks > 1 && !same_node(placement.nodes);
     if (spans_nodes && (info.category == Category::PointToPoint || info.category == Category::Collective)) {
       // The path leaves the node: its peak is the slowest NIC any rank sends through.
@@ -65,13 +65,19 @@ class TopologyNodeFacts final : public NodeFactsHook {
           slow_node = placement.nodes[r];
         }
       }
+      // The one-node answer (an NVLink or PCIe pair) would be wrong here: the NIC decides.
+      answer.applies = true;
+      answer.cache_resident = false;
       if (peak) {
         // A bidirectional figure sums both directions of the slower NIC.
-        const double directions = m.accounting.peak && m.accounting.peak->source.find("both directions") != std::string::npos ? 2 : 1;
-        m.accounting.peak = Peak{peak->gbps * directions, peak->source + (directions > 1 ? ", both directions" : "")};
+        const double directions = m.movement_direction_bi ? 2 : 1;
+        answer.gbps = peak->gbps * directions;
+        answer.source = peak->source + (directions > 1 ? ", both directions" : "");
+        answer.unknown.clear();
       } else {
-        m.accounting.peak.reset();  // an intra-node peak would be wrong here
-        m.peak_unknown = why;
+        answer.gbps = 0;
+        answer.source.clear();
+        answer.unknown = why;
       }
     }
     if (info.category != Category::Collective || !m.accounting.collective) return;

@@ -4,6 +4,7 @@
 // facts into peaks (peaks.cpp) is pure, so it is tested from recorded answers without a GPU.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@ struct GpuInfo {
   int memory_bus_width_bits = 0;
   double hbm_peak_gbps = 0;  // 2 (DDR) x clock x bus width / 8
   int copy_engines = 0;      // async engines (cudaDevAttrAsyncEngineCount)
+  std::uint64_t l2_cache_bytes = 0;  // cudaDevAttrL2CacheSize; a figure whose working set fits it is a cache figure
   int numa_node = -1;        // -1: unknown
   std::string cpu_affinity;  // "0-63"
   PcieLink pcie;
@@ -71,10 +73,12 @@ std::optional<Peak> peak_host_link(const Topology& topo, int gpu);         // PC
 std::optional<Peak> peak_device_memory(const Topology& topo, int gpu);     // HBM, read + write together
 std::optional<Peak> peak_peer(const Topology& topo, int src, int dst);     // NVLink or PCIe, one direction
 
-// The peak between GPUs 0 and 1, where ranks 0 and 1 of a one-rank-per-GPU job (and the first two
-// GPUs of a single process) sit, times `directions` (2 for a figure that sums both). Point-to-point
-// benchmarks of every library (NCCL, MPI, IPC) compare against this one number.
-std::optional<Peak> peak_first_gpu_pair(int directions);
+// The peak of a movement (and whether its working set is cache-resident), the one place records
+// get their peak from: HBM within a GPU, PCIe between host and GPU, the NVLink/PCIe pair between
+// GPUs (both directions summed for `bi`), the link for a collective's busbw, and why there is none
+// (host memory, host-buffer MPI, between nodes, a cache-resident working set). `bytes` is the
+// point's size; `cpu_cache_bytes` the CPU's last-level cache (HostFacts).
+PeakAnswer peak_of(const Movement& movement, std::uint64_t bytes, const Topology& topo, std::uint64_t cpu_cache_bytes);
 
 // Link arithmetic, exposed for tests.
 double pcie_gbps_per_direction(int generation, int width);  // after encoding (8b/10b, 128b/130b)

@@ -33,6 +33,7 @@ GpuAnswers ask_gpu(int device) {
   g.memory_clock_mhz = attribute(cudaDevAttrMemoryClockRate, device) / 1000;  // kHz
   g.memory_bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, device);
   g.copy_engines = attribute(cudaDevAttrAsyncEngineCount, device);
+  g.l2_cache_bytes = static_cast<std::uint64_t>(attribute(cudaDevAttrL2CacheSize, device));
   g.pageable_memory_access = attribute(cudaDevAttrPageableMemoryAccess, device) != 0;
   g.concurrent_managed_access = attribute(cudaDevAttrConcurrentManagedAccess, device) != 0;
   return a;

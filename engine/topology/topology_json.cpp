@@ -12,6 +12,7 @@ void write_gpu(const GpuInfo& g, JsonWriter& out) {
   out.field("sm_count", g.sm_count).field("memory_bytes", g.memory_bytes);
   out.field("memory_clock_mhz", g.memory_clock_mhz).field("memory_bus_width_bits", g.memory_bus_width_bits);
   out.field("hbm_peak_gbps", g.hbm_peak_gbps).field("copy_engines", g.copy_engines);
+  out.field("l2_cache_bytes", g.l2_cache_bytes);
   out.field("numa_node", g.numa_node).field("cpu_affinity", g.cpu_affinity);
   out.field("pageable_memory_access", g.pageable_memory_access);
   out.field("concurrent_managed_access", g.concurrent_managed_access);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/movement.h"
 #include "core/params.h"
 
 namespace commatlas::gpu {
@@ -257,6 +258,34 @@ inline double bytes_per_op(const std::vector<Leg>& legs, std::uint64_t size) {
   double sum = 0;
   for (const Leg& l : legs) sum += leg_bytes(l, size);
   return sum;
+}
+
+// Where an endpoint's bytes are while copies run, as the movement model names it.
+inline ::commatlas::Endpoint place_of(const Endpoint& e) {
+  if (resident_on_gpu(e)) return gpu_memory(e.gpu, e.alloc, e.first_touch);
+  return host_memory(std::nullopt, e.alloc, e.first_touch);
+}
+
+inline Mechanism copy_mechanism(Engine engine) { return engine == Engine::Ce ? Mechanism::CopyEngine : Mechanism::SmCopy; }
+inline MoveDirection move_direction(Direction d) { return d == Direction::Bi ? MoveDirection::Bi : MoveDirection::Uni; }
+
+// The choices a copy variant records besides its places: who drives it, managed advice, the SM
+// kernel's shape.
+inline void keep_copy_choices(Movement& m, const Params& p) {
+  keep_choices(m, p, {"engine_side", "managed_hint", "vector_bytes", "unroll", "blocks_per_sm", "threads_per_block"});
+}
+
+// The movement of a gpu.copy_* variant (params from copy_params()), from its first leg; a
+// bidirectional copy is that leg and its mirror at once.
+inline Movement copy_movement(const Params& p, Engine engine) {
+  if (p.entries().empty()) return movement_of_benchmark(Operation::Copy, MoveDirection::Uni, copy_mechanism(engine));
+  const CopySpec spec = copy_spec_from(p);
+  const std::vector<Leg> legs = legs_of(spec);
+  Movement m = movement_between(Operation::Copy, move_direction(spec.direction), copy_mechanism(engine),
+                                place_of(legs.front().src), place_of(legs.front().dst));
+  keep_copy_choices(m, p);
+  m.cache_working_set_per_byte = 2.0 * static_cast<double>(legs.size());  // every source and destination
+  return m;
 }
 
 // Every ordered pair (uni), or every unordered pair once with both directions at once (bi).

@@ -1,6 +1,5 @@
 #include "backends/cuda/copy_workload.h"
 
-#include "backends/cuda/copy_peaks.h"
 #include "backends/cuda/event_timing.h"
 #include "backends/cuda/gpu_access.h"
 #include "backends/cuda/kernels.h"
@@ -68,7 +67,6 @@ std::unique_ptr<Workload> prepare_copy(const Params& params, Engine engine, std:
   if (engine == Engine::Sm) setup.shape = shape_from(params);
   setup.bytes = bytes;
   setup.seed = seed;
-  setup.peak = copy_peak(spec);
   return std::make_unique<CopyWorkload>(setup);
 }
 
@@ -114,7 +112,6 @@ Accounting CopyWorkload::accounting() const {
   a.bytes_per_op = bytes_per_op(setup_.legs, setup_.bytes);
   a.buffer_bytes = static_cast<double>(setup_.bytes) * static_cast<double>(setup_.legs.size());
   a.timing = copy_timing_text(setup_.legs.size(), host_synchronous(setup_));
-  a.peak = setup_.peak;
   return a;
 }
 

@@ -18,7 +18,6 @@ struct CopySetup {
   KernelShape shape;  // SM copies only
   std::uint64_t bytes = 0;
   std::uint64_t seed = 1;
-  std::optional<Peak> peak;
 };
 
 // "CUDA events ..." : how a copy sample is timed, in the words the record carries.
@@ -29,7 +28,7 @@ std::string copy_timing_text(std::size_t legs, bool host_synchronous);
 BenchmarkInfo copy_benchmark_info(Engine engine, const std::string& suffix, const std::string& what,
                                   std::vector<std::uint64_t> sizes, std::vector<std::uint64_t> quick_sizes);
 
-// The workload of a gpu.copy_* variant (params from copy_params()): its legs, its peak.
+// The workload of a gpu.copy_* variant (params from copy_params()): its legs.
 std::unique_ptr<Workload> prepare_copy(const Params& params, Engine engine, std::uint64_t bytes, std::uint64_t seed);
 
 class CopyWorkload final : public Workload {

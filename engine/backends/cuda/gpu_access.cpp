@@ -74,18 +74,4 @@ void advise_host_preferred(const void* ptr, std::size_t bytes, int gpu) {
   COMMATLAS_GPU_CHECK(cudaMemAdvise(ptr, bytes, cudaMemAdviseSetAccessedBy, gpu_location(gpu)));
 }
 
-std::optional<Peak> scaled(std::optional<Peak> peak, double factor, const std::string& why) {
-  if (!peak) return peak;
-  peak->gbps *= factor;
-  peak->source += " x" + std::to_string(static_cast<int>(factor)) + " (" + why + ")";
-  return peak;
-}
-
-std::optional<Peak> summed(std::optional<Peak> a, const std::optional<Peak>& b) {
-  if (!a || !b) return std::nullopt;
-  a->gbps += b->gbps;
-  a->source = a->source == b->source ? a->source + " x2 (both directions)" : a->source + " + " + b->source;
-  return a;
-}
-
 }  // namespace commatlas::gpu

@@ -36,8 +36,4 @@ cudaMemLocation host_location();
 // Keeps managed pages in host memory (preferred location) and maps them for `gpu` (accessed by).
 void advise_host_preferred(const void* ptr, std::size_t bytes, int gpu);
 
-// A peak scaled for several directions or links at once, its source saying so.
-std::optional<Peak> scaled(std::optional<Peak> peak, double factor, const std::string& why);
-std::optional<Peak> summed(std::optional<Peak> a, const std::optional<Peak>& b);
-
 }  // namespace commatlas::gpu

@@ -164,7 +164,17 @@ GpuBuffer::GpuBuffer(GpuBuffer&& other) noexcept
   other.ptr_ = nullptr;
 }
 
+namespace {
+std::optional<int>& gpu_count_override() {
+  static std::optional<int> n;
+  return n;
+}
+}  // namespace
+
+void override_gpu_count_for_tests(std::optional<int> n) { gpu_count_override() = n; }
+
 int gpu_count() {
+  if (gpu_count_override()) return *gpu_count_override();
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
     cudaGetLastError();

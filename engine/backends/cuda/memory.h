@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "backends/cuda/gpu_runtime.h"
@@ -94,5 +95,8 @@ class GpuBuffer {
 };
 
 int gpu_count();  // 0 when no GPU or no driver (never throws)
+// Tests only: gpu_count() answers `n` (nullopt: ask the driver again), so variant lists of
+// machines with GPUs can be checked on one without (engine/tests/movement_contract_test.cpp).
+void override_gpu_count_for_tests(std::optional<int> n);
 
 }  // namespace commatlas

@@ -49,6 +49,33 @@ Endpoint endpoint_of(Location l, int gpu) {
   }
 }
 
+::commatlas::Endpoint place_of(Location l, int gpu, bool touched_by_gpu) {
+  const Endpoint e = endpoint_of(l, gpu);
+  switch (l) {
+    case Location::Local:
+    case Location::Peer: return gpu_memory(e.gpu, e.alloc, e.first_touch);
+    case Location::Managed:
+    case Location::ManagedPrefetched:
+      if (touched_by_gpu) return gpu_memory(gpu, e.alloc, e.first_touch);
+      return host_memory(std::nullopt, e.alloc, e.first_touch);
+    default: return host_memory(std::nullopt, e.alloc, e.first_touch);
+  }
+}
+
+std::string managed_hint_of(Location l) {
+  switch (l) {
+    case Location::Managed: return "none";
+    case Location::ManagedPrefetched: return "prefetched";
+    case Location::ManagedHostPreferred: return kHostPreferred;
+    default: return "";
+  }
+}
+
+void keep_managed_hint(Movement& m, Location l) {
+  const std::string hint = managed_hint_of(l);
+  if (!hint.empty()) m.choices.set("managed_hint", hint);
+}
+
 void place(const PlacedBuffer& buffer, Location l, int gpu) {
   if (l != Location::ManagedPrefetched && l != Location::ManagedHostPreferred) return;
   int concurrent = 0;
@@ -62,16 +89,6 @@ void place(const PlacedBuffer& buffer, Location l, int gpu) {
   Stream s(gpu);
   COMMATLAS_GPU_CHECK(cudaMemPrefetchAsync(buffer.pointer(), buffer.bytes(), gpu_location(gpu), 0, s.get()));
   s.synchronize();
-}
-
-std::optional<Peak> location_peak(Location l, int gpu, int directions) {
-  switch (l) {
-    case Location::Local:
-    case Location::Managed:  // pages have migrated to the GPU by the time the timed loop starts
-    case Location::ManagedPrefetched: return link_peak(Link::DeviceMemory, gpu, gpu, directions);
-    case Location::Peer: return link_peak(Link::Peer, gpu, peer_of(gpu), directions);
-    default: return link_peak(Link::HostLink, gpu, gpu, directions);
-  }
 }
 
 }  // namespace commatlas::gpu

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "backends/cuda/copy_buffers.h"
-#include "backends/cuda/copy_peaks.h"
+#include "backends/cuda/copy_plan.h"
 
 namespace commatlas::gpu {
 
@@ -31,11 +31,18 @@ Endpoint endpoint_of(Location l, int gpu);
 // The GPU that owns peer memory for `gpu`.
 inline int peer_of(int gpu) { return gpu == 0 ? 1 : 0; }
 
+// Where a location's bytes are while timed. Managed pages follow whoever touches them: a GPU
+// kernel (or the prefetch) moves CPU-touched pages into the GPU's memory, a CPU chase faults them
+// back to the host; host-preferred advice keeps them on the host.
+::commatlas::Endpoint place_of(Location l, int gpu, bool touched_by_gpu);
+// The managed-memory advice a location applies ("none", "prefetched", "preferred_location_host"),
+// or "" for non-managed locations.
+std::string managed_hint_of(Location l);
+// Records the hint as a choice where the location has one.
+void keep_managed_hint(Movement& m, Location l);
+
 // Applies the location's managed-memory hint or prefetch (a no-op for the others); after the
 // buffer has been filled, so the CPU first touch is what the hint then moves or keeps.
 void place(const PlacedBuffer& buffer, Location l, int gpu);
-
-// The path's peak for `directions` of traffic (1: read or write, 2: copy) from `gpu`.
-std::optional<Peak> location_peak(Location l, int gpu, int directions);
 
 }  // namespace commatlas::gpu

@@ -18,8 +18,8 @@ namespace {
 class CollectiveWorkload final : public Workload {
  public:
   CollectiveWorkload(Context& ctx, const CollectiveDefinition& definition, const MessageBufferMaker& make,
-                     const CollectiveShape& shape, std::optional<Peak> peak)
-      : definition_(definition), shape_(shape), peak_(std::move(peak)) {
+                     const CollectiveShape& shape)
+      : definition_(definition), shape_(shape) {
     layout_ = definition.layout ? definition.layout(shape, comm_.rank())
                                 : CollectiveLayout{static_cast<std::size_t>(shape.send_elements),
                                                    static_cast<std::size_t>(shape.recv_elements)};
@@ -46,7 +46,6 @@ class CollectiveWorkload final : public Workload {
     // One call per sample: the barrier that lines the ranks up must stay outside the timed region.
     a.one_op_per_sample = true;
     a.collective = CollectiveAccounting{to_string(definition_.op), bus_factor(definition_.op, comm_.size())};
-    a.peak = peak_;
     return a;
   }
 
@@ -80,7 +79,6 @@ class CollectiveWorkload final : public Workload {
  private:
   const CollectiveDefinition& definition_;
   CollectiveShape shape_;
-  std::optional<Peak> peak_;
   MpiComm comm_;
   CollectiveLayout layout_;
   std::unique_ptr<MessageBuffers> buffers_;
@@ -122,6 +120,10 @@ BenchmarkInfo MpiCollectiveBenchmark::info() const {
 
 std::optional<std::string> MpiCollectiveBenchmark::unavailable(const Context& ctx) const { return mpi_run_unavailable(ctx); }
 
+Movement MpiCollectiveBenchmark::movement(const Context&, const Params&) const {
+  return collective_movement(definition_.op, Mechanism::MpiHost, host_memory(std::nullopt, "pageable"));
+}
+
 std::unique_ptr<Workload> MpiCollectiveBenchmark::prepare(Context& ctx, const Params&, std::uint64_t bytes) const {
   const MessageMemory memory = memory_;
   return prepare_collective_workload(
@@ -129,8 +131,7 @@ std::unique_ptr<Workload> MpiCollectiveBenchmark::prepare(Context& ctx, const Pa
 }
 
 std::unique_ptr<Workload> prepare_collective_workload(Context& ctx, const CollectiveDefinition& definition,
-                                                      const MessageBufferMaker& make, std::uint64_t bytes,
-                                                      std::optional<Peak> peak) {
+                                                      const MessageBufferMaker& make, std::uint64_t bytes) {
   const int ranks = ctx.group.size();
   const auto shape = collective_shape(definition.op, bytes, ranks, kCollectiveElementBytes);
   if (!shape)
@@ -138,7 +139,7 @@ std::unique_ptr<Workload> prepare_collective_workload(Context& ctx, const Collec
                "-byte element per rank block on " + std::to_string(ranks) + " ranks");
   if (shape->send_elements > static_cast<std::uint64_t>(INT_MAX) || shape->recv_elements > static_cast<std::uint64_t>(INT_MAX))
     throw Skip(format_size(bytes) + " needs more elements than an MPI int count holds");
-  return std::make_unique<CollectiveWorkload>(ctx, definition, make, *shape, std::move(peak));
+  return std::make_unique<CollectiveWorkload>(ctx, definition, make, *shape);
 }
 
 }  // namespace commatlas

@@ -71,6 +71,7 @@ class MpiCollectiveBenchmark final : public Benchmark {
       : definition_(definition), memory_(memory) {}
   BenchmarkInfo info() const override;
   std::optional<std::string> unavailable(const Context& ctx) const override;
+  Movement movement(const Context& ctx, const Params& params) const override;
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override;
 
  private:
@@ -81,11 +82,9 @@ class MpiCollectiveBenchmark final : public Benchmark {
 bool register_mpi_collective(const CollectiveDefinition& definition);
 
 // The workload of `definition` at `bytes` over buffers from `make` (the GPU-buffer variants,
-// benchmarks/collective/collectives_gpu_mpi.cu), compared with `peak` where one is known.
-// Throws Skip for sizes MPI cannot count.
+// benchmarks/collective/collectives_gpu_mpi.cu). Throws Skip for sizes MPI cannot count.
 std::unique_ptr<Workload> prepare_collective_workload(Context& ctx, const CollectiveDefinition& definition,
-                                                      const MessageBufferMaker& make, std::uint64_t bytes,
-                                                      std::optional<Peak> peak = std::nullopt);
+                                                      const MessageBufferMaker& make, std::uint64_t bytes);
 
 }  // namespace commatlas
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "topology/topology.h"
+#include <algorithm>
 
 namespace commatlas {
 namespace {
@@ -100,9 +100,10 @@ int rank_gpu(const Group& group) {
   return gpus > 0 ? group.local_rank() % gpus : 0;
 }
 
-std::optional<Peak> one_node_gpu_peak(const Context& ctx, int directions) {
-  if (ctx.group.local_size() != ctx.group.size()) return std::nullopt;
-  return peak_first_gpu_pair(directions);
+Endpoint message_place(MemoryKind allocator, std::optional<int> gpu) {
+  // The source is filled by cudaMemcpyAsync from a host shadow: managed pages land on the GPU.
+  if (is_host_memory(allocator)) return host_memory(std::nullopt, to_string(allocator), "cpu");
+  return gpu_memory(gpu, to_string(allocator), "gpu");
 }
 
 }  // namespace commatlas

@@ -22,9 +22,8 @@ MessageBufferMaker gpu_message_buffers(GpuMessagePath path, MemoryKind allocator
 // The GPU of this rank: one rank per GPU, in local-rank order.
 int rank_gpu(const Group& group);
 
-// The GPU link peak (times `directions`) when every rank is on this node, where ranks 0 and 1 sit
-// on GPUs 0 and 1; nullopt across nodes, where the network is the limit and the topology does
-// not know it.
-std::optional<Peak> one_node_gpu_peak(const Context& ctx, int directions);
+// Where a message buffer of `allocator` on `gpu` is while timed: host allocators in host memory,
+// device and managed (first touched by the GPU's copy) in the GPU's memory.
+Endpoint message_place(MemoryKind allocator, std::optional<int> gpu);
 
 }  // namespace commatlas

@@ -45,7 +45,6 @@ class P2pWorkload final : public Workload {
   Accounting accounting() const override {
     Accounting a;
     a.bytes_per_op = p2p_bytes_per_op(spec_.protocol, bytes_);
-    a.peak = spec_.peak;
     const std::string where = buffers_->describe();
     switch (spec_.protocol) {
       case P2pProtocol::PingPong:
@@ -170,11 +169,28 @@ class P2pWorkload final : public Workload {
 
 const char* p2p_direction(P2pProtocol protocol) {
   switch (protocol) {
-    case P2pProtocol::PingPong: return "round_trip";
+    case P2pProtocol::PingPong: return "half_round_trip";
     case P2pProtocol::Unidirectional: return "uni";
     case P2pProtocol::Bidirectional: return "bi";
   }
   return "unknown";
+}
+
+Movement p2p_movement(P2pProtocol protocol, Mechanism mechanism, Endpoint from, Endpoint to) {
+  from.rank = kOrigin;
+  to.rank = kPeer;
+  switch (protocol) {
+    case P2pProtocol::PingPong:
+      return movement_between(Operation::PingPong, MoveDirection::HalfRoundTrip, mechanism, from, to);
+    case P2pProtocol::Unidirectional: return movement_between(Operation::SendRecv, MoveDirection::Uni, mechanism, from, to);
+    case P2pProtocol::Bidirectional: return movement_between(Operation::SendRecv, MoveDirection::Bi, mechanism, from, to);
+  }
+  return movement_between(Operation::SendRecv, MoveDirection::Uni, mechanism, from, to);
+}
+
+Movement p2p_host_movement(P2pProtocol protocol) {
+  return p2p_movement(protocol, Mechanism::MpiHost, host_memory(std::nullopt, "pageable"),
+                      host_memory(std::nullopt, "pageable"));
 }
 
 double p2p_bytes_per_op(P2pProtocol protocol, std::uint64_t bytes) {

@@ -26,12 +26,18 @@ struct P2pSpec {
   P2pProtocol protocol;
   MessageMemory memory;
   MessageBufferMaker make_buffers = nullptr;  // set for GPU kinds; empty: make_message_buffers(memory)
-  std::optional<Peak> peak = std::nullopt;    // the path's limit, where the topology knows it
 };
 
-// The `direction` parameter of records ("uni", "bi", "round_trip"): a bidirectional figure sums
-// both directions, so the report must never rank it against a one-way figure of the same path.
+// The `direction` parameter of records ("uni", "bi", "half_round_trip", the movement model's
+// names): a bidirectional figure sums both directions, so the report must never rank it against a
+// one-way figure of the same path.
 const char* p2p_direction(P2pProtocol protocol);
+
+// The movement of `protocol` from rank 0's buffer to rank 1's (ping-pong: a half round trip).
+// The endpoints get their ranks here; their memory is the caller's.
+Movement p2p_movement(P2pProtocol protocol, Mechanism mechanism, Endpoint from, Endpoint to);
+// MPI host buffers (malloc'd, page-aligned) of ranks 0 and 1.
+Movement p2p_host_movement(P2pProtocol protocol);
 
 // Payload bytes one operation of `protocol` counts for messages of `bytes`: a round trip counts
 // one message (its time is halved), a window counts its messages, bidirectional both directions.

@@ -6,7 +6,6 @@
 #include "core/all_ranks.h"
 #include "core/error.h"
 #include "core/sizes.h"
-#include "topology/topology.h"
 
 namespace commatlas {
 namespace {
@@ -44,9 +43,6 @@ class NcclCollectiveWorkload final : public Workload {
       poison_output(i);
       m.stream.synchronize();
     }
-    // On a fully connected node a GPU injects at most its link's peak; the record compares the
-    // busbw with it (records.cpp), so the peak stays the link's, in link terms.
-    peak_ = peak_first_gpu_pair(1);
   }
 
   Accounting accounting() const override {
@@ -68,7 +64,6 @@ class NcclCollectiveWorkload final : public Workload {
       a.one_op_per_sample = true;
     }
     a.max_over_ranks = true;
-    a.peak = peak_;
     a.collective = CollectiveAccounting{to_string(def_.op), bus_factor(def_.op, team_.ranks())};
     return a;
   }
@@ -125,7 +120,6 @@ class NcclCollectiveWorkload final : public Workload {
   NcclTiming timing_;
   std::uint64_t seed_;
   std::vector<std::unique_ptr<RankBuffers>> buffers_;
-  std::optional<Peak> peak_;
 };
 
 }  // namespace

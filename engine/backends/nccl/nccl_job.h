@@ -1,5 +1,6 @@
 // What every NCCL benchmark says about its job the same way: the GPUs it used and the words for
-// how it was launched (the link peak it is compared with: peak_first_gpu_pair, topology.h).
+// how it was launched (the peak a record is compared with comes from its movement:
+// topology/movement_peak.cpp).
 #pragma once
 
 #include <optional>

@@ -6,7 +6,6 @@
 #include "backends/nccl/nccl_job.h"
 #include "core/all_ranks.h"
 #include "core/sizes.h"
-#include "topology/topology.h"
 
 namespace commatlas {
 namespace {
@@ -54,7 +53,6 @@ class NcclP2pWorkload final : public Workload {
       if (b->recv.bytes()) poison_on_device(b->recv.data(), bytes_, b->member->stream.get());
       b->member->stream.synchronize();
     }
-    peak_ = peak_first_gpu_pair(kind == NcclP2p::Bidirectional ? 2 : 1);
   }
 
   Accounting accounting() const override {
@@ -90,7 +88,6 @@ class NcclP2pWorkload final : public Workload {
       a.latency_includes += " (pipelined loop: launches overlap the previous call)";
       a.one_op_per_sample = true;
     }
-    a.peak = peak_;
     return a;
   }
 
@@ -162,7 +159,6 @@ class NcclP2pWorkload final : public Workload {
   NcclTiming timing_;
   std::uint64_t seed_;
   std::vector<std::unique_ptr<PairBuffers>> buffers_;
-  std::optional<Peak> peak_;
 };
 
 }  // namespace

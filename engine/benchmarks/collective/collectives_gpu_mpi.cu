@@ -45,13 +45,18 @@ class GpuCollective final : public Benchmark {
     return {Params{{"allocator", to_string(MemoryKind::Device)}, {"gpus", gpus}}};
   }
 
+  // Every rank's buffer on its own GPU (gpu unset: each rank has its own).
+  Movement movement(const Context&, const Params& p) const override {
+    const Mechanism mechanism = path_ == GpuMessagePath::Staged ? Mechanism::MpiStaged : Mechanism::MpiGpuAware;
+    const MemoryKind allocator = p.has("allocator") ? memory_kind_from_string(p.text("allocator")) : MemoryKind::Device;
+    return collective_movement(op_, mechanism, message_place(allocator, std::nullopt));
+  }
+
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     const MemoryKind allocator = memory_kind_from_string(params.text("allocator"));
     if (auto refusal = gpu_pointer_refusal(path_, allocator_memory(allocator), mpi_cuda_support())) throw Skip(*refusal);
-    // On a fully connected node a GPU can inject at most its link peak: busbw is compared with it.
     return prepare_collective_workload(ctx, *find_mpi_collective(op_),
-                                       gpu_message_buffers(path_, allocator, rank_gpu(ctx.group)), bytes,
-                                       one_node_gpu_peak(ctx, 1));
+                                       gpu_message_buffers(path_, allocator, rank_gpu(ctx.group)), bytes);
   }
 
  private:

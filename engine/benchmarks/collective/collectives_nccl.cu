@@ -59,6 +59,11 @@ class NcclCollective final : public Benchmark {
   std::vector<Params> variants(const Context& ctx) const override {
     return {Params{{"launch", to_string(launch_)}, {"gpus", job_devices(launch_, const_cast<Context&>(ctx))}}};
   }
+  Movement movement(const Context&, const Params& p) const override {
+    Movement m = collective_movement(def_.op, Mechanism::Nccl, gpu_memory(std::nullopt, "device"));
+    keep_choices(m, p, {"launch"});
+    return m;
+  }
   std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
     return prepare_nccl_collective(nccl_team(launch_, ctx), ctx, def_, bytes);
   }

@@ -22,6 +22,20 @@ Params chase_params(Location l, int gpu, const char* chaser) {
                 {"stride_bytes", std::int64_t{ChaseChain::kStride}}, {"loads_per_op", std::int64_t{kStepsPerOp}}};
 }
 
+// A chase: dependent loads from the chain's memory by one GPU thread or one CPU thread.
+Movement chase_movement(const Params& p, bool gpu_chases) {
+  const Mechanism mechanism = gpu_chases ? Mechanism::GpuLoadStore : Mechanism::CpuLoadStore;
+  if (p.entries().empty()) return movement_of_benchmark(Operation::LoadLatency, MoveDirection::Uni, mechanism);
+  const Location l = location_from_string(p.text("location"));
+  const int gpu = static_cast<int>(p.integer("gpu"));
+  Movement m = movement_between(Operation::LoadLatency, MoveDirection::Uni, mechanism, place_of(l, gpu, gpu_chases),
+                                gpu_chases ? gpu_processor(gpu) : cpu_processor(std::nullopt), p,
+                                {"stride_bytes", "loads_per_op"});
+  keep_managed_hint(m, l);
+  m.cache_working_set_per_byte = 1;
+  return m;
+}
+
 std::vector<std::uint64_t> chase_sizes() { return geometric_sizes(4096, 4ull << 30, 4); }
 std::vector<std::uint64_t> chase_quick_sizes() { return {4096, 1ull << 20, 64ull << 20, 1ull << 30}; }
 
@@ -89,6 +103,8 @@ class GpuPointerChase final : public Benchmark {
     return out;
   }
 
+  Movement movement(const Context&, const Params& p) const override { return chase_movement(p, true); }
+
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     return std::make_unique<GpuChaseWorkload>(location_from_string(params.text("location")),
                                               static_cast<int>(params.integer("gpu")), bytes, ctx.options.seed);
@@ -149,6 +165,8 @@ class HostChaseGpuMemory final : public Benchmark {
       out.push_back(chase_params(l, 0, "cpu"));
     return out;
   }
+
+  Movement movement(const Context&, const Params& p) const override { return chase_movement(p, false); }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     return std::make_unique<HostChaseWorkload>(location_from_string(params.text("location")),

@@ -63,7 +63,6 @@ class StreamWorkload final : public Workload {
     a.bytes_per_op = static_cast<double>(bytes_) * directions;  // copy counts the read and the write
     a.buffer_bytes = static_cast<double>(bytes_);
     a.timing = "CUDA events around a batch of kernels queued behind a spin kernel (blocked start)";
-    a.peak = location_peak(where_, gpu_, directions);
     return a;
   }
 
@@ -166,6 +165,34 @@ class GpuStream : public Benchmark {
       out.push_back(p);
     }
     return out;
+  }
+
+  Movement movement(const Context&, const Params& p) const override {
+    const Operation op = kernel_ == StreamKernel::Read    ? Operation::Read
+                         : kernel_ == StreamKernel::Write ? Operation::Write
+                                                          : Operation::Copy;
+    if (p.entries().empty()) return movement_of_benchmark(op, MoveDirection::Uni, Mechanism::GpuLoadStore);
+    const Location l = location_from_string(p.text("location"));
+    const int gpu = static_cast<int>(p.integer("gpu"));
+    const auto memory = place_of(l, gpu, true);
+    Movement m;
+    switch (kernel_) {
+      case StreamKernel::Read:
+        m = movement_between(op, MoveDirection::Uni, Mechanism::GpuLoadStore, memory, gpu_processor(gpu));
+        break;
+      case StreamKernel::Write:
+        m = movement_between(op, MoveDirection::Uni, Mechanism::GpuLoadStore, gpu_processor(gpu), memory);
+        break;
+      case StreamKernel::Copy:
+        // Both arrays in one place; the GPU whose SMs copy is not an endpoint, so it is a choice
+        // (and what the peak of a copy over a link is taken from).
+        m = movement_between(op, MoveDirection::Uni, Mechanism::GpuLoadStore, memory, memory, p, {"gpu"});
+        break;
+    }
+    keep_copy_choices(m, p);
+    keep_managed_hint(m, l);
+    m.cache_working_set_per_byte = kernel_ == StreamKernel::Copy ? 2 : 1;
+    return m;
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {

@@ -70,6 +70,13 @@ class HostPointerChase final : public Benchmark {
     return out;
   }
 
+  Movement movement(const Context&, const Params& p) const override {
+    Movement m = movement_between(Operation::LoadLatency, MoveDirection::Uni, Mechanism::CpuLoadStore,
+                                  host_memory(p.has("mem_numa") ? std::optional<int>(static_cast<int>(p.integer("mem_numa"))) : std::nullopt, "pageable"), cpu_processor(p.has("cpu_numa") ? std::optional<int>(static_cast<int>(p.integer("cpu_numa"))) : std::nullopt));
+    m.cache_working_set_per_byte = 1;
+    return m;
+  }
+
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     host::require_host_memory(ctx, bytes);
     std::optional<int> cpu, mem;

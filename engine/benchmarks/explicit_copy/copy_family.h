@@ -38,6 +38,8 @@ class CopyFamilyBenchmark final : public Benchmark {
     return out;
   }
 
+  Movement movement(const Context&, const Params& params) const override { return copy_movement(params, engine_); }
+
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     return prepare_copy(params, engine_, bytes, ctx.options.seed);
   }

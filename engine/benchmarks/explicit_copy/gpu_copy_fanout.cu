@@ -1,6 +1,5 @@
 // gpu.copy_ce_fanout / gpu.copy_sm_fanout: one GPU sending to all others at once (one_to_all)
 // and all others sending to one (all_to_one); bytes are the sum over the copies.
-#include "backends/cuda/copy_peaks.h"
 #include "backends/cuda/copy_workload.h"
 #include "backends/cuda/gpu_access.h"
 #include "core/registry.h"
@@ -30,6 +29,20 @@ class GpuCopyFanout final : public Benchmark {
     return out;
   }
 
+  Movement movement(const Context&, const Params& p) const override {
+    if (p.entries().empty()) return movement_of_benchmark(Operation::Copy, MoveDirection::OneToAll, copy_mechanism(engine_));
+    const Fan fan = parse_enum(p.text("fan"), {Fan::OneToAll, Fan::AllToOne}, "fan");
+    const int root = static_cast<int>(p.integer("root_gpu"));
+    const std::string alloc = p.text("device_alloc");
+    // The other end is every other GPU at once: gpu unset, the record's params say how many.
+    const auto root_end = gpu_memory(root, alloc), others = gpu_memory(std::nullopt, alloc);
+    Movement m = fan == Fan::OneToAll
+                     ? movement_between(Operation::Copy, MoveDirection::OneToAll, copy_mechanism(engine_), root_end, others)
+                     : movement_between(Operation::Copy, MoveDirection::AllToOne, copy_mechanism(engine_), others, root_end);
+    keep_copy_choices(m, p);
+    return m;
+  }
+
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     const Fan fan = parse_enum(params.text("fan"), {Fan::OneToAll, Fan::AllToOne}, "fan");
     const Side side = parse_enum(params.text("engine_side"), {Side::Src, Side::Dst}, "engine_side");
@@ -39,7 +52,6 @@ class GpuCopyFanout final : public Benchmark {
     if (engine_ == Engine::Sm) setup.shape = shape_from(params);
     setup.bytes = bytes;
     setup.seed = ctx.options.seed;
-    setup.peak = fanout_peak(setup.legs, fan);
     return std::make_unique<CopyWorkload>(setup);
   }
 

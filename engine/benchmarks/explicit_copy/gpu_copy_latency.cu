@@ -82,6 +82,8 @@ class GpuCopyLatency final : public Benchmark {
     return out;
   }
 
+  Movement movement(const Context&, const Params& params) const override { return copy_movement(params, Engine::Ce); }
+
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     return std::make_unique<CopyLatencyWorkload>(legs_of(copy_spec_from(params)).front(), bytes, ctx.options.seed);
   }

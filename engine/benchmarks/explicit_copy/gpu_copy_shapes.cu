@@ -26,6 +26,8 @@ class GpuCopySmShapes final : public Benchmark {
 
   std::vector<Params> variants(const Context&) const override { return shape_variants(gpu_count()); }
 
+  Movement movement(const Context&, const Params& params) const override { return copy_movement(params, Engine::Sm); }
+
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     return prepare_copy(params, Engine::Sm, bytes, ctx.options.seed);
   }

@@ -6,7 +6,6 @@
 #include "backends/cuda/gpu_access.h"
 #include "core/registry.h"
 #include "core/sizes.h"
-#include "topology/topology.h"
 
 namespace commatlas::gpu {
 namespace {
@@ -29,7 +28,6 @@ class PrefetchWorkload final : public Workload {
     Accounting a;
     a.bytes_per_op = static_cast<double>(bytes_);
     a.timing = "CUDA events around each cudaMemPrefetchAsync, after an untimed prefetch back to the other side";
-    a.peak = peak_host_link(gpu_topology(), gpu_);
     return a;
   }
 
@@ -87,6 +85,18 @@ class GpuPrefetch final : public Benchmark {
   std::vector<Params> variants(const Context&) const override {
     return {Params{{"path", std::string("h2d")}, {"host_alloc", std::string("managed")}, {"first_touch", std::string("cpu")}, {"gpu", std::int64_t{0}}},
             Params{{"path", std::string("d2h")}, {"host_alloc", std::string("managed")}, {"first_touch", std::string("cpu")}, {"gpu", std::int64_t{0}}}};
+  }
+
+  // The managed pages move between host memory and the GPU's memory; the allocator is managed at
+  // both ends, first touched by the CPU.
+  Movement movement(const Context&, const Params& p) const override {
+    if (p.entries().empty()) return movement_of_benchmark(Operation::Copy, MoveDirection::Uni, Mechanism::Prefetch);
+    const Path path = parse_enum(p.text("path"), {Path::H2D, Path::D2H}, "path");
+    const int gpu = static_cast<int>(p.integer("gpu"));
+    const std::string alloc = p.text("host_alloc"), touch = p.text("first_touch");
+    const auto host = host_memory(std::nullopt, alloc, touch), device = gpu_memory(gpu, alloc, touch);
+    return path == Path::H2D ? movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::Prefetch, host, device)
+                             : movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::Prefetch, device, host);
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {

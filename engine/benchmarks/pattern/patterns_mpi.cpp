@@ -354,7 +354,7 @@ class PatternBenchmark final : public Benchmark {
     return {Params{}};
   }
 
-  std::optional<Movement> movement(const Context& ctx, const Params& params) const override {
+  Movement movement(const Context& ctx, const Params& params) const override {
     Movement m;
     m.operation = kind_ == PatternKind::Bucketed ? Operation::BucketedAllreduce
                   : kind_ == PatternKind::Neighbor ? Operation::NeighborExchange

@@ -17,6 +17,7 @@ class MpiBandwidth final : public Benchmark {
   std::vector<Params> variants(const Context&) const override {
     return {Params{{"direction", std::string(p2p_direction(P2pProtocol::Unidirectional))}}};
   }
+  Movement movement(const Context&, const Params&) const override { return p2p_host_movement(P2pProtocol::Unidirectional); }
   std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
     return prepare_p2p_workload(ctx, {P2pProtocol::Unidirectional, MessageMemory::Host}, bytes);
   }

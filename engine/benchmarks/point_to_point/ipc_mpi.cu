@@ -13,7 +13,7 @@
 #include "core/all_ranks.h"
 #include "core/registry.h"
 #include "core/sizes.h"
-#include "topology/topology.h"
+#include "backends/mpi/point_to_point.h"
 
 namespace commatlas {
 namespace {
@@ -66,7 +66,6 @@ class IpcWorkload final : public Workload {
       peer_flag_ = std::make_unique<PeerMapping>(handles[peer][1], device_);
       sms_ = gpu::sm_count(device_);
     }
-    peak_ = peak_peer(gpu_topology(), 0, 1);
     group_.barrier();  // both mappings exist before anyone writes
   }
 
@@ -97,7 +96,6 @@ class IpcWorkload final : public Workload {
                            "writing the peer's flag, the peer's GPU spinning on its flag then answering the same way; "
                            "kernel launches included, handle exchange excluded";
     }
-    a.peak = peak_;
     return a;
   }
 
@@ -171,7 +169,6 @@ class IpcWorkload final : public Workload {
   std::unique_ptr<PeerMapping> peer_flag_;
   int sms_ = 0;
   std::uint64_t sequence_ = 0;
-  std::optional<Peak> peak_;
 };
 
 std::string engine_name(gpu::Engine e) { return e == gpu::Engine::Ce ? "ce" : "sm"; }
@@ -206,8 +203,16 @@ class IpcBenchmark final : public Benchmark {
     for (gpu::Engine e : {gpu::Engine::Ce, gpu::Engine::Sm})
       out.push_back(Params{{"engine", engine_name(e)},
                            {"gpus", std::string("0,1")},
-                           {"direction", std::string(protocol_ == IpcProtocol::OneWay ? "uni" : "round_trip")}});
+                           {"direction", std::string(protocol_ == IpcProtocol::OneWay ? "uni" : "half_round_trip")}});
     return out;
+  }
+
+  // Device buffers of ranks 0 and 1; a one-way copy into the peer's buffer is the send of this
+  // mechanism, so it competes with MPI and NCCL sends between the same GPUs.
+  Movement movement(const Context&, const Params& p) const override {
+    const Mechanism mechanism = p.has("engine") && p.text("engine") == "sm" ? Mechanism::CudaIpcSm : Mechanism::CudaIpcCe;
+    return p2p_movement(protocol_ == IpcProtocol::OneWay ? P2pProtocol::Unidirectional : P2pProtocol::PingPong, mechanism,
+                        gpu_memory(gpu_of_rank(p, 0), "device"), gpu_memory(gpu_of_rank(p, 1), "device"));
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {

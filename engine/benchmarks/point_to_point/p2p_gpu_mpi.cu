@@ -66,12 +66,18 @@ class GpuP2p final : public Benchmark {
     return out;
   }
 
+  Movement movement(const Context&, const Params& p) const override {
+    const Mechanism mechanism = path_ == GpuMessagePath::Staged ? Mechanism::MpiStaged : Mechanism::MpiGpuAware;
+    const MemoryKind allocator = p.has("allocator") ? memory_kind_from_string(p.text("allocator")) : MemoryKind::Device;
+    return p2p_movement(protocol_.protocol, mechanism, message_place(allocator, gpu_of_rank(p, 0)),
+                        message_place(allocator, gpu_of_rank(p, 1)));
+  }
+
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     const MemoryKind allocator = memory_kind_from_string(params.text("allocator"));
     if (auto refusal = gpu_pointer_refusal(path_, allocator_memory(allocator), mpi_cuda_support())) throw Skip(*refusal);
     const MessageMemory memory = path_ == GpuMessagePath::Staged ? MessageMemory::StagedDevice : MessageMemory::Device;
     P2pSpec spec{protocol_.protocol, memory, gpu_message_buffers(path_, allocator, rank_gpu(ctx.group))};
-    spec.peak = one_node_gpu_peak(ctx, protocol_.protocol == P2pProtocol::Bidirectional ? 2 : 1);
     return prepare_p2p_workload(ctx, spec, bytes);
   }
 

@@ -16,7 +16,7 @@ struct SendRecvKind {
 };
 
 constexpr SendRecvKind kKinds[] = {
-    {"pingpong", NcclP2p::PingPong, Metric::Latency, "round_trip", "NCCL send/recv ping-pong between GPUs 0 and 1, half round trip"},
+    {"pingpong", NcclP2p::PingPong, Metric::Latency, "half_round_trip", "NCCL send/recv ping-pong between GPUs 0 and 1, half round trip"},
     {"bandwidth", NcclP2p::OneWay, Metric::Bandwidth, "uni", "NCCL send/recv GPU 0 -> GPU 1, back to back"},
     {"bibw", NcclP2p::Bidirectional, Metric::Bandwidth, "bi", "NCCL send/recv both ways between GPUs 0 and 1 at once"},
 };
@@ -36,6 +36,20 @@ class NcclSendRecv final : public Benchmark {
                    {"gpus", job_devices(launch_, const_cast<Context&>(ctx))},
                    {"direction", std::string(kind_.direction)}}};
   }
+  // Device buffers of GPUs 0 and 1: ranks 0 and 1 with one rank per GPU, one process otherwise.
+  Movement movement(const Context&, const Params& p) const override {
+    Endpoint from = gpu_memory(gpu_of_rank(p, 0), "device"), to = gpu_memory(gpu_of_rank(p, 1), "device");
+    if (launch_ == NcclLaunch::RankPerProcess) {
+      from.rank = 0;
+      to.rank = 1;
+    }
+    const Operation op = kind_.kind == NcclP2p::PingPong ? Operation::PingPong : Operation::SendRecv;
+    const MoveDirection d = kind_.kind == NcclP2p::PingPong ? MoveDirection::HalfRoundTrip
+                            : kind_.kind == NcclP2p::Bidirectional ? MoveDirection::Bi
+                                                                   : MoveDirection::Uni;
+    return movement_between(op, d, Mechanism::Nccl, from, to, p, {"launch"});
+  }
+
   std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
     return prepare_nccl_p2p(nccl_team(launch_, ctx), ctx, kind_.kind, bytes);
   }

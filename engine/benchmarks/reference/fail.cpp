@@ -30,6 +30,9 @@ class Fail final : public Benchmark {
             "always fails: exercises error records (only with COMMATLAS_TEST_FAIL=1)", Metric::Latency,
             RankRange{1, 0}, {8}, {8}};
   }
+  Movement movement(const Context&, const Params&) const override {
+    return movement_between(Operation::Nothing, MoveDirection::None, Mechanism::Harness, no_memory(), no_memory());
+  }
   std::unique_ptr<Workload> prepare(Context&, const Params&, std::uint64_t) const override {
     return std::make_unique<FailingWorkload>();
   }

@@ -31,6 +31,9 @@ class Hang final : public Benchmark {
             "never finishes: exercises the watchdog (only with COMMATLAS_TEST_HANG=1)", Metric::Latency,
             RankRange{1, 0}, {8}, {8}};
   }
+  Movement movement(const Context&, const Params&) const override {
+    return movement_between(Operation::Nothing, MoveDirection::None, Mechanism::Harness, no_memory(), no_memory());
+  }
   std::unique_ptr<Workload> prepare(Context&, const Params&, std::uint64_t) const override {
     return std::make_unique<HangingWorkload>();
   }

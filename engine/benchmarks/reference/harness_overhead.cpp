@@ -32,6 +32,9 @@ class HarnessOverhead final : public Benchmark {
     i.quick_sizes = {1};
     return i;
   }
+  Movement movement(const Context&, const Params&) const override {
+    return movement_between(Operation::Nothing, MoveDirection::None, Mechanism::Harness, no_memory(), no_memory());
+  }
   std::unique_ptr<Workload> prepare(Context&, const Params&, std::uint64_t) const override {
     return std::make_unique<EmptyWorkload>();
   }

@@ -79,6 +79,15 @@ class HostMemcpyReference final : public Benchmark {
     return {Params{{"threads", std::int64_t{ctx.worker_threads()}}, {"numa_placement", std::string("none")}}};
   }
 
+  Movement movement(const Context&, const Params& p) const override {
+    Movement m = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
+                                  host_memory(std::nullopt, "pageable"), host_memory(std::nullopt, "pageable"), p,
+                                  {"threads"});
+    m.cache_working_set_per_byte = 2;
+    m.reference_of = "host.memcpy";
+    return m;
+  }
+
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     host::require_host_memory(ctx, 2 * bytes);
     return std::make_unique<BareThreadsMemcpy>(bytes, static_cast<int>(params.integer("threads")), ctx.options.seed);

@@ -90,6 +90,11 @@ class ReferenceMpiPingPong final : public Benchmark {
             Metric::Latency, RankRange{2, 0}, {8}, {8}};
   }
   std::optional<std::string> unavailable(const Context& ctx) const override { return mpi_run_unavailable(ctx); }
+  Movement movement(const Context&, const Params&) const override {
+    Movement m = p2p_host_movement(P2pProtocol::PingPong);
+    m.reference_of = "mpi.pingpong";
+    return m;
+  }
   std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
     if (bytes > (1u << 20)) throw Skip("the reference ping-pong is meant for small messages (at most 1 MiB)");
     return std::make_unique<BarePingPong>(static_cast<std::size_t>(bytes), ctx.options.seed);

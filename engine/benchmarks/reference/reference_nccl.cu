@@ -32,6 +32,12 @@ class ReferenceNcclBase : public Benchmark {
 
 class ReferenceNcclAllReduce final : public ReferenceNcclBase {
  public:
+  Movement movement(const Context&, const Params& p) const override {
+    Movement m = collective_movement(CollectiveOp::AllReduce, Mechanism::Nccl, gpu_memory(std::nullopt, "device"));
+    keep_choices(m, p, {"launch"});
+    m.reference_of = "nccl.allreduce";
+    return m;
+  }
   BenchmarkInfo info() const override {
     return reference_info("reference.nccl_allreduce", "bare nccl-tests-style loop of ncclAllReduce (compare nccl.allreduce)");
   }
@@ -42,6 +48,14 @@ class ReferenceNcclAllReduce final : public ReferenceNcclBase {
 
 class ReferenceNcclSendRecv final : public ReferenceNcclBase {
  public:
+  Movement movement(const Context&, const Params& p) const override {
+    Endpoint from = gpu_memory(gpu_of_rank(p, 0), "device"), to = gpu_memory(gpu_of_rank(p, 1), "device");
+    from.rank = 0;
+    to.rank = 1;
+    Movement m = movement_between(Operation::SendRecv, MoveDirection::Uni, Mechanism::Nccl, from, to, p, {"launch"});
+    m.reference_of = "nccl.bandwidth";
+    return m;
+  }
   BenchmarkInfo info() const override {
     return reference_info("reference.nccl_sendrecv", "bare nccl-tests-style loop of ncclSend/ncclRecv 0->1 (compare nccl.bandwidth)");
   }

@@ -1,0 +1,158 @@
+// The contract of the movement model (issue 10): every benchmark declares a movement for every
+// variant it lists, and every parameter of a variant is either consumed into the movement's
+// places, operation, direction or mechanism (core/movement.h's consumed_params table) or recorded
+// as a choice. GPU benchmarks list their variants as on a 4-GPU node (gpu_count overridden).
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <set>
+
+#include "core/json.h"
+#include "core/records.h"
+#include "core/registry.h"
+
+#ifdef COMMATLAS_HAVE_CUDA
+#include "backends/cuda/memory.h"
+#endif
+
+namespace commatlas {
+namespace {
+
+class FakeGpus {
+ public:
+  explicit FakeGpus(int n) {
+#ifdef COMMATLAS_HAVE_CUDA
+    override_gpu_count_for_tests(n);
+#else
+    (void)n;
+#endif
+  }
+  ~FakeGpus() {
+#ifdef COMMATLAS_HAVE_CUDA
+    override_gpu_count_for_tests(std::nullopt);
+#endif
+  }
+};
+
+std::set<std::string> consumed_keys() {
+  std::set<std::string> keys;
+  for (const ConsumedParam& c : consumed_params()) keys.insert(c.key);
+  return keys;
+}
+
+[[maybe_unused]] std::string movement_json(const Movement& m) {
+  JsonWriter w;
+  write_movement(w, m);
+  return w.str();
+}
+
+TEST(MovementContract, EveryVariantDeclaresAMovementAndEveryParamIsClassified) {
+  const FakeGpus gpus(4);
+  SingleProcessGroup group;
+  const Context ctx(RunOptions{}, group, discover_host());
+  const std::set<std::string> consumed = consumed_keys();
+  int variants = 0;
+  for (const Benchmark* b : Registry::instance().all()) {
+    const std::string key = b->info().key;
+    // Benchmark-wide records: the operation, direction and mechanism without any variant.
+    EXPECT_NO_THROW(b->movement(ctx, Params{})) << key;
+    for (const Params& p : b->variants(ctx)) {
+      ++variants;
+      Movement m;
+      ASSERT_NO_THROW(m = b->movement(ctx, p)) << key << " " << p.describe();
+      EXPECT_TRUE(m.from && m.to) << key << " " << p.describe() << ": a variant must name both places";
+      for (const auto& [k, v] : p.entries())
+        EXPECT_TRUE(consumed.count(k) || m.choices.has(k))
+            << key << " " << p.describe() << ": param '" << k
+            << "' is neither consumed into the movement (consumed_params) nor one of its choices";
+      for (const auto& [k, v] : m.choices.entries())
+        EXPECT_FALSE(consumed.count(k) && !p.has(k)) << key << ": choice '" << k << "' is a place, not a choice";
+      if (key.rfind("reference.", 0) == 0 && key != "reference.harness_overhead") {
+        EXPECT_FALSE(m.reference_of.empty()) << key << ": a reference loop names the benchmark it checks";
+        if (!m.reference_of.empty()) {
+          EXPECT_NE(Registry::instance().find(m.reference_of), nullptr) << m.reference_of;
+        }
+      }
+    }
+  }
+  EXPECT_GT(variants, 0);
+}
+
+TEST(MovementContract, ConsumedKeysAreListedOnce) {
+  std::set<std::string> seen;
+  for (const ConsumedParam& c : consumed_params()) EXPECT_TRUE(seen.insert(c.key).second) << c.key;
+}
+
+TEST(MovementContract, HostMemcpyIsACpuCopyBetweenHostBuffers) {
+  const Benchmark* b = Registry::instance().find("host.memcpy");
+  ASSERT_NE(b, nullptr);
+  SingleProcessGroup group;
+  const Context ctx(RunOptions{}, group, discover_host());
+  const Movement m = b->movement(ctx, b->variants(ctx).front());
+  EXPECT_EQ(m.operation, Operation::Copy);
+  EXPECT_EQ(m.mechanism, Mechanism::CpuMemcpy);
+  EXPECT_EQ(m.from->memory, Memory::Host);
+  EXPECT_TRUE(m.choices.has("threads"));
+}
+
+#ifdef COMMATLAS_HAVE_CUDA
+const Params* find_variant(const std::vector<Params>& all, const std::vector<std::pair<std::string, std::string>>& want) {
+  for (const Params& p : all) {
+    bool ok = true;
+    for (const auto& [k, v] : want) ok = ok && p.has(k) && p.text(k) == v;
+    if (ok) return &p;
+  }
+  return nullptr;
+}
+
+// The fault of issue 10: a GPU-touched managed "h2d" copy is a copy within GPU memory.
+TEST(MovementContract, GpuCopiesNameWhereTheBytesAre) {
+  const FakeGpus gpus(2);
+  SingleProcessGroup group;
+  const Context ctx(RunOptions{}, group, discover_host());
+  const Benchmark* b = Registry::instance().find("gpu.copy_ce");
+  ASSERT_NE(b, nullptr);
+  const auto variants = b->variants(ctx);
+
+  const Params* pinned = find_variant(variants, {{"path", "h2d"}, {"host_alloc", "pinned"}, {"device_alloc", "device"}});
+  ASSERT_NE(pinned, nullptr);
+  const Movement h2d = b->movement(ctx, *pinned);
+  std::cout << "gpu.copy_ce " << pinned->describe() << "\n  movement: " << movement_json(h2d) << "\n";
+  EXPECT_EQ(h2d.from->memory, Memory::Host);
+  EXPECT_EQ(h2d.from->allocator, "pinned");
+  EXPECT_EQ(h2d.to->memory, Memory::Gpu);
+  EXPECT_EQ(h2d.to->gpu, 0);
+  EXPECT_EQ(h2d.mechanism, Mechanism::CopyEngine);
+  EXPECT_EQ(h2d.choices.text("engine_side"), "dst");
+
+  const Params* managed = find_variant(variants, {{"path", "h2d"}, {"host_alloc", "managed"}, {"first_touch", "gpu"}});
+  ASSERT_NE(managed, nullptr);
+  const Movement inside = b->movement(ctx, *managed);
+  EXPECT_EQ(inside.from->memory, Memory::Gpu) << movement_json(inside);
+  EXPECT_EQ(inside.from->allocator, "managed");
+  EXPECT_EQ(inside.to->memory, Memory::Gpu);
+
+  const Params* host_preferred = find_variant(variants, {{"path", "h2d"}, {"host_alloc", "managed"}, {"first_touch", "cpu"}});
+  ASSERT_NE(host_preferred, nullptr);
+  EXPECT_EQ(b->movement(ctx, *host_preferred).from->memory, Memory::Host);
+}
+
+TEST(MovementContract, StreamReadHasTheGpuAsItsProcessor) {
+  const FakeGpus gpus(2);
+  SingleProcessGroup group;
+  const Context ctx(RunOptions{}, group, discover_host());
+  const Benchmark* b = Registry::instance().find("gpu.stream_read");
+  ASSERT_NE(b, nullptr);
+  const auto variants = b->variants(ctx);
+  const Params* managed = find_variant(variants, {{"location", "managed"}});
+  ASSERT_NE(managed, nullptr);
+  const Movement m = b->movement(ctx, *managed);
+  EXPECT_EQ(m.operation, Operation::Read);
+  EXPECT_EQ(m.from->memory, Memory::Gpu);  // the kernel's faults migrate CPU-touched pages
+  EXPECT_TRUE(m.to->processor);
+  EXPECT_EQ(m.choices.text("managed_hint"), "none");
+}
+#endif
+
+}  // namespace
+}  // namespace commatlas
