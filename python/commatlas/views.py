@@ -7,25 +7,61 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from commatlas.selection import rank_range_text
+from commatlas.selection import MPI_SUITES, rank_range_text, short_reason
 from commatlas.units import format_size
 
 
-def benchmarks_table(benchmarks: list[dict[str, Any]]) -> Table:
-    table = Table(title="Benchmarks in this build", title_justify="left")
+# Below this many columns the category and interface columns are left out (`list --json` has them).
+WIDE_COLUMNS = 100
+MPI_REASON = "runs under an MPI launcher: `commatlas run` starts it with mpiexec"
+
+
+def here_reason(benchmark: dict[str, Any]) -> str | None:
+    """None when it runs here; else why not, without the engine's source locations."""
+    if benchmark.get("runnable"):
+        return None
+    if benchmark.get("suite") in MPI_SUITES and benchmark.get("min_ranks", 1) > 1:
+        return MPI_REASON
+    return short_reason(str(benchmark.get("reason") or "unknown reason"))
+
+
+def benchmarks_table(benchmarks: list[dict[str, Any]], width: int = 80) -> tuple[Table, list[str]]:
+    """The table and its footnotes: a reason shared by many rows (every GPU benchmark on a
+    machine without a GPU) is said once, below the table, instead of on every row."""
+    wide = width >= WIDE_COLUMNS
+    table = Table(title=f"{len(benchmarks)} benchmarks in this build", title_justify="left", box=None,
+                  padding=(0, 2, 0, 0), show_edge=False, header_style="bold")
     table.add_column("key", no_wrap=True)
-    for column in ("category", "interface", "suite", "metric", "ranks", "runnable here"):
-        table.add_column(column, overflow="fold")
+    names = ["category", "interface", "suite", "metric", "ranks", "runs here"] if wide else \
+        ["suite", "metric", "ranks", "runs here"]
+    for column in names:
+        table.add_column(column, no_wrap=True)
+    notes: list[str] = []
     for b in benchmarks:
-        here = "yes" if b.get("runnable") else f"no: {b.get('reason', 'unknown reason')}"
-        table.add_row(b["key"], b["category"], b["interface"], b["suite"], b["metric"], rank_range_text(b), here)
-    return table
+        reason = here_reason(b)
+        if reason is None:
+            here = "yes"
+        else:
+            if reason not in notes:
+                notes.append(reason)
+            here = ("with MPI" if reason == MPI_REASON else "no") + f" [{notes.index(reason) + 1}]"
+        cells = [b["category"], b["interface"]] if wide else []
+        table.add_row(b["key"], *cells, b["suite"], b["metric"], rank_range_text(b), here)
+    return table, [f"[{i}] {note}" for i, note in enumerate(notes, 1)]
+
+
+def print_benchmarks(console: Console, benchmarks: list[dict[str, Any]]) -> None:
+    table, notes = benchmarks_table(benchmarks, console.width)
+    console.print(table)
+    for note in notes:
+        console.print(note, markup=False, highlight=False)
 
 
 def backend_details(backend: dict[str, Any]) -> str:
     if not backend.get("built"):
-        return str(backend.get("reason", "not built"))
-    return "; ".join(f"{k}: {v}" for k, v in backend.items() if k != "built") or "-"
+        return short_reason(str(backend.get("reason", "not built")))
+    # One fact per line: a library's version string alone can fill a narrow terminal's line.
+    return "\n".join(f"{k}: {short_reason(str(v))}" for k, v in backend.items() if k != "built") or "-"
 
 
 def info_tables(info: dict[str, Any]) -> list[Table]:
