@@ -156,11 +156,12 @@ def print_json(value: object) -> None:
 def cmd_list(args: argparse.Namespace) -> int:
     from commatlas.views import print_benchmarks
 
-    benchmarks = Engine.find().benchmarks()
+    engine = Engine.find()
+    benchmarks = engine.benchmarks()
     if args.json:
         print_json(benchmarks)
     else:
-        print_benchmarks(stdout_console(), benchmarks)
+        print_benchmarks(stdout_console(), benchmarks, engine.topology())
     return 0
 
 

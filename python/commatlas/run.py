@@ -155,6 +155,7 @@ def suite_lines(request: Selection, benchmarks: list[dict[str, Any]], running: l
     """'runs host: 14 benchmarks, one process' / 'leaves out gpu: no GPU on this machine'."""
     known = [*KNOWN_SUITES, *sorted({b["suite"] for b in benchmarks} - set(KNOWN_SUITES))]
     lines = []
+    left_out: dict[str, list[str]] = {}  # reason -> suites: a reason shared is said once
     for suite in known:
         count = sum(1 for b in running if b["suite"] == suite)
         if count:
@@ -175,12 +176,16 @@ def suite_lines(request: Selection, benchmarks: list[dict[str, Any]], running: l
                 why = "--exclude leaves none of it"
             else:
                 why = "no benchmark of it in this build"
-        lines.append(f"leaves out {suite}: {why}")
+        left_out.setdefault(why, []).append(suite)
+    lines += [f"leaves out {', '.join(suites)}: {why}" for why, suites in left_out.items()]
     return tuple(lines)
 
 
 def startup_timeout(launcher: Launcher | None) -> float | None:
-    return STARTUP_TIMEOUT_S if launcher is not None and launcher.kind != "custom" else None
+    if launcher is None or launcher.kind == "custom":
+        return None
+    # The tests' stuck launcher should not cost a minute.
+    return float(os.environ.get("COMMATLAS_STARTUP_TIMEOUT_S", STARTUP_TIMEOUT_S))
 
 
 def mpi_was_asked_for(options: RunOptions) -> bool:
@@ -223,6 +228,7 @@ class PhaseOutcome:
     log_from: int               # where this phase's lines begin in engine.log
     started: bool = False       # the engine announced itself (its first progress event)
     startup_timed_out: bool = False
+    startup_timeout_s: float | None = None
 
 
 def run_phase(command: list[str], title: str, log_path: Path, progress: PhaseProgress,
@@ -231,7 +237,7 @@ def run_phase(command: list[str], title: str, log_path: Path, progress: PhasePro
     with log_path.open("a", encoding="utf-8") as log:
         log.write(f"$ {shlex.join(command)}\n")
         log.flush()
-        outcome = PhaseOutcome(0, log_path.stat().st_size)
+        outcome = PhaseOutcome(0, log_path.stat().st_size, startup_timeout_s=startup_timeout_s)
         # A session of its own: Ctrl-C reaches only us, and we stop the whole group in order.
         try:
             process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True,
@@ -279,10 +285,9 @@ def phase_failure(outcome: PhaseOutcome, log_path: Path, launcher: str | None, c
         # Failed before the engine said anything: the launcher's own words are the diagnosis.
         for line in said[-LAUNCHER_LINES_SHOWN:]:
             console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
-        how = (f"did not start the engine within {STARTUP_TIMEOUT_S:g} s and was stopped" if outcome.startup_timed_out
+        how = (f"did not start the engine within {outcome.startup_timeout_s:g} s and was stopped" if outcome.startup_timed_out
                else f"failed before the engine started ({exit_text(outcome.status)})")
-        message = engine_message("\n".join(engine_lines)) if engine_lines else (
-            "its message is above" if said else "it printed nothing")
+        message = engine_message("\n".join(engine_lines or said)) if said else "it printed nothing"
         return CommatlasError(f"the launcher '{launcher}' {how}: {message} (log: {log_path})")
     # Without a line of the engine's own (a rank killed from outside), the launcher's last line
     # that says something names what failed.
@@ -370,7 +375,7 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
                                         title, log_path, progress, metrics, environment,
                                         startup_timeout(phase.launcher))
                     if outcome.status != 0:
-                        launcher = shlex.join(phase.launcher.prefix) if phase.launcher else None
+                        launcher = phase.launcher.prefix[0] if phase.launcher else None
                         status, failure = "failed", phase_failure(outcome, log_path, launcher, progress_console)
                         if isinstance(failure, UsageError) or not outcome.started:
                             break
@@ -382,8 +387,9 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
         signal.signal(signal.SIGTERM, previous)
         records = write_end_record(results, status, started)
 
-    print_summary(console, records)
-    write_report_if_available(run_dir, console)
+    if any(r.get("type") in ("result", "skip", "error") for r in records):
+        print_summary(console, records)
+        write_report_if_available(run_dir, console)
     if status == "interrupted":
         console.print(f"interrupted: the records measured so far are in {run_dir}; "
                       f"continue with: commatlas run --resume {run_dir}")

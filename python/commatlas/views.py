@@ -7,7 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from commatlas.selection import MPI_SUITES, rank_range_text, short_reason
+from commatlas.engine import gpu_count
+from commatlas.selection import MPI_SUITES, needs_gpu, no_gpu_reason, rank_range_text, short_reason
 from commatlas.units import format_size
 
 
@@ -16,16 +17,21 @@ WIDE_COLUMNS = 100
 MPI_REASON = "runs under an MPI launcher: `commatlas run` starts it with mpiexec"
 
 
-def here_reason(benchmark: dict[str, Any]) -> str | None:
+def here_reason(benchmark: dict[str, Any], topology: dict[str, Any] | None = None) -> str | None:
     """None when it runs here; else why not, without the engine's source locations."""
     if benchmark.get("runnable"):
         return None
+    # An engine outside an MPI job says first that it needs one; a GPU suite without a GPU
+    # cannot run under mpiexec either.
+    if topology is not None and needs_gpu(benchmark.get("suite", "")) and gpu_count(topology) == 0:
+        return no_gpu_reason(topology)
     if benchmark.get("suite") in MPI_SUITES and benchmark.get("min_ranks", 1) > 1:
         return MPI_REASON
     return short_reason(str(benchmark.get("reason") or "unknown reason"))
 
 
-def benchmarks_table(benchmarks: list[dict[str, Any]], width: int = 80) -> tuple[Table, list[str]]:
+def benchmarks_table(benchmarks: list[dict[str, Any]], width: int = 80,
+                     topology: dict[str, Any] | None = None) -> tuple[Table, list[str]]:
     """The table and its footnotes: a reason shared by many rows (every GPU benchmark on a
     machine without a GPU) is said once, below the table, instead of on every row."""
     wide = width >= WIDE_COLUMNS
@@ -38,7 +44,7 @@ def benchmarks_table(benchmarks: list[dict[str, Any]], width: int = 80) -> tuple
         table.add_column(column, no_wrap=True)
     notes: list[str] = []
     for b in benchmarks:
-        reason = here_reason(b)
+        reason = here_reason(b, topology)
         if reason is None:
             here = "yes"
         else:
@@ -50,8 +56,8 @@ def benchmarks_table(benchmarks: list[dict[str, Any]], width: int = 80) -> tuple
     return table, [f"[{i}] {note}" for i, note in enumerate(notes, 1)]
 
 
-def print_benchmarks(console: Console, benchmarks: list[dict[str, Any]]) -> None:
-    table, notes = benchmarks_table(benchmarks, console.width)
+def print_benchmarks(console: Console, benchmarks: list[dict[str, Any]], topology: dict[str, Any] | None) -> None:
+    table, notes = benchmarks_table(benchmarks, console.width, topology)
     console.print(table)
     for note in notes:
         console.print(note, markup=False, highlight=False)
