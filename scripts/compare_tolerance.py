@@ -5,7 +5,8 @@ commatlas.compare.DEFAULT_BANDS.
     scripts/compare_tolerance.py RUN_A1 RUN_B1 [RUN_A2 RUN_B2 ...]
 
 Each pair is two identical runs made back to back (same command, same machine). Prints, per
-band, the quantiles of |b / a - 1| over the points both runs measured, and how many points the
+band, the quantiles of how far a point moved (commatlas.compare.moved: median and fast end
+both, the same way) over the points both runs measured, and how many points the
 current default tolerance calls "no change" (the goal: at least 95% in every pair).
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from commatlas.compare import DEFAULT_BANDS, DEFAULT_RULE, band_of, center, compare_two, group_points  # noqa: E402
+from commatlas.compare import DEFAULT_BANDS, DEFAULT_RULE, band_of, center, compare_two, group_points, moved  # noqa: E402
 from commatlas.results import load_run  # noqa: E402
 
 
@@ -25,21 +26,20 @@ def main(paths: list[str]) -> int:
     if len(paths) < 2 or len(paths) % 2:
         print(__doc__, file=sys.stderr)
         return 2
-    moved: dict[object, list[float]] = {band: [] for band in DEFAULT_BANDS}
+    moves: dict[object, list[float]] = {band: [] for band in DEFAULT_BANDS}
     for a_path, b_path in zip(paths[::2], paths[1::2]):
         a, b = load_run(a_path), load_run(b_path)
         ga, gb = group_points(a.results, {}), group_points(b.results, {})
         for key in set(ga) & set(gb):
-            va, vb = center(ga[key]), center(gb[key])
             band = band_of(DEFAULT_BANDS, ga[key][0].metric, key[3])
             if band is not None:
-                moved[band].append(max(va, vb) / min(va, vb) - 1)
+                moves[band].append(abs(moved(center(ga[key]), center(gb[key]))))
         c = compare_two(a, b)
         same = len(c.points) - len(c.different)
         print(f"{a_path} vs {b_path}: {same} of {len(c.points)} points 'no change' "
               f"({same / max(len(c.points), 1):.1%}) under the {c.rule.kind} rule")
     print(f"\n{'band':28} {'points':>6} {'p50':>6} {'p90':>6} {'p95':>6} {'p99':>6} {'max':>6} {'default':>8} {'within':>7}")
-    for band, values in moved.items():
+    for band, values in moves.items():
         if not values:
             print(f"{band.label:28} {0:>6}")
             continue
