@@ -74,15 +74,18 @@ class Band:
         return f"{self.metric} {sizes}"
 
 
-# Measured with scripts/compare_tolerance.py on the 2-core VM (host + MPI suites, default runs,
-# while other jobs shared the cores): the 99th percentile of |b / a - 1| over the points of
-# identical runs back to back, rounded up. Real changes of 10% at 1 MiB and up stay visible.
+# Measured with scripts/compare_tolerance.py on the 2-core VM (host + MPI suites, identical runs
+# back to back, while 8 other jobs compiled on the same 2 cores: load average ~20). Threads
+# starved of a core move small copies and DRAM-sized ones by 2x and more between identical runs
+# (the 90th percentile there is 40-90%), so those bands are wide; 64 KiB - 2 MiB moved at most
+# 8.7%, and keeps a tolerance under the 10% a real change must clear. Re-measure on a quiet
+# machine or a GPU machine (scripts/device/compare_tolerance.sh); use --repeat for sharp verdicts.
 DEFAULT_BANDS = (
-    Band("bandwidth", 0, 64 * KiB, 0.30),
-    Band("bandwidth", 64 * KiB, 1 * MiB, 0.20),
-    Band("bandwidth", 1 * MiB, None, 0.08),
-    Band("latency", 0, 64 * KiB, 0.30),
-    Band("latency", 64 * KiB, None, 0.30),
+    Band("bandwidth", 0, 64 * KiB, 0.50),
+    Band("bandwidth", 64 * KiB, 2 * MiB, 0.10),
+    Band("bandwidth", 2 * MiB, None, 0.50),
+    Band("latency", 0, 64 * KiB, 0.35),
+    Band("latency", 64 * KiB, None, 0.20),
 )
 DEFAULT_SOURCE = "identical default runs back to back on a 2-core VM (scripts/compare_tolerance.py)"
 
