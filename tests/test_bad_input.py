@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_one_line_error, fixture_json, run_cli, write_fake_engine
+from conftest import assert_one_line_error, fixture_json, read_lines, run_cli, write_fake_engine
 
 # Problems the real engine (or the CLI in front of it) must refuse.
 REAL_ENGINE_CASES = {
@@ -42,6 +42,26 @@ def test_engine_message_is_relayed(engine_path: Path, tmp_path: Path) -> None:
     done = run_cli("run", "--out", str(tmp_path / "r"), "--numa", "4095")
     assert_one_line_error(done)
     assert "NUMA node 4095 does not exist" in done.stderr
+
+
+def test_time_budget_states_its_limit(engine_path: Path, tmp_path: Path) -> None:
+    done = run_cli("run", "--quick", "--out", str(tmp_path / "r"), "--time-budget", "1e6")
+    assert_one_line_error(done)
+    assert "below 1000000" in done.stderr
+
+
+def test_fraction_of_a_byte_is_refused_and_says_why(engine_path: Path, tmp_path: Path) -> None:
+    done = run_cli("run", "--quick", "--out", str(tmp_path / "r"), "--sizes", "1.3K")
+    assert_one_line_error(done)
+    assert "whole number of bytes" in done.stderr and "unknown unit" not in done.stderr
+
+
+def test_fractional_size_naming_whole_bytes_is_accepted(engine_path: Path, tmp_path: Path) -> None:
+    done = run_cli("run", "--out", str(tmp_path / "r"), "--only", "reference.host_memcpy", "--sizes", "1.5K",
+                   "--time-budget", "0.01")
+    assert done.returncode == 0, done.stderr
+    sizes = {r["bytes"] for r in read_lines(tmp_path / "r" / "results.jsonl") if r["type"] == "result"}
+    assert sizes == {1536}
 
 
 def test_unwritable_output_directory(engine_path: Path, tmp_path: Path) -> None:

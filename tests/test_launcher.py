@@ -75,3 +75,19 @@ def test_find_launcher_without_mpiexec(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(UsageError, match="no mpiexec"):
         find_launcher(2, None)
+
+
+# --- rank counts a machine cannot host, refused before anything starts ---------------------------
+
+from commatlas.launcher import MAX_RANKS_PER_CORE, check_rank_capacity  # noqa: E402
+
+
+def test_far_more_ranks_than_cores_is_refused_with_the_limit() -> None:
+    with pytest.raises(UsageError, match=f"at most {2 * MAX_RANKS_PER_CORE} ranks"):
+        check_rank_capacity(10000, cores=2, open_files=None)
+    check_rank_capacity(2 * MAX_RANKS_PER_CORE, cores=2, open_files=None)  # --oversubscribe's range
+
+
+def test_ranks_beyond_the_open_file_limit_are_refused() -> None:
+    with pytest.raises(UsageError, match="ulimit -n 64"):
+        check_rank_capacity(16, cores=64, open_files=64)

@@ -29,7 +29,7 @@ def test_list_says_why_a_benchmark_cannot_run_here(tmp_path: Path) -> None:
     done = run_cli("list", env={"COMMATLAS_ENGINE": str(engine), **WIDE})
     assert done.returncode == 0, done.stderr
     row = next(line for line in done.stdout.splitlines() if "mpi.pingpong" in line)
-    assert "no: needs 2+ ranks (runs under mpiexec)" in row
+    assert "with MPI [1]" in row and "[1] runs under an MPI launcher" in done.stdout
     host_row = next(line for line in done.stdout.splitlines() if "host.memcpy" in line)
     assert "yes" in host_row and "explicit_copy" in host_row and "memcpy" in host_row
 

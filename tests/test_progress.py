@@ -15,7 +15,7 @@ def test_only_event_lines_are_events() -> None:
 def test_bandwidth_point() -> None:
     event = {"event": "point", "benchmark": "host.memcpy", "params": "threads=2", "bytes": 1048576,
              "status": "ok", "median_s": 1e-4, "gbps": 10.48576}
-    assert describe_point(event, "bandwidth") == "host.memcpy threads=2 1 MiB 10.5 GB/s"
+    assert describe_point(event, "bandwidth") == "host.memcpy 1 MiB 10.5 GB/s threads=2"
 
 
 def test_latency_point_shows_time_not_bandwidth() -> None:

@@ -70,7 +70,7 @@ def test_default_run_without_mpiexec_runs_the_rest(tmp_path: Path) -> None:
     out = tmp_path / "run"
     done = run_cli("run", "--out", str(out), env={"COMMATLAS_ENGINE": str(engine), "PATH": str(empty_path)})
     assert done.returncode == 0, done.stderr
-    assert "MPI suites not run: no mpiexec" in done.stderr
+    assert "leaves out mpi: no mpiexec" in done.stderr
     records = read_lines(out / "results.jsonl")
     assert records[0]["launcher"]["kind"] == "none" and "no mpiexec" in records[0]["launcher"]["reason"]
     assert records[-1]["status"] == "complete"

@@ -48,7 +48,7 @@ double parse_positive_double(const std::string& flag, const std::string& text) {
     if (used == text.size() && v > 0 && v < 1e6) return v;
   } catch (const std::exception&) {
   }
-  throw UsageError(flag + " needs a positive number of seconds, got '" + text + "'");
+  throw UsageError(flag + " needs a number of seconds above 0 and below 1000000 (11.6 days), got '" + text + "'");
 }
 
 // --precision X: the relative half-width of the median's 95% interval a point samples to

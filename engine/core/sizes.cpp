@@ -50,6 +50,19 @@ std::uint64_t parse_size(const std::string& raw) {
     ++i;
   }
   if (i == 0) throw UsageError("size '" + text + "' does not start with a number");
+  // A fraction (1.5K) is accepted when it names whole bytes: 1.5K is 1536 B, 1.5 B is refused.
+  std::uint64_t fraction = 0, fraction_scale = 1;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      if (fraction_scale >= 1000000)
+        throw UsageError("size '" + text + "' has more than 6 decimals");
+      fraction = fraction * 10 + static_cast<std::uint64_t>(text[i] - '0');
+      fraction_scale *= 10;
+      ++i;
+    }
+    if (fraction_scale == 1) throw UsageError("size '" + text + "' has no digit after its point");
+  }
   std::string suffix = text.substr(i);
   for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   std::uint64_t unit;
@@ -65,7 +78,18 @@ std::uint64_t parse_size(const std::string& raw) {
     unit = 1ull << 40;
   else
     throw UsageError("size '" + text + "' has an unknown unit (use B, K, M, G, T; powers of 1024)");
-  const std::uint64_t bytes = checked_multiply(number, unit, text);
+  std::uint64_t bytes = checked_multiply(number, unit, text);
+  if (fraction != 0) {
+    // fraction < 10^6 and unit <= 2^40: the product fits in 64 bits.
+    const std::uint64_t scaled = fraction * unit;
+    if (scaled % fraction_scale != 0)
+      throw UsageError("size '" + text + "' is not a whole number of bytes (" +
+                       std::to_string(static_cast<double>(scaled) / static_cast<double>(fraction_scale)) +
+                       " B after the point): sizes are whole bytes");
+    const std::uint64_t extra = scaled / fraction_scale;
+    if (bytes > std::numeric_limits<std::uint64_t>::max() - extra) throw UsageError("size '" + text + "' is too large");
+    bytes += extra;
+  }
   if (bytes == 0) throw UsageError("size '" + text + "' is zero");
   return bytes;
 }

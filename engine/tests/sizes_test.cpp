@@ -16,10 +16,14 @@ TEST(ParseSize, ValidForms) {
   EXPECT_EQ(parse_size("2g"), 2ull << 30);
   EXPECT_EQ(parse_size("1T"), 1ull << 40);
   EXPECT_EQ(parse_size("  8 "), 8u);
+  // Fractions that name whole bytes.
+  EXPECT_EQ(parse_size("1.5K"), 1536u);
+  EXPECT_EQ(parse_size("0.5M"), 512u << 10);
+  EXPECT_EQ(parse_size("2.25G"), 9ull << 28);
 }
 
 TEST(ParseSize, MalformedThrowsUsageError) {
-  for (const char* bad : {"", " ", "K", "4X", "-1", "0", "0K", "1.5M", "4KB", "4 K", "M4", "+4", "0x10"})
+  for (const char* bad : {"", " ", "K", "4X", "-1", "0", "0K", "1.5", "1.3K", "1.K", ".5K", "1.0000001G", "4KB", "4 K", "M4", "+4", "0x10"})
     EXPECT_THROW(parse_size(bad), UsageError) << "'" << bad << "'";
 }
 

@@ -207,7 +207,7 @@ def list_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("list", "list the benchmarks of this build and whether each can run here", list_arguments)
 def cmd_list(args: argparse.Namespace) -> int:
-    from commatlas.views import benchmarks_table
+    from commatlas.views import print_benchmarks
 
     if args.tune:
         from commatlas.tuning import PRESETS, presets_table
@@ -224,11 +224,12 @@ def cmd_list(args: argparse.Namespace) -> int:
                     console.print(f"  {k['name']}: {', '.join(k['values'])}  [dim]{k['why']}[/dim]")
         return 0
 
-    benchmarks = Engine.find().benchmarks()
+    engine = Engine.find()
+    benchmarks = engine.benchmarks()
     if args.json:
         print_json(benchmarks)
     else:
-        stdout_console().print(benchmarks_table(benchmarks))
+        print_benchmarks(stdout_console(), benchmarks, engine.topology())
     return 0
 
 
@@ -268,23 +269,34 @@ def report_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("report", "write report.html (self-contained) and summary.md for a run", report_arguments)
 def cmd_report(args: argparse.Namespace) -> int:
+    from commatlas.outputs import check_dir_target, write_failure
     from commatlas.report import write_report
+    from commatlas.results import load_run
 
-    paths = write_report(args.run_dir, args.out)
+    out = Path(args.out) if args.out else load_run(args.run_dir).directory
+    check_dir_target(out)
+    try:
+        paths = write_report(args.run_dir, args.out)
+    except OSError as e:
+        raise write_failure(Path(e.filename) if e.filename else out, e) from None
     stdout_console().print(f"report: {paths.html}\nsummary: {paths.markdown}")
     return 0
 
 
 def compare_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("runs", metavar="RUN", nargs="+", help="run directories; the first is the baseline")
-    p.add_argument("--html", metavar="FILE", default="compare.html", help="HTML output (default: compare.html)")
+    p.add_argument("--html", metavar="FILE", type=Path,
+                   help="HTML output (default: compare.html in the last run's directory)")
 
 
 @command("compare", "compare runs: metadata differences, then ratios per point, judged against the noise",
          compare_arguments)
 def cmd_compare(args: argparse.Namespace) -> int:
     from commatlas.compare import compare_runs, print_comparison, write_comparison_html
+    from commatlas.outputs import check_file_target
 
+    if args.html is not None:
+        check_file_target(args.html)  # before the runs are read: a typo costs nothing
     comparisons = compare_runs(args.runs)
     print_comparison(comparisons, stdout_console())
     stdout_console().print(f"html: {write_comparison_html(comparisons, args.html)}")
@@ -293,7 +305,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def export_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (or its results.jsonl)")
-    p.add_argument("--csv", action="store_true", required=True, help="CSV, one row per result (the only format)")
+    p.add_argument("--csv", action="store_true", help="CSV, one row per result (the only format, so the default)")
     p.add_argument("--out", metavar="FILE", help="output file (default: RUN_DIR/results.csv; - for stdout)")
 
 

@@ -1,4 +1,4 @@
-"""`commatlas export RUN_DIR --csv`: one CSV row per result, for spreadsheets and pandas users.
+"""`commatlas export RUN_DIR [--csv]`: one CSV row per result, for spreadsheets and pandas users.
 
 Parameters become `param.<name>` columns (the union over the run; empty where a benchmark has
 no such parameter). Samples are not exported: they stay in results.jsonl.
@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from commatlas.outputs import check_file_target, write_text
 from commatlas.results import Result, load_run
 
 FIXED_COLUMNS = (
@@ -59,6 +60,8 @@ def write_csv(results: list[Result], stream: TextIO) -> None:
 
 def export_csv(run_dir: str | Path, out: str | Path | None = None) -> Path | None:
     """Writes RUN_DIR/results.csv, or `out`; out "-" writes to stdout (and returns None)."""
+    if out not in (None, "-"):
+        check_file_target(Path(out))  # before reading a large run
     run = load_run(run_dir)
     if out == "-":
         write_csv(run.results, sys.stdout)
@@ -66,5 +69,5 @@ def export_csv(run_dir: str | Path, out: str | Path | None = None) -> Path | Non
     path = Path(out) if out else run.directory / "results.csv"
     buffer = io.StringIO()
     write_csv(run.results, buffer)
-    path.write_text(buffer.getvalue(), encoding="utf-8")
+    write_text(path, buffer.getvalue())
     return path

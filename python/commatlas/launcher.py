@@ -75,6 +75,34 @@ def physical_cores() -> int:
     return max(1, len(cores))
 
 
+# Ranks per core beyond which a local MPI job measures only the scheduler (and beyond which, in
+# the thousands, mpiexec itself fails on the system's pipe and process limits and may hang).
+MAX_RANKS_PER_CORE = 16
+# Descriptors mpiexec holds per local rank (stdin, stdout, stderr pipes, both ends, and a socket).
+FDS_PER_RANK = 8
+
+
+def open_file_limit() -> int | None:
+    try:
+        import resource
+    except ImportError:
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def check_rank_capacity(ranks: int, cores: int, open_files: int | None) -> None:
+    """Refuses up front a rank count this machine plainly cannot host under a local mpiexec."""
+    limit = MAX_RANKS_PER_CORE * cores
+    if ranks > limit:
+        raise UsageError(f"--ranks {ranks} is more than this machine can host: {cores} core{'s' if cores > 1 else ''} "
+                         f"take at most {limit} ranks ({MAX_RANKS_PER_CORE} per core, sharing cores through "
+                         f"--oversubscribe); for more ranks, use more nodes with --launcher")
+    if open_files is not None and ranks * FDS_PER_RANK > open_files:
+        raise UsageError(f"--ranks {ranks} is more than mpiexec can start here: the open-file limit "
+                         f"(ulimit -n {open_files}) allows about {open_files // FDS_PER_RANK} ranks")
+
+
 def mpiexec_launcher(
     ranks: int, version_text: str, cores: int, is_root: bool, mpiexec: str = "mpiexec"
 ) -> Launcher:
@@ -119,4 +147,6 @@ def find_launcher(ranks: int, launcher_text: str | None) -> Launcher:
     mpiexec = shutil.which("mpiexec") or shutil.which("mpirun")
     if mpiexec is None:
         raise UsageError("no mpiexec or mpirun on PATH: install an MPI, or give --launcher")
-    return mpiexec_launcher(ranks, mpiexec_version(mpiexec), physical_cores(), os.geteuid() == 0, mpiexec)
+    cores = physical_cores()
+    check_rank_capacity(ranks, cores, open_file_limit())
+    return mpiexec_launcher(ranks, mpiexec_version(mpiexec), cores, os.geteuid() == 0, mpiexec)

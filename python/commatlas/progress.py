@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 from rich.console import Console
+from rich.table import Column
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
@@ -25,8 +26,9 @@ def parse_event(line: str) -> dict[str, Any] | None:
 
 
 def describe_point(event: dict[str, Any], metric: str | None = None) -> str:
-    """'host.memcpy threads=2 1 MiB 12.3 GB/s': the figure the benchmark is about."""
-    parts = [str(event.get("benchmark", "")), str(event.get("params") or ""), format_size(event.get("bytes"))]
+    """'host.memcpy 1 MiB 12.3 GB/s threads=2': the figure the benchmark is about, then the
+    variant, which a narrow terminal cuts first."""
+    parts = [str(event.get("benchmark", "")), format_size(event.get("bytes"))]
     status = event.get("status", "")
     if status == "ok" and metric == "latency" and event.get("median_s") is not None:
         parts.append(format_latency_us(event["median_s"] * 1e6))
@@ -34,25 +36,35 @@ def describe_point(event: dict[str, Any], metric: str | None = None) -> str:
         parts.append(format_gbps(event["gbps"]))
     elif status != "ok":
         parts.append(str(status))
+    parts.append(str(event.get("params") or ""))
     return " ".join(p for p in parts if p)
+
+
+BAR_WIDTH = 10
 
 
 class PhaseProgress:
     """One bar per engine phase; lines that are not events go to the engine log."""
 
     def __init__(self, console: Console) -> None:
+        # Phase, counts and times never shrink; the last point's description takes what is left
+        # and is cut with "…" (80 columns leave it ~25 characters), and the bar gives way first.
+        fixed = Column(no_wrap=True)
         self._progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
+            TextColumn("{task.description}", markup=False, table_column=fixed),
+            BarColumn(bar_width=BAR_WIDTH, table_column=Column(no_wrap=True, min_width=6)),
+            MofNCompleteColumn(table_column=fixed),
+            TimeElapsedColumn(table_column=fixed),
             # Points differ in cost (a 1 GiB copy vs an 8-byte one), so this is a rough guide; the
             # default GPU suite runs for minutes and people want to know whether to wait.
-            TextColumn("eta"),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[last]}", style="dim"),
+            TextColumn("eta", table_column=fixed),
+            TimeRemainingColumn(table_column=fixed),
+            TextColumn("{task.fields[last]}", style="dim", markup=False,
+                       table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1, min_width=8)),
             console=console,
             transient=False,
+            expand=True,  # gives the ratio column what the fixed ones leave
+
         )
 
     def __enter__(self) -> "PhaseProgress":
@@ -62,9 +74,10 @@ class PhaseProgress:
     def __exit__(self, *exc: object) -> None:
         self._progress.__exit__(*exc)
 
-    def follow(self, title: str, stream: IO[str], log: IO[str], metrics: dict[str, str] | None = None) -> None:
+    def follow(self, title: str, stream: IO[str], log: IO[str], metrics: dict[str, str] | None = None,
+               on_event: Callable[[], None] | None = None) -> None:
         """Reads the engine's stdout until it closes; `metrics` maps benchmark keys to the
-        figure each is about (bandwidth or latency)."""
+        figure each is about (bandwidth or latency); `on_event` hears of every progress event."""
         metrics = metrics or {}
         task: TaskID = self._progress.add_task(title, total=None, last="")
         for line in stream:
@@ -72,7 +85,10 @@ class PhaseProgress:
             if event is None:
                 log.write(line)
                 log.flush()
-            elif event["event"] == "start":
+                continue
+            if on_event is not None:
+                on_event()
+            if event["event"] == "start":
                 self._progress.update(task, total=event.get("total", 0))
             elif event["event"] == "point":
                 self._progress.update(task, completed=event.get("done", 0), last=describe_point(event, metrics.get(event.get("benchmark", ""))))

@@ -9,6 +9,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,11 +27,18 @@ from commatlas.records import (
 )
 from commatlas.report_hook import write_report_if_available
 from commatlas.resume import resume_run
-from commatlas.selection import Selection, check_ranks, is_mpi_benchmark, require_mpi, select
+from commatlas.selection import (
+    KNOWN_SUITES, MPI_SUITES, Selection, check_ranks, is_mpi_benchmark, require_mpi, select, why_not_here,
+)
 from commatlas.summary import print_summary
 from commatlas.sweep import EnvSweep, Pass, plan_passes
 
 EXIT_INTERRUPTED = 130
+# A local mpiexec that has not started the engine after this long is stuck (a failed spawn);
+# cluster launchers (--launcher) may wait in a queue, so they get no such limit.
+STARTUP_TIMEOUT_S = 60.0
+# The launcher's last lines shown on the terminal when it fails before the engine starts.
+LAUNCHER_LINES_SHOWN = 8
 # How long an interrupted engine (or mpiexec and its ranks) gets to stop before SIGKILL.
 STOP_GRACE_S = 5.0
 
@@ -104,6 +112,7 @@ class Plan:
     phases: tuple[Phase, ...]
     launcher: dict[str, Any]
     notes: tuple[str, ...] = ()  # what the user should know before reading the numbers
+    suites: tuple[str, ...] = ()  # one line per suite: what runs, what is left out and why
 
 
 def default_run_dir() -> Path:
@@ -127,6 +136,7 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
         phases.append(Phase("single process", single, None))
     launcher_record: dict[str, Any] = {"kind": "none", "command": []}
     notes: tuple[str, ...] = ()
+    no_launcher = ""
     if mpi:
         # One rank per GPU where there are GPUs; two ranks is the smallest MPI job otherwise.
         ranks = options.ranks or max(2, gpu_count(topology))
@@ -138,12 +148,55 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
             if mpi_was_asked_for(options):
                 raise
             # The default run takes what the machine offers: no launcher, no MPI phase.
-            return Plan(tuple(phases), {"kind": "none", "command": [], "reason": str(e)},
-                        (f"MPI suites not run: {e}",))
-        phases.append(Phase(f"MPI ({launcher.ranks or '?'} ranks)", tuple(b["key"] for b in mpi), launcher))
-        launcher_record = launcher.describe()
-        notes = launcher.notes
-    return Plan(tuple(phases), launcher_record, notes)
+            no_launcher = str(e)
+            launcher_record = {"kind": "none", "command": [], "reason": no_launcher}
+            mpi = []
+        else:
+            phases.append(Phase(f"MPI ({launcher.ranks or '?'} ranks)", tuple(b["key"] for b in mpi), launcher))
+            launcher_record = launcher.describe()
+            notes = launcher.notes
+    suites = suite_lines(options.selection, benchmarks, [b for b in selected if b in mpi or not is_mpi_benchmark(b)],
+                         engine_info, topology, launcher_record, no_launcher)
+    return Plan(tuple(phases), launcher_record, notes, suites)
+
+
+def suite_lines(request: Selection, benchmarks: list[dict[str, Any]], running: list[dict[str, Any]],
+                engine_info: dict[str, Any], topology: dict[str, Any] | None, launcher: dict[str, Any],
+                no_launcher: str) -> tuple[str, ...]:
+    """'runs host: 14 benchmarks, one process' / 'leaves out gpu: no GPU on this machine'."""
+    known = [*KNOWN_SUITES, *sorted({b["suite"] for b in benchmarks} - set(KNOWN_SUITES))]
+    lines = []
+    left_out: dict[str, list[str]] = {}  # reason -> suites: a reason shared is said once
+    for suite in known:
+        count = sum(1 for b in running if b["suite"] == suite)
+        if count:
+            where = "one process"
+            if suite in MPI_SUITES:
+                ranks = f"{launcher['ranks']} ranks" if launcher.get("ranks") else "the launcher's ranks"
+                where = f"{ranks} under {shlex.join(launcher.get('command') or [])}"
+            lines.append(f"runs {suite}: {count} benchmark{'s' if count > 1 else ''}, {where}")
+            continue
+        why = why_not_here(suite, benchmarks, engine_info, topology)
+        if why is None and suite in MPI_SUITES and no_launcher:
+            why = no_launcher
+        if why is None:
+            in_suite = [b for b in benchmarks if b["suite"] == suite]
+            if request.suites is not None or request.only:
+                why = "not asked for"
+            elif in_suite:
+                why = "--exclude leaves none of it"
+            else:
+                why = "no benchmark of it in this build"
+        left_out.setdefault(why, []).append(suite)
+    lines += [f"leaves out {', '.join(suites)}: {why}" for why, suites in left_out.items()]
+    return tuple(lines)
+
+
+def startup_timeout(launcher: Launcher | None) -> float | None:
+    if launcher is None or launcher.kind == "custom":
+        return None
+    # The tests' stuck launcher should not cost a minute.
+    return float(os.environ.get("COMMATLAS_STARTUP_TIMEOUT_S", STARTUP_TIMEOUT_S))
 
 
 def tuning_passes(options: RunOptions, benchmarks: list[dict[str, Any]], plan: Plan, console: Console) -> list[Pass]:
@@ -171,11 +224,14 @@ def mpi_was_asked_for(options: RunOptions) -> bool:
 
 def prepare_run_dir(out: Path | None) -> Path:
     run_dir = out or default_run_dir()
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"--out {run_dir} is a file: name a folder (it is made if missing)")
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / RESULTS_FILE).open("x").close()
     except FileExistsError:
-        raise UsageError(f"{run_dir} already holds a {RESULTS_FILE}: choose another --out") from None
+        raise UsageError(f"{run_dir} already holds a {RESULTS_FILE} (an earlier run): choose another --out, "
+                         f"or continue it with --resume {run_dir}") from None
     except OSError as e:
         raise UsageError(f"cannot write the output directory {run_dir}: {e.strerror or e}") from None
     return run_dir
@@ -195,39 +251,84 @@ def stop_process_group(process: subprocess.Popen[str]) -> None:
             continue
 
 
+@dataclass
+class PhaseOutcome:
+    status: int
+    log_from: int               # where this phase's lines begin in engine.log
+    started: bool = False       # the engine announced itself (its first progress event)
+    startup_timed_out: bool = False
+    startup_timeout_s: float | None = None
+
+
 def run_phase(command: list[str], title: str, log_path: Path, progress: PhaseProgress,
-              metrics: dict[str, str], environment: dict[str, str] | None = None, unset: tuple[str, ...] = ()) -> int:
+              metrics: dict[str, str], environment: dict[str, str] | None = None, unset: tuple[str, ...] = (),
+              startup_timeout_s: float | None = None) -> PhaseOutcome:
     with log_path.open("a", encoding="utf-8") as log:
         log.write(f"$ {shlex.join(command)}\n")
         log.flush()
+        outcome = PhaseOutcome(0, log_path.stat().st_size, startup_timeout_s=startup_timeout_s)
         # A session of its own: Ctrl-C reaches only us, and we stop the whole group in order.
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True,
-                                   start_new_session=True, bufsize=1,
-                                   env={k: v for k, v in {**os.environ, **environment}.items() if k not in unset}
-                                   if environment or unset else None)
+        try:
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True,
+                                       start_new_session=True, bufsize=1,
+                                       env={k: v for k, v in {**os.environ, **(environment or {})}.items()
+                                            if k not in unset} if environment or unset else None)
+        except OSError as e:
+            raise CommatlasError(f"cannot start {command[0]}: {e.strerror or e}") from None
+        started = threading.Event()
+        watch = None
+        if startup_timeout_s is not None:
+            # A launcher that neither starts the engine nor exits (mpiexec after a failed spawn)
+            # would hold the progress bar at "0/?" for ever.
+            def give_up() -> None:
+                if not started.wait(startup_timeout_s) and process.poll() is None:
+                    outcome.startup_timed_out = True
+                    stop_process_group(process)
+            watch = threading.Thread(target=give_up, daemon=True)
+            watch.start()
         try:
             assert process.stdout is not None
-            progress.follow(title, process.stdout, log, metrics)
-            return process.wait()
+            progress.follow(title, process.stdout, log, metrics, on_event=started.set)
+            outcome.status = process.wait()
         except BaseException:
             stop_process_group(process)
             raise
+        finally:
+            outcome.started = started.is_set()
+            started.set()
+        return outcome
 
 
-def phase_failure(status: int, log_path: Path) -> CommatlasError:
-    text = log_path.read_text(encoding="utf-8", errors="replace")
-    engine_lines = [line for line in text.splitlines() if line.startswith("commatlas-engine")]
+# Launcher lines that frame a message without saying anything ("-----", "*** ...").
+def said_something(line: str) -> bool:
+    return any(c.isalnum() for c in line) and not line.startswith("$ ")
+
+
+def phase_failure(outcome: PhaseOutcome, log_path: Path, launcher: str | None, console: Console) -> CommatlasError:
+    text = log_path.read_bytes()[outcome.log_from:].decode("utf-8", errors="replace")
+    lines = text.splitlines()
+    engine_lines = [line for line in lines if line.startswith("commatlas-engine")]
+    if outcome.status == 2 and any(line.startswith("commatlas-engine: error: ") for line in engine_lines):
+        return UsageError(engine_message("\n".join(engine_lines)))
+    said = [line.rstrip() for line in lines if said_something(line)]
+    if not outcome.started and launcher is not None:
+        # Failed before the engine said anything: the launcher's own words are the diagnosis.
+        for line in said[-LAUNCHER_LINES_SHOWN:]:
+            console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+        how = (f"did not start the engine within {outcome.startup_timeout_s:g} s and was stopped" if outcome.startup_timed_out
+               else f"failed before the engine started ({exit_text(outcome.status)})")
+        message = engine_message("\n".join(engine_lines or said)) if said else "it printed nothing"
+        return CommatlasError(f"the launcher '{launcher}' {how}: {message} (log: {log_path})")
     # Without a line of the engine's own (a rank killed from outside), the launcher's last line
-    # that says something names what failed; its "-----" frames say nothing.
-    said = [line for line in text.splitlines() if any(c.isalnum() for c in line) and not line.startswith("$ ")]
+    # that says something names what failed.
     message = engine_message("\n".join(engine_lines or said))
     hang = hang_from_log(text)
     if hang is not None:
         # Every live rank's watchdog spoke; the ranks that did not are the ones that stopped.
         message = "watchdog: " + hang.describe(nodes_of_last_phase(log_path))
-    if status == 2 and any(line.startswith("commatlas-engine: error: ") for line in engine_lines):
-        return UsageError(message)
-    how = f"was killed by {signal_name(-status)}" if status < 0 else f"failed (exit status {status})"
+    if message == "no message":
+        message = "it printed nothing"
+    how = f"was killed by {signal_name(-outcome.status)}" if outcome.status < 0 else f"failed ({exit_text(outcome.status)})"
     return CommatlasError(f"the engine {how}: {message} (see {log_path})")
 
 
@@ -243,6 +344,10 @@ def nodes_of_last_phase(log_path: Path) -> list[str] | None:
         if nodes:
             return list(nodes)
     return None
+
+
+def exit_text(status: int) -> str:
+    return f"killed by {signal_name(-status)}" if status < 0 else f"exit status {status}"
 
 
 def signal_name(number: int) -> str:
@@ -315,8 +420,10 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
         run_dir = resume
         skip_arguments = ["--skip-points", str(resume_run(run_dir, options.for_meta(), engine_info, topology).resolve())]
     results, log_path = run_dir / RESULTS_FILE, run_dir / ENGINE_LOG
+    for line in plan.suites:
+        progress_console.print(line, soft_wrap=True, highlight=False)
     for note in plan.notes:
-        progress_console.print(f"commatlas: note: {note}")
+        progress_console.print(f"commatlas: note: {note}", soft_wrap=True)
 
     metrics = {b["key"]: b["metric"] for b in benchmarks}
     status, failure = "complete", None
@@ -328,18 +435,20 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
                 arguments = [*options.engine_arguments(), *pass_arguments(run_pass), *skip_arguments]
                 for phase in plan.phases:
                     title = f"{phase.title} [{run_pass.describe()}]" if run_pass.describe() else phase.title
-                    code = run_phase(phase.command(engine, results.resolve(), arguments, environment),
-                                     title, log_path, progress, metrics, environment, run_pass.unset())
-                    if code != 0:
-                        broke = phase_failure(code, log_path)
-                        if options.tune is not None and not isinstance(broke, UsageError):
+                    outcome = run_phase(phase.command(engine, results.resolve(), arguments, environment),
+                                        title, log_path, progress, metrics, environment, run_pass.unset(),
+                                        startup_timeout(phase.launcher))
+                    if outcome.status != 0:
+                        launcher = phase.launcher.prefix[0] if phase.launcher else None
+                        broke = phase_failure(outcome, log_path, launcher, progress_console)
+                        if options.tune is not None and outcome.started and not isinstance(broke, UsageError):
                             # A setting that kills the job is an answer of the tuning run, not its failure.
                             progress_console.print(f"commatlas: note: [{run_pass.describe()}] {phase.title}: {broke}")
                             continue
                         status, failure = "failed", broke
-                        if isinstance(failure, UsageError):
+                        if isinstance(failure, UsageError) or not outcome.started:
                             break
-                if isinstance(failure, UsageError):
+                if failure is not None and (isinstance(failure, UsageError) or not outcome.started):
                     break
     except (KeyboardInterrupt, Interrupted):
         status = "interrupted"
@@ -347,8 +456,9 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
         signal.signal(signal.SIGTERM, previous)
         records = write_end_record(results, status, started)
 
-    print_summary(console, records)
-    write_report_if_available(run_dir, console)
+    if any(r.get("type") in ("result", "skip", "error") for r in records):
+        print_summary(console, records)
+        write_report_if_available(run_dir, console)
     if status == "interrupted":
         console.print(f"interrupted: the records measured so far are in {run_dir}; "
                       f"continue with: commatlas run --resume {run_dir}")

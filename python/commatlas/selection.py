@@ -5,6 +5,8 @@ one process; "mpi" and "mpi-gpu" run under an MPI launcher."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
@@ -13,6 +15,9 @@ from commatlas.engine import backend_built, backend_reason, gpu_count
 from commatlas.errors import UsageError
 
 MPI_SUITES = ("mpi", "mpi-gpu")
+KNOWN_SUITES = ("host", "gpu", "nccl", "mpi", "mpi-gpu")
+# Where in the engine's sources a GPU error was raised: for its developers, not in a one-line reason.
+SOURCE_LOCATION = re.compile(r"\s+at\s+\S+\.(?:cpp|cu|h|hpp|cuh):\d+")
 # The backends each suite's benchmarks are compiled with (a suite is empty without them).
 SUITE_BACKENDS = {"host": (), "gpu": ("cuda",), "nccl": ("cuda", "nccl"), "mpi": ("mpi",), "mpi-gpu": ("mpi", "cuda")}
 ALL_SUITES = "all"
@@ -59,10 +64,51 @@ def require_mpi(what: str, info: dict[str, Any]) -> None:
         raise UsageError(f"{what} needs the MPI backend, which this engine was built without ({backend_reason(info, 'mpi')})")
 
 
-def check_suites(suites: tuple[str, ...], benchmarks: list[dict[str, Any]], info: dict[str, Any]) -> None:
+def short_reason(reason: str) -> str:
+    return SOURCE_LOCATION.sub("", reason).strip()
+
+
+def needs_gpu(suite: str) -> bool:
+    return "cuda" in SUITE_BACKENDS.get(suite, ())
+
+
+def no_gpu_reason(topology: dict[str, Any] | None) -> str:
+    why = short_reason(str((topology or {}).get("reason") or ""))
+    return f"no GPU on this machine ({why})" if why else "no GPU on this machine"
+
+
+def why_not_here(suite: str, benchmarks: list[dict[str, Any]], info: dict[str, Any],
+                 topology: dict[str, Any] | None) -> str | None:
+    """Why this machine cannot run `suite` at all (None: it can, as far as can be told before
+    launching): the backend is not built, there is no GPU, or every benchmark says why not."""
+    missing = missing_backends(suite, info)
+    if missing:
+        return f"built without the {missing[0]} backend ({short_reason(backend_reason(info, missing[0]))})"
+    if needs_gpu(suite) and gpu_count(topology) == 0:
+        return no_gpu_reason(topology)
+    members = [b for b in benchmarks if b["suite"] == suite]
+    if members and suite not in MPI_SUITES and not any(b.get("runnable") for b in members):
+        return common_reason(members)
+    return None
+
+
+def common_reason(benchmarks: list[dict[str, Any]]) -> str:
+    reasons = Counter(short_reason(str(b.get("reason") or "unknown reason")) for b in benchmarks)
+    return reasons.most_common(1)[0][0]
+
+
+def check_suites(suites: tuple[str, ...], benchmarks: list[dict[str, Any]], info: dict[str, Any],
+                 topology: dict[str, Any] | None = None) -> None:
     known = {b["suite"] for b in benchmarks}
     for suite in suites:
-        if suite == ALL_SUITES or suite in known:
+        if suite == ALL_SUITES:
+            continue
+        if suite in known:
+            # Asked for by name: a suite that cannot run here is a request that cannot be met,
+            # however the engine was built.
+            why = why_not_here(suite, benchmarks, info, topology)
+            if why:
+                raise UsageError(f"suite '{suite}' cannot run here: {why}")
             continue
         missing = missing_backends(suite, info)
         if "mpi" in missing:
@@ -89,7 +135,7 @@ def select(
     request: Selection, benchmarks: list[dict[str, Any]], info: dict[str, Any], topology: dict[str, Any] | None
 ) -> list[dict[str, Any]]:
     if request.suites is not None:
-        check_suites(request.suites, benchmarks, info)
+        check_suites(request.suites, benchmarks, info, topology)
         suites = request.suites
     elif request.only:
         suites = (ALL_SUITES,)  # naming benchmarks selects them whatever their suite
@@ -106,6 +152,8 @@ def select(
     selected = [b for b in benchmarks if chosen(b)]
     if not selected:
         raise UsageError("the selection matches no benchmark (see `commatlas list`)")
+    if not any(b.get("runnable") or is_mpi_benchmark(b) for b in selected):
+        raise UsageError(f"nothing selected can run here: {common_reason(selected)}")
     return selected
 
 

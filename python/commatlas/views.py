@@ -7,52 +7,92 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from commatlas.selection import rank_range_text
+from commatlas.engine import gpu_count
+from commatlas.selection import MPI_SUITES, needs_gpu, no_gpu_reason, rank_range_text, short_reason
 from commatlas.units import format_size
 
 
-def benchmarks_table(benchmarks: list[dict[str, Any]]) -> Table:
-    table = Table(title="Benchmarks in this build", title_justify="left")
-    table.add_column("key", no_wrap=True)
-    for column in ("category", "interface", "suite", "metric", "ranks", "variants", "runnable here"):
-        table.add_column(column, overflow="fold")
-    default_total = full_total = 0
-    for b in benchmarks:
-        here = "yes" if b.get("runnable") else f"no: {b.get('reason', 'unknown reason')}"
-        table.add_row(b["key"], b["category"], b["interface"], b["suite"], b["metric"], rank_range_text(b),
-                      tiers_text(b), here)
-        variants = b.get("variants") or {}
-        default_total += int(variants.get("default", 0))
-        full_total += int(variants.get("full", 0))
-    table.caption = (f"{default_total} default + {full_total} full variants runnable here "
-                     "(`commatlas run --full` adds the full tier; docs/tiers.md says why each is there)")
-    return table
+# Below this many columns the category and interface columns are left out (`list --json` has them).
+WIDE_COLUMNS = 100
+MPI_REASON = "runs under an MPI launcher: `commatlas run` starts it with mpiexec"
+
+
+def here_reason(benchmark: dict[str, Any], topology: dict[str, Any] | None = None) -> str | None:
+    """None when it runs here; else why not, without the engine's source locations."""
+    if benchmark.get("runnable"):
+        return None
+    # An engine outside an MPI job says first that it needs one; a GPU suite without a GPU
+    # cannot run under mpiexec either.
+    if topology is not None and needs_gpu(benchmark.get("suite", "")) and gpu_count(topology) == 0:
+        return no_gpu_reason(topology)
+    if benchmark.get("suite") in MPI_SUITES and benchmark.get("min_ranks", 1) > 1:
+        return MPI_REASON
+    return short_reason(str(benchmark.get("reason") or "unknown reason"))
 
 
 def tiers_text(benchmark: dict[str, Any]) -> str:
-    """"3 default + 2 full" for a runnable benchmark; its variants are only known where it runs."""
+    """"3 + 2 full" for a runnable benchmark (default variants, then those only --full runs); its
+    variants are only known where it runs."""
     variants = benchmark.get("variants")
     if not variants:
         return "-"
     default, full = int(variants.get("default", 0)), int(variants.get("full", 0))
     if full == 0:
-        return f"{default} default"
-    if default == 0:
-        return f"{full} full (only with --full)"
-    return f"{default} default + {full} full"
+        return f"{default}"
+    return f"{default} + {full} full"
+
+
+def benchmarks_table(benchmarks: list[dict[str, Any]], width: int = 80,
+                     topology: dict[str, Any] | None = None) -> tuple[Table, list[str]]:
+    """The table and its footnotes: a reason shared by many rows (every GPU benchmark on a
+    machine without a GPU) is said once, below the table, instead of on every row."""
+    wide = width >= WIDE_COLUMNS
+    table = Table(title=f"{len(benchmarks)} benchmarks in this build", title_justify="left", box=None,
+                  padding=(0, 2, 0, 0), show_edge=False, header_style="bold")
+    table.add_column("key", no_wrap=True)
+    names = ["category", "interface", "suite", "metric", "ranks", "variants", "runs here"] if wide else \
+        ["suite", "metric", "ranks", "variants", "runs here"]
+    for column in names:
+        table.add_column(column, no_wrap=True)
+    notes: list[str] = []
+    default_total = full_total = 0
+    for b in benchmarks:
+        variants = b.get("variants") or {}
+        default_total += int(variants.get("default", 0))
+        full_total += int(variants.get("full", 0))
+        reason = here_reason(b, topology)
+        if reason is None:
+            here = "yes"
+        else:
+            if reason not in notes:
+                notes.append(reason)
+            here = ("with MPI" if reason == MPI_REASON else "no") + f" [{notes.index(reason) + 1}]"
+        cells = [b["category"], b["interface"]] if wide else []
+        table.add_row(b["key"], *cells, b["suite"], b["metric"], rank_range_text(b), tiers_text(b), here)
+    tiers = (f"variants: {default_total} run by default + {full_total} only with `commatlas run --full` "
+             "(docs/tiers.md says why each is there)")
+    return table, [f"[{i}] {note}" for i, note in enumerate(notes, 1)] + [tiers]
+
+
+def print_benchmarks(console: Console, benchmarks: list[dict[str, Any]], topology: dict[str, Any] | None) -> None:
+    table, notes = benchmarks_table(benchmarks, console.width, topology)
+    console.print(table)
+    for note in notes:
+        console.print(note, markup=False, highlight=False)
 
 
 def backend_details(backend: dict[str, Any]) -> str:
     if not backend.get("built"):
-        return str(backend.get("reason", "not built"))
-    return "; ".join(f"{k}: {v}" for k, v in backend.items() if k != "built") or "-"
+        return short_reason(str(backend.get("reason", "not built")))
+    # One fact per line: a library's version string alone can fill a narrow terminal's line.
+    return "\n".join(f"{k}: {short_reason(str(v))}" for k, v in backend.items() if k != "built") or "-"
 
 
 def info_tables(info: dict[str, Any]) -> list[Table]:
     build = Table(title="Engine", title_justify="left", show_header=False)
     build.add_column("field")
     build.add_column("value", overflow="fold")
-    for field in ("version", "git_sha", "git_dirty", "provenance", "compiler", "build_type"):
+    for field in ("version", "git_sha", "compiler", "build_type"):
         build.add_row(field, str(info.get(field, "-")))
 
     host = info.get("host", {})
