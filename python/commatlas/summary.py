@@ -105,5 +105,15 @@ def print_summary(console: Console, records: list[dict[str, Any]]) -> None:
         parts += lines
     parts += [matrix_table(m) for m in pair_matrices(records)]
     parts += [t for t in (skips_table(records), errors_table(records)) if t is not None]
-    if parts:
-        console.print(Group(*parts), width=summary_width(console), soft_wrap=False)
+    if not parts:
+        return
+    width = summary_width(console)
+    if width is None:
+        console.print(Group(*parts))
+        return
+    before = console.size
+    console.width = width  # rich caps print(width=...) at the console's own width (80 without a terminal)
+    try:
+        console.print(Group(*parts))
+    finally:
+        console.size = before
