@@ -80,8 +80,8 @@ def errors_table(records: list[dict[str, Any]]) -> Table | None:
 
 def summary_width(console: Console) -> int | None:
     """The terminal's width; NO_TERMINAL_WIDTH without a terminal, unless COLUMNS says otherwise."""
-    if console.is_terminal or os.environ.get("COLUMNS"):
-        return None
+    if console.is_terminal or os.environ.get("COLUMNS") or getattr(console, "_width", None):
+        return None  # a terminal, or a width someone chose
     return NO_TERMINAL_WIDTH
 
 
