@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from commatlas.answers import spread_of, value_of  # noqa: F401 - compare.py reads them from here
 from commatlas.report.findings import anchor_of, mechanism_name, row_class
 from commatlas.units import format_gbps, format_latency_us, format_percent, format_ratio, format_size
 
