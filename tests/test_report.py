@@ -1,240 +1,232 @@
-"""The report: best-interface map and findings against the fixtures' known answers, the HTML
-self-contained and complete, partial runs rendered with what is missing, and a headless browser
-that must see every chart."""
+"""The answers and the report, on the engine's own records: the committed 2x H200 GPU records
+(with the SPEC's movement added by tests/fixtures/report/h200_movement.py until GPU records with
+movement are committed), the committed 2x H200 records as written (no movement: must still
+load), and a real host run of the engine built here. One regression test per fault of issue 10.
+"""
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
+from rich.console import Console
 
-FIXTURES = Path(__file__).parent / "fixtures" / "report"
-sys.path.insert(0, str(FIXTURES))
+from commatlas.answers import compute_answers, move_key
+from commatlas.report import write_report
+from commatlas.report.bestmap import map_rows
+from commatlas.report.figures import legend_labels, movement_figures
+from commatlas.answers import collect
+from commatlas.results import load_run
+from commatlas.summary import print_summary
+from conftest import FIXTURES, REPO, read_lines
 
-import make_fixtures  # noqa: E402
-import synth  # noqa: E402
-
-from commatlas.report import write_report  # noqa: E402
-from commatlas.report.bestmap import best_interface_map  # noqa: E402
-from commatlas.report.findings import find_effects  # noqa: E402
-from commatlas.report.paths import path_of  # noqa: E402
-from commatlas.report.variability import flag_points  # noqa: E402
-from commatlas.results import group_series, load_run  # noqa: E402
-
-KiB, MiB = 1024, 1024 * 1024
-
-
-@pytest.fixture(scope="module")
-def gpu_like():
-    run = load_run(FIXTURES / "gpu_like")
-    series, _ = group_series(run.results)
-    maps = best_interface_map(series)
-    flags = flag_points(run.results)
-    return run, series, maps, flags, find_effects(series, maps, flags)
+H200 = FIXTURES / "report" / "h200"
+HOST = FIXTURES / "report" / "host"
+OLD_H200 = REPO / "results" / "nvidia-h200-x2" / "integration"
+SCHEMA = REPO / "schema" / "answers.schema.json"
+MiB = 1024 * 1024
 
 
 @pytest.fixture(scope="module")
-def gpu_report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("gpu_report")
-    paths = write_report(FIXTURES / "gpu_like", out)
-    return paths, paths.html.read_text()
+def h200():
+    run = load_run(H200)
+    return run, compute_answers(run)
 
 
-def path_map(maps, category, **endpoints):
-    want = tuple(sorted((k, str(v)) for k, v in endpoints.items()))
-    return next(m for m in maps if m.path.category == category and tuple(sorted(m.path.endpoints)) == want)
+@pytest.fixture(scope="module")
+def h200_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("h200_report")
+    paths = write_report(H200, out)
+    return out, paths.html.read_text(), paths.markdown.read_text()
 
 
-def test_fixture_file_matches_its_generator():
-    # The committed fixture is what make_fixtures.py writes: its model is the test's answer key.
-    committed = [json.loads(line) for line in (FIXTURES / "gpu_like" / "results.jsonl").read_text().splitlines()]
-    assert committed == json.loads(json.dumps(make_fixtures.gpu_like_records()))
+def by_point(run):
+    return {r.point: r for r in run.results}
 
 
-def test_best_map_copy_engine_vs_sm_crossover(gpu_like):
-    _, _, maps, _, _ = gpu_like
-    m = path_map(maps, "explicit_copy", src=0, dst=1)
-    winners = {s.size: s.winner for s in m.standings}
-    assert all(winners[b].startswith("sm_kernel") for b in make_fixtures.SIZES if b <= 4 * MiB)
-    assert all(winners[b].startswith("copy_engine") for b in make_fixtures.SIZES if b >= 16 * MiB)
-    [c] = m.crossovers
-    assert c.between == (4 * MiB, 16 * MiB)
-    assert 6 * MiB < c.at < 9 * MiB  # the model crosses at 7.2 MB = 6.87 MiB
-    # At 1 KiB the SM copy (2 µs) beats the copy engine (8 µs) by about 4×.
-    first = m.standings[0]
-    assert first.size == KiB and 3.5 < first.margin < 4.5 and first.clear
+def movement(answers, label):
+    return next(m for m in answers["movements"] if m["label"] == label)
 
 
-def test_best_map_only_compares_same_endpoints(gpu_like):
-    _, _, maps, _, _ = gpu_like
-    for m in maps:
-        assert {path_of(s) for s in m.series.values()} == {m.path}
-    # Pageable and pinned host sources are different endpoints: never ranked against each other.
-    assert not any("src_allocator" in dict(m.path.endpoints) for m in maps)
-    assert not any(m.path.category == "reference" for m in maps)
-    # Thread counts say how, not where: they compete on one path.
-    memcpy = path_map(maps, "explicit_copy", src_numa=0, dst_numa=0)
-    assert sorted(memcpy.series) == ["memcpy [host.memcpy, threads=1]", "memcpy [host.memcpy, threads=4]"]
+def summary_text(records, width=None, terminal=False) -> str:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=terminal, width=width, color_system=None)
+    print_summary(console, records)
+    return out.getvalue()
 
 
-def test_best_map_latency_and_collective_crossovers(gpu_like):
-    _, _, maps, _, _ = gpu_like
-    p2p = path_map(maps, "point_to_point", memory="device")
-    [c] = p2p.crossovers
-    assert c.below.startswith("mpi_staged") and c.above.startswith("nccl")
-    assert 300 * KiB < c.at < 380 * KiB  # model: 338 KiB
-    coll = path_map(maps, "collective", memory="device")
-    [c] = coll.crossovers
-    assert c.below.startswith("mpi") and c.above.startswith("nccl")
-    assert 90 * KiB < c.at < 120 * KiB  # model: 105 KiB
+# --- format ----------------------------------------------------------------------------------
+
+def test_answers_json_is_written_and_valid(h200_report):
+    jsonschema = pytest.importorskip("jsonschema")
+    out, _, _ = h200_report
+    answers = json.loads((out / "answers.json").read_text())
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    problems = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(answers)]
+    assert not problems, problems[:3]
+    assert answers["format"] == "commatlas-answers/1"
+    assert [b["label"] for b in answers["bins"][:6]] == ["≤ 4 KiB", "4–16 KiB", "16–64 KiB", "64–256 KiB",
+                                                         "256 KiB–1 MiB", "1–4 MiB"]
+    assert all(b["max_bytes"] == 4 * a["max_bytes"] for a, b in zip(answers["bins"], answers["bins"][1:]))
 
 
-def test_findings_state_the_known_effects(gpu_like):
-    *_, found = gpu_like
-    text = "\n".join(f.text for f in found)
-    ratio = re.search(r"src_allocator=pageable is ([\d.]+)× slower than src_allocator=pinned at 256 MiB", text)
-    assert ratio and 4.7 < float(ratio.group(1)) < 5.7  # model: 52/10 GB/s
-    threads = re.search(r"host.memcpy with 4 threads is ([\d.]+)× faster than with 1 thread at 256 MiB", text)
-    assert threads and 2.7 < float(threads.group(1)) < 3.3
-    assert re.search(r"copy_engine \[gpu.ce_copy\] plateaus at 8\d% of peak over 3 placements", text)
-    assert re.search(r"sm_kernel \[gpu.sm_copy\] plateaus at 6\d%", text)
-    assert "sm_kernel [gpu.sm_copy] beats copy_engine [gpu.ce_copy] below ≈" in text
-    assert "mpi_staged [p2p.mpi_staged_pingpong] beats nccl [p2p.nccl_pingpong]" in text
+def test_real_h200_answers(h200):
+    _, answers = h200
+    h2d = movement(answers, "host memory → GPU 0")
+    top = h2d["cells"][-1]
+    # 55.4 GB/s from pinned or registered memory on the copy engine at 1 GiB, 88% of PCIe Gen5 x16.
+    assert top["bytes"] == 1024 * MiB and top["winner"]["mechanism"] == "copy_engine"
+    assert round(top["winner"]["value"], 1) == 55.4 and round(top["winner"]["peak_fraction"], 2) == 0.88
+    assert top["winner"]["choices"]["from.allocator"] in ("pinned", "registered")
+    allgather = movement(answers, "allgather, GPU buffers, 2 ranks")
+    assert allgather["crossovers"][0]["below"] == "nccl" and allgather["crossovers"][0]["above"] == "mpi_gpu_aware"
 
 
-def test_only_the_planted_bimodal_point_is_flagged(gpu_like):
-    _, _, _, flags, found = gpu_like
-    bimodal = [f for f in flags if f.kind == "bimodal"]
-    assert [(f.result.benchmark, f.result.bytes) for f in bimodal] == [("p2p.mpi_staged_pingpong", 64 * KiB)]
-    low, high = bimodal[0].modes
-    assert 2.2 < high / low < 2.8  # planted: half the samples 2.5× slower
-    assert any("bimodal at 1 size(s) (64 KiB)" in f.text for f in found)
-
-
-def test_no_finding_without_its_series(tmp_path):
-    # Only the copy-engine series: nothing to cross over with, no allocator or thread pairs.
-    records = [r for r in make_fixtures.gpu_like_records() if r.get("benchmark") in (None, "gpu.ce_copy")]
-    synth.write(tmp_path / "results.jsonl", records)
-    run = load_run(tmp_path)
-    series, _ = group_series(run.results)
-    maps = best_interface_map(series)
-    texts = [f.text for f in find_effects(series, maps, flag_points(run.results))]
-    assert maps == []
-    assert not any("beats" in t or "slower than" in t or "threads" in t or "bimodal" in t for t in texts)
-    assert len(texts) == 1 and "plateaus" in texts[0]
-
-
-def test_html_is_self_contained_and_complete(gpu_report, gpu_like):
-    paths, html = gpu_report
-    *_, found = gpu_like
-    assert paths.html.exists() and paths.markdown.exists()
-    assert not re.search(r"<script|<link|src=\"https?:|@import|url\(http", html)
-    ids = set(re.findall(r'id="([^"]+)"', html))
-    for f in found:
-        assert f.anchor in ids, f.text
-    for category in ("explicit_copy", "point_to_point", "collective"):
-        assert f'id="cat-{category}"' in html
-    assert html.count("<svg") >= 10  # 8 curve plots, 2 pair heatmaps, 4 distributions
-    assert "pair matrices" in html and "bus bandwidth" in html
-    assert "managed memory prefetch is not supported on this device" in html
-    assert "data check failed: first bad byte at offset 4096" in html
-    assert "nvlink ×18, 478.1 GB/s" in html  # topology matrix with the path's peak
-    assert "NCCL_NVLS_ENABLE" in html
-    assert paths.html.stat().st_size < 5_000_000
-
-
-def test_markdown_summary_links_findings_to_plots(gpu_report):
-    paths, _ = gpu_report
-    md = paths.markdown.read_text()
-    assert "## Findings" in md and "(report.html#plot-" in md
-    assert "| 16 MiB – 256 MiB | copy_engine [gpu.ce_copy] |" in md
-
-
-def test_interrupted_run_renders_what_exists_and_lists_what_is_missing(tmp_path):
-    records = make_fixtures.gpu_like_records()[:-1]  # no end record
-    synth.write(tmp_path / "results.jsonl", records[:60])
-    with open(tmp_path / "results.jsonl", "a") as f:
-        f.write(json.dumps(records[60])[:100])  # killed mid-record
-    paths = write_report(tmp_path)
-    html = paths.html.read_text()
-    assert "incomplete (no end record" in html
-    assert "line 61 is truncated" in html
-    assert "The last record (line 60)" in html
-    assert "<svg" in html
+def test_old_records_without_movement_still_load_and_say_so(tmp_path):
+    run = load_run(OLD_H200)
+    assert run.results and run.undeclared == len(run.results)
+    answers = compute_answers(run)
+    assert answers["movements"] == [] and answers["left_out"]["no_movement"] == len(run.results)
+    shutil.copy(OLD_H200 / "results.jsonl", tmp_path / "results.jsonl")
+    html = write_report(tmp_path).html.read_text()
+    assert f"{len(run.results)} result(s) declare no movement" in html
+    assert html.count("<svg") >= 3  # plotted per benchmark, nothing guessed
 
 
 def test_report_of_a_real_host_run(tmp_path):
-    paths = write_report(FIXTURES / "host", tmp_path)
-    html = paths.html.read_text()
-    assert "reference.harness_overhead" in html and "<svg" in html
-    assert "One timed operation of the harness costs" in paths.markdown.read_text()
+    shutil.copy(HOST / "results.jsonl", tmp_path / "results.jsonl")
+    paths = write_report(tmp_path)
+    assert (tmp_path / "answers.json").is_file()
+    assert "Best interface per movement and size" in paths.html.read_text()
 
 
-def test_cli_report_and_bad_input(tmp_path):
-    ok = subprocess.run([sys.executable, "-m", "commatlas", "report", str(FIXTURES / "host"), "--out", str(tmp_path)],
-                        capture_output=True, text=True, timeout=300)
-    assert ok.returncode == 0, ok.stderr
-    assert (tmp_path / "report.html").exists()
-    (tmp_path / "bad").mkdir()
-    (tmp_path / "bad" / "results.jsonl").write_text('{"type":"meta"}\n{oops\n')
-    bad = subprocess.run([sys.executable, "-m", "commatlas", "report", str(tmp_path / "bad")],
-                         capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2
-    assert bad.stderr.count("\n") == 1 and "results.jsonl:2: not valid JSON" in bad.stderr
-    assert "Traceback" not in bad.stderr
+# --- the six faults of issue 10 ------------------------------------------------------------------
+
+def test_fault1_summary_never_leads_with_a_cache_resident_figure(h200):
+    """Was: `gpu.copy_ce` best 4,849 GB/s (101% of peak), path=h2d, a managed buffer on the GPU in L2."""
+    run, answers = h200
+    points = by_point(run)
+    for mv in answers["movements"]:
+        for cell in mv["cells"]:
+            if cell["winner"]:
+                assert not points[cell["winner"]["point"]].movement.cache_resident
+                assert cell["winner"]["peak_fraction"] is None or cell["winner"]["peak_fraction"] <= 1.0
+    text = summary_text(read_lines(H200 / "results.jsonl"), width=100)
+    for line in text.splitlines():
+        for pct in re.findall(r"(\d+)% ", line):
+            assert int(pct) <= 100, line
+        if "host memory" in line or "h2d" in line:  # host links carry tens of GB/s, never HBM figures
+            assert not re.search(r"\d,\d{3} GB/s", line), line
+    first = next(line for line in text.splitlines() if "GB/s" in line or " us" in line)
+    assert "cache" not in first.split()[-4:] or "%" not in first
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+def test_fault2_map_never_mixes_movements(h200):
+    """Was: h2d against d2h, STREAM read against write against copy, prefetch h2d against d2h,
+    fan-out directions against each other."""
+    run, answers = h200
+    points = by_point(run)
+    for mv in answers["movements"]:
+        for cell in mv["cells"]:
+            for side in ("winner", "runner_up", "cache_figure"):
+                if cell[side]:
+                    assert move_key(points[cell[side]["point"]]).text() == mv["key"], (mv["key"], cell[side])
+    h2d = movement(answers, "host memory → GPU 0")
+    d2h = movement(answers, "GPU 0 → host memory")
+    assert h2d["key"] != d2h["key"] and "prefetch" in h2d["mechanisms"] and "prefetch" in d2h["mechanisms"]
+    ops = {m["operation"] for m in answers["movements"] if m["from"] and m["from"].get("gpu") == 0
+           and m["to"] and m["to"].get("gpu") == 0 and m["to"].get("processor")}
+    assert ops == {"read", "load_latency"}  # GPU 0 reading its own memory; writes and copies are other rows
+    fans = {m["direction"] for m in answers["movements"] if "fan" in m["label"]}
+    assert fans == {"one_to_all", "all_to_one"}
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (apt-get install chromium)")
-def test_headless_browser_sees_every_chart(gpu_report, tmp_path):
-    from matplotlib.image import imread
-
-    paths, html = gpu_report
-    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-            "--enable-logging=stderr", "--v=0"]
-    dom = subprocess.run(args + ["--dump-dom", paths.html.as_uri()], capture_output=True, text=True, timeout=120)
-    assert dom.returncode == 0
-    assert dom.stdout.count("<svg") == html.count("<svg")  # every inline chart parsed into the page
-    assert "Uncaught" not in dom.stderr and "CONSOLE" not in dom.stderr
-    shot = tmp_path / "report.png"
-    subprocess.run(args + [f"--screenshot={shot}", "--window-size=1280,3000", paths.html.as_uri()],
-                   capture_output=True, text=True, timeout=120)
-    pixels = imread(shot)[..., :3]
-    drawn = (pixels.min(axis=2) < 0.9).mean()  # share of pixels that are not white-ish
-    assert drawn > 0.05
+def test_fault3_pageable_only_wins_inside_the_noise_and_peaks_follow_the_link(h200, h200_report):
+    """Was: pageable memory "won" small h2d sizes; a group holding pinned memory was labelled with
+    the HBM peak."""
+    _, answers = h200
+    _, _, markdown = h200_report
+    for mv in answers["movements"]:
+        if mv["from"] and mv["from"]["memory"] == "host" and mv["to"]["memory"] == "gpu" and mv["operation"] == "copy":
+            for cell in mv["cells"]:
+                w = cell["winner"]
+                if w and "pageable" in w["allocator"]:
+                    assert cell["clear"] is False, cell  # a tie, shown faded / "(~)", never a clear win
+                if w and w["peak_gbps"] is not None:
+                    assert w["peak_gbps"] < 2 * 64, (mv["label"], w["peak_gbps"])  # PCIe (both ways), not 4,814 GB/s HBM
+    row = next(line for line in markdown.splitlines() if line.startswith("| [host memory → GPU 0]"))
+    assert "(~)" in row.split("|")[2]
 
 
-def test_winners_flipping_inside_the_noise_are_not_crossovers(tmp_path):
-    rng = np.random.default_rng(5)
-    records = [synth.meta(0, "ties")]
-    for bench, iface in [("gpu.sm_read", "sm_kernel"), ("gpu.sm_write", "sm_kernel_write")]:
-        for b in make_fixtures.SIZES:  # the same model for both: any winner is luck
-            records.append(synth.result(bench, "direct_access", iface, "bandwidth", {"src": 0, "dst": 1}, b,
-                                        synth.samples_for(2e-6 + b / 350e9, 48, rng, jitter=0.05)))
-    synth.write(tmp_path / "results.jsonl", records)
-    series, _ = group_series(load_run(tmp_path).results)
-    [m] = best_interface_map(series)
-    assert len({s.winner for s in m.standings}) == 2  # the noise does flip the raw winner here
-    assert m.crossovers == [] and not any(s.clear for s in m.standings)
+def test_fault4_findings_are_few_short_sentences_about_one_movement(h200):
+    """Was: 60+ lines comparing different operations, each with a full parameter dump."""
+    _, answers = h200
+    findings = answers["findings"]
+    labels = {m["key"]: m["label"] for m in answers["movements"]}
+    assert 1 <= len(findings) <= 12
+    for f in findings:
+        assert len(f["text"]) <= 200 and f["text"].endswith(".")
+        assert not re.search(r"\w+=\w+", f["text"]), f["text"]  # no parameter dump
+        assert f["text"].startswith(labels[f["movement"]] + ":"), f["text"]
+        assert re.search(r"\d+(\.\d+)? (B|KiB|MiB|GiB)\b", f["text"]), f["text"]  # names a size
+    kinds = [f["kind"] for f in findings]
+    assert kinds == sorted(kinds, key=["crossover", "allocator", "ce_vs_sm", "gpu_aware_vs_staged", "nccl_vs_mpi",
+                                       "below_peak"].index)
 
 
-def test_more_threads_losing_is_said_as_slower(tmp_path):
-    # Swap the thread counts of the two memcpy series: now 4 threads has the slow numbers.
-    records = make_fixtures.gpu_like_records()
-    for r in records:
-        if r.get("benchmark") == "host.memcpy":
-            r["params"]["threads"] = 4 if r["params"]["threads"] == 1 else 1
-    synth.write(tmp_path / "results.jsonl", records)
-    run = load_run(tmp_path)
-    series, _ = group_series(run.results)
-    text = "\n".join(f.text for f in find_effects(series, best_interface_map(series), flag_points(run.results)))
-    slower = re.search(r"host.memcpy with 4 threads is ([\d.]+)× slower than with 1 thread at 256 MiB", text)
-    assert slower and 2.7 < float(slower.group(1)) < 3.3
-    assert "× faster than with 1 thread" not in text
+def test_fault5_legends_name_what_differs_and_are_never_cut(h200):
+    """Was: labels cut to the parameters the series share, so the series could not be told apart."""
+    run, answers = h200
+    data, _ = collect(run)
+    rows, _ = map_rows(answers)
+    figures = movement_figures(data, rows)
+    for fig in figures:
+        if not hasattr(fig.svg, "args"):
+            continue
+        labels = [line.label for line in fig.svg.args[0]]
+        assert len(set(labels)) == len(labels), (fig.title, labels)
+        assert not any("…" in x for x in labels)
+    assert legend_labels([{"mechanism": "copy engine", "benchmark": "gpu.copy_ce"},
+                          {"mechanism": "SM copy", "benchmark": "gpu.copy_sm", "unroll": "4"}]) == ["copy engine", "SM copy"]
+
+
+def test_fault6_summary_without_a_terminal_fits_100_columns_without_folding(h200, monkeypatch):
+    """Was: without a terminal the summary table wrapped every cell at ~10 characters."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    text = summary_text(read_lines(H200 / "results.jsonl"))
+    lines = text.splitlines()
+    assert max(len(x) for x in lines) <= 100
+    table = lines[:lines.index("Findings")]
+    rows = [x for x in table if re.search(r"\d (B|KiB|MiB|GiB)–\d", x)]
+    assert len(rows) >= 30
+    continuation = [x for x in table[3:] if x.strip() and x not in rows]
+    assert len(continuation) <= len(rows) // 10, continuation[:5]  # at most a long label folds
+
+
+def test_summary_at_80_columns_fits(h200):
+    text = summary_text(read_lines(H200 / "results.jsonl"), width=80, terminal=True)
+    assert max(len(x) for x in text.splitlines()) <= 80
+
+
+def test_cli_report_allocator_view(tmp_path):
+    shutil.copy(H200 / "results.jsonl", tmp_path / "results.jsonl")
+    from conftest import run_cli
+    done = run_cli("report", str(tmp_path), "--allocator", "pageable")
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "report.html").read_text()
+    assert "host memory → GPU 0 [pageable → device]" in html
+
+
+def test_headless_browser_renders_the_map(h200_report, tmp_path):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        pytest.skip("no chromium")
+    out, _, _ = h200_report
+    done = subprocess.run([browser, "--headless", "--no-sandbox", "--dump-dom", (out / "report.html").as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert 'class="map"' in done.stdout and done.stdout.count("<svg") >= 10

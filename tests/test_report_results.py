@@ -9,7 +9,7 @@ import pytest
 
 from commatlas.results import ResultsError, group_series, load_run
 
-GPU_LIKE = Path(__file__).parent / "fixtures" / "report" / "gpu_like"
+GPU_LIKE = Path(__file__).parent / "fixtures" / "report" / "h200"
 
 
 def lines_of(path: Path) -> list[str]:
@@ -23,17 +23,20 @@ def write_run(tmp_path: Path, lines: list[str]) -> Path:
 
 def test_reads_every_record_type_into_typed_fields():
     run = load_run(GPU_LIKE)
-    assert run.meta["run_id"] == "gpu-like-fixture"
-    assert run.complete and run.end.results == len(run.results) == 141
-    assert len(run.skips) == 2 and len(run.failures) == 1
-    assert run.skips[0].bytes is None and "not supported" in run.skips[0].reason
-    assert "data check failed" in run.failures[0].message
-    r = next(r for r in run.results if r.benchmark == "coll.nccl_allreduce")
-    assert r.collective.operation == "allreduce" and r.collective.bus_factor == 1.5
-    assert r.collective.busbw_gbps == pytest.approx(1.5 * r.bandwidth_gbps)
+    assert run.meta["run_id"] and run.complete and run.end.results == len(run.results)
+    assert run.skips and all(s.movement is not None for s in run.skips)
+    r = next(r for r in run.results if r.benchmark == "nccl.allreduce")
+    assert r.collective.operation == "allreduce" and r.collective.bus_factor == pytest.approx(1.0)
+    assert r.movement.operation == "allreduce" and r.movement.mechanism == "nccl"
+    assert r.movement.source.rank is None and r.movement.source.memory == "gpu"
     assert r.stats.p5_s <= r.stats.median_s <= r.stats.p95_s
     assert r.samples.shape == (48,) and np.all(r.samples > 0)
-    assert not run.notes
+    h2d = next(r for r in run.results if r.benchmark == "gpu.copy_ce" and r.params.get("path") == "h2d"
+               and r.params.get("host_alloc") == "pinned")
+    assert (h2d.movement.source.memory, h2d.movement.source.allocator, h2d.movement.target.gpu) == ("host", "pinned", 0)
+    cached = next(r for r in run.results if r.movement.cache_resident)
+    assert cached.peak.unknown.startswith("cache-resident") and np.isnan(cached.peak.gbps)
+    assert run.undeclared == 0 and not run.notes
 
 
 def test_samples_parse_lazily_to_the_numbers_written():
@@ -88,6 +91,14 @@ def test_missing_file_and_empty_file(tmp_path):
 def test_series_group_by_benchmark_and_params_sorted_by_size():
     series, notes = group_series(load_run(GPU_LIKE).results)
     assert not notes
-    ce01 = next(s for s in series if s.benchmark == "gpu.ce_copy" and s.params == {"src": 0, "dst": 1})
-    assert list(ce01.sizes) == sorted(ce01.sizes) and len(ce01.points) == 10
-    assert len([s for s in series if s.benchmark == "gpu.ce_copy"]) == 3
+    ce = [s for s in series if s.benchmark == "gpu.copy_ce_matrix"]
+    assert ce and all(list(s.sizes) == sorted(s.sizes) for s in ce)
+
+
+def test_precision_is_read_when_the_harness_writes_it(tmp_path):
+    lines = lines_of(GPU_LIKE)
+    record = json.loads(lines[1])
+    record["timing"]["precision"] = {"target": 0.01, "reached": 0.03, "stopped": "time budget"}
+    lines[1] = json.dumps(record) + "\n"
+    p = load_run(write_run(tmp_path, lines)).results[0].timing.precision
+    assert (p.target, p.reached, p.stopped, p.met) == (0.01, 0.03, "time budget", False)

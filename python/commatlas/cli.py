@@ -265,6 +265,8 @@ def cmd_topo(args: argparse.Namespace) -> int:
 def report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (or its results.jsonl)")
     p.add_argument("--out", metavar="DIR", help="where to write report.html and summary.md (default: RUN_DIR)")
+    p.add_argument("--allocator", metavar="NAME",
+                   help="the allocator of the fixed-allocator map (default: each movement's fastest)")
 
 
 @command("report", "write report.html (self-contained) and summary.md for a run", report_arguments)
@@ -276,7 +278,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else load_run(args.run_dir).directory
     check_dir_target(out)
     try:
-        paths = write_report(args.run_dir, args.out)
+        paths = write_report(args.run_dir, args.out, args.allocator)
     except OSError as e:
         raise write_failure(Path(e.filename) if e.filename else out, e) from None
     stdout_console().print(f"report: {paths.html}\nsummary: {paths.markdown}")

@@ -1,5 +1,7 @@
 """The GPU pair matrices of a run's summary: per matrix benchmark and direction, rows = source
-GPU, columns = destination GPU, each cell the bandwidth and its fraction of the path's peak."""
+GPU, columns = destination GPU, each cell the bandwidth and its fraction of the path's peak.
+The pair is the record's movement (from.gpu → to.gpu, both GPU memory); records without one
+are not placed."""
 
 from __future__ import annotations
 
@@ -11,8 +13,6 @@ from rich.table import Table
 from commatlas.units import format_gbps, format_size
 
 MATRIX_BENCHMARKS = ("gpu.copy_ce_matrix", "gpu.copy_sm_matrix")
-# Parameter pairs that name the source and destination GPU, in the order they are looked for.
-_ENDPOINTS = (("src_gpu", "dst_gpu"), ("src_device", "dst_device"), ("src", "dst"))
 EMPTY = "—"
 
 
@@ -35,11 +35,12 @@ class PairMatrix:
         return [[self.cell(a, b) for b in self.gpus] for a in self.gpus]
 
 
-def _pair(params: dict[str, Any]) -> tuple[int, int] | None:
-    for src_key, dst_key in _ENDPOINTS:
-        src, dst = params.get(src_key), params.get(dst_key)
-        if isinstance(src, int) and isinstance(dst, int):
-            return src, dst
+def _pair(record: dict[str, Any]) -> tuple[int, int] | None:
+    m = record.get("movement") or {}
+    a, b = m.get("from") or {}, m.get("to") or {}
+    if a.get("memory") == "gpu" and b.get("memory") == "gpu" and isinstance(a.get("gpu"), int) \
+            and isinstance(b.get("gpu"), int):
+        return a["gpu"], b["gpu"]
     return None
 
 
@@ -50,11 +51,10 @@ def pair_matrices(records: list[dict[str, Any]]) -> list[PairMatrix]:
     for r in records:
         if r.get("type") != "result" or r.get("benchmark") not in MATRIX_BENCHMARKS:
             continue
-        params = r.get("params") or {}
-        pair = _pair(params)
+        pair = _pair(r)
         if pair is None:
             continue
-        cells = groups.setdefault((r["benchmark"], str(params.get("direction", "-"))), {})
+        cells = groups.setdefault((r["benchmark"], str(r["movement"].get("direction", "-"))), {})
         kept = cells.get(pair)
         if kept is None or (r.get("bytes") or 0) >= (kept.get("bytes") or 0):
             cells[pair] = r

@@ -29,12 +29,23 @@ class ResultsError(UsageError):
 
 
 @dataclass(frozen=True)
+class Precision:
+    """The harness's precision target for a point and whether it was met (timing.precision)."""
+
+    target: float | None
+    reached: float | None
+    stopped: str  # why sampling stopped: the target met, the time budget, the sample cap, ...
+    met: bool  # reached ≤ target; False when either is unknown
+
+
+@dataclass(frozen=True)
 class Timing:
     method: str
     samples: int
     ops_per_sample: int
     warmup_samples: int
     max_over_ranks: bool
+    precision: Precision | None = None
 
 
 @dataclass(frozen=True)
@@ -52,9 +63,40 @@ class Stats:
 
 @dataclass(frozen=True)
 class Peak:
-    gbps: float
+    gbps: float  # nan when unknown; `unknown` says why
     source: str
     fraction: float
+    unknown: str = ""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One end of a movement as the engine declared it (engine/core/movement.h)."""
+
+    memory: str  # where the bytes are while timed: "host", "gpu" or "none"
+    gpu: int | None
+    numa: int | None
+    rank: int | None
+    node: str
+    processor: bool  # the CPU or GPU doing the loads of a read/write/load-latency
+    allocator: str  # a choice of the user, not a place
+    first_touch: str
+
+
+@dataclass(frozen=True)
+class Movement:
+    """What moved from where to where, how: the record's `movement` object. Records written
+    before the engine declared it have none (Point.movement is None): nothing is guessed."""
+
+    operation: str
+    direction: str
+    mechanism: str
+    source: Endpoint | None  # "from" in the record; None on benchmark-wide skips
+    target: Endpoint | None  # "to"
+    choices: tuple[tuple[str, str], ...]
+    same_node: bool | None
+    cache_resident: bool
+    reference_of: str
 
 
 @dataclass(frozen=True)
@@ -81,6 +123,8 @@ class Point:
     time: float
     line: int
     repeat: int | None = field(default=None, kw_only=True)  # commatlas run --repeat: which repetition
+    movement: Movement | None = field(default=None, kw_only=True)
+    point: str = field(default="", kw_only=True)  # the engine's stable point key (resume, answers)
 
     @property
     def params_key(self) -> tuple[tuple[str, str], ...]:
@@ -154,6 +198,11 @@ class Run:
         return self.end.status if self.end else "incomplete (no end record: the run died or is still running)"
 
     @property
+    def undeclared(self) -> int:
+        """Results without a movement object: written before the engine declared movements."""
+        return sum(1 for r in self.results if r.movement is None)
+
+    @property
     def complete(self) -> bool:
         return self.end is not None and self.end.status == "complete"
 
@@ -206,6 +255,15 @@ def load_run(run: str | Path) -> Run:
         notes.append("no meta record (engine output without the launcher): machine, versions and environment are unknown")
     if run.end is None:
         notes.append("no end record: the run died or is still running; points after the last record are missing")
+    return run
+
+
+def run_from_records(records: Iterable[dict[str, Any]], path: str | Path = RESULTS_FILE) -> Run:
+    """A Run from records already parsed (the end of `commatlas run` holds them in memory)."""
+    path = Path(path)
+    run = Run(path, None, [], [], [], None, [])
+    for number, record in enumerate(records, 1):
+        _add(run, record, number, path)
     return run
 
 
@@ -276,7 +334,46 @@ def _identity(r: dict[str, Any], number: int) -> dict[str, Any]:
                 suite=str(r.get("suite", "")), metric=str(r["metric"]), params=params,
                 bytes=None if r.get("bytes") is None else int(r["bytes"]), ranks=int(r.get("ranks", 1)),
                 time=float(r.get("time") or 0.0), line=number,
-                repeat=None if r.get("repeat") is None else int(r["repeat"]))
+                repeat=None if r.get("repeat") is None else int(r["repeat"]),
+                movement=_movement(r.get("movement")), point=str(r.get("point") or ""))
+
+
+def _opt_int(v: Any) -> int | None:
+    return None if v is None else int(v)
+
+
+def _endpoint(e: Any) -> Endpoint | None:
+    if e is None:
+        return None
+    if not isinstance(e, dict):
+        raise TypeError("a movement endpoint is not an object")
+    return Endpoint(str(e["memory"]), _opt_int(e.get("gpu")), _opt_int(e.get("numa")), _opt_int(e.get("rank")),
+                    str(e.get("node") or ""), bool(e.get("processor", False)), str(e.get("allocator") or ""),
+                    str(e.get("first_touch") or ""))
+
+
+_MOVEMENTS: dict[str, Movement] = {}  # a run declares few distinct movements: share them
+
+
+def _movement(m: Any) -> Movement | None:
+    if m is None:
+        return None
+    if not isinstance(m, dict):
+        raise TypeError("movement is not an object")
+    key = json.dumps(m, sort_keys=True)
+    found = _MOVEMENTS.get(key)
+    if found is None:
+        choices = m.get("choices") or {}
+        if not isinstance(choices, dict):
+            raise TypeError("movement.choices is not an object")
+        same = m.get("same_node")
+        found = Movement(str(m["operation"]), str(m["direction"]), str(m["mechanism"]), _endpoint(m.get("from")),
+                         _endpoint(m.get("to")), tuple(sorted((str(k), str(v)) for k, v in choices.items())),
+                         None if same is None else bool(same), bool(m.get("cache_resident", False)),
+                         str(m.get("reference_of") or ""))
+        if len(_MOVEMENTS) < 100_000:
+            _MOVEMENTS[key] = found
+    return found
 
 
 def _num(v: Any) -> float:
@@ -287,11 +384,22 @@ _STAT_KEYS = ("min_s", "p5_s", "median_s", "mean_s", "p95_s", "p99_s", "max_s", 
 _TIMINGS: dict[tuple, Timing] = {}  # a run holds a handful of distinct timings: share them
 
 
+def _precision(p: Any) -> Precision | None:
+    if not isinstance(p, dict):
+        return None
+    target, reached = p.get("target"), p.get("reached")
+    target = None if target is None else float(target)
+    reached = None if reached is None else float(reached)
+    return Precision(target, reached, str(p.get("stopped") or ""),
+                     target is not None and reached is not None and reached <= target)
+
+
 def _timing(t: dict[str, Any]) -> Timing:
-    key = (t["method"], t["samples"], t["ops_per_sample"], t.get("warmup_samples", 0), t.get("max_over_ranks", False))
+    key = (t["method"], t["samples"], t["ops_per_sample"], t.get("warmup_samples", 0), t.get("max_over_ranks", False),
+           json.dumps(t.get("precision"), sort_keys=True))
     timing = _TIMINGS.get(key)
     if timing is None:
-        timing = Timing(str(key[0]), int(key[1]), int(key[2]), int(key[3]), bool(key[4]))
+        timing = Timing(str(key[0]), int(key[1]), int(key[2]), int(key[3]), bool(key[4]), _precision(t.get("precision")))
         if len(_TIMINGS) < 10_000:
             _TIMINGS[key] = timing
     return timing
@@ -312,7 +420,8 @@ def _result(r: dict[str, Any], number: int) -> Result:
         verified_ok=bool(v["ok"]),
         bytes_checked=int(v.get("bytes_checked", 0)),
         latency_includes=r.get("latency_includes"),
-        peak=Peak(_num(peak["gbps"]), str(peak.get("source", "")), _num(peak.get("fraction"))) if peak else None,
+        peak=Peak(_num(peak.get("gbps")), str(peak.get("source") or ""), _num(peak.get("fraction")),
+                  str(peak.get("unknown") or "")) if peak else None,
         collective=Collective(str(coll["operation"]), _num(coll["algbw_gbps"]), _num(coll["bus_factor"]),
                               _num(coll["busbw_gbps"]), _num(coll.get("goodput_gbps"))) if coll else None,
         _samples_at=samples if isinstance(samples, tuple) else None,

@@ -1,59 +1,54 @@
-"""The compact table printed at the end of a run: per benchmark its best figure (highest
-bandwidth, or smallest latency) with the size and variant it came from; skips and errors."""
+"""The summary printed at the end of a run, answer first: the best-interface map condensed to
+size bands over which the winner does not change (one line per band), the findings, then pair
+matrices, skips and errors. It fits the terminal, and NO_TERMINAL_WIDTH columns when there is no
+terminal (CI, `| tee`): rich would otherwise lay tables out for 80 columns and fold every cell."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+import os
+from collections import Counter
 from typing import Any
 
+from rich import box
 from rich.console import Console, Group
 from rich.table import Table
 
+from commatlas.answers import compute_answers
 from commatlas.pair_matrix import matrix_table, pair_matrices
-from commatlas.units import format_gbps, format_latency_us, format_size
+from commatlas.report.bestmap import bands, map_rows
+from commatlas.results import ResultsError, run_from_records
+from commatlas.units import format_size
+
+NO_TERMINAL_WIDTH = 100
+TERMINAL_FINDINGS = 6  # the rest are in report.html and summary.md
 
 
 def describe_params(params: dict[str, Any] | None) -> str:
     return " ".join(f"{k}={v}" for k, v in (params or {}).items())
 
 
-def best_result(results: list[dict[str, Any]]) -> dict[str, Any]:
-    if results[0].get("metric") == "latency":
-        return min(results, key=lambda r: r.get("latency_us") or float("inf"))
-    return max(results, key=lambda r: r.get("bandwidth_gbps") or 0.0)
-
-
-def best_figure(record: dict[str, Any]) -> str:
-    if record.get("metric") == "latency":
-        return format_latency_us(record.get("latency_us"))
-    text = format_gbps(record.get("bandwidth_gbps"))
-    peak = record.get("peak")
-    if peak and peak.get("fraction"):
-        text += f" ({peak['fraction']:.0%} of peak)"
-    collective = record.get("collective")
-    if collective:
-        text += f", busbw {format_gbps(collective.get('busbw_gbps'))}"
-    return text
-
-
-def results_table(records: list[dict[str, Any]]) -> Table | None:
-    by_benchmark: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in records:
-        if r.get("type") == "result":
-            by_benchmark[r["benchmark"]].append(r)
-    if not by_benchmark:
+def map_table(answers: dict[str, Any]) -> Table | None:
+    rows, _ = map_rows(answers)
+    if not rows:
         return None
-    table = Table(title="Best figure per benchmark (bandwidth from the median sample)", title_justify="left")
-    for column in ("benchmark", "metric", "best", "size", "variant", "ranks", "points"):
-        table.add_column(column, overflow="fold")
-    for key in sorted(by_benchmark):
-        results = by_benchmark[key]
-        best = best_result(results)
-        table.add_row(
-            key, best.get("metric", ""), best_figure(best), format_size(best.get("bytes")),
-            describe_params(best.get("params")), str(best.get("ranks", "")), str(len(results)),
-        )
+    table = Table(title="Best interface per movement and size (cache: only cache-resident figures)",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("movement", overflow="fold", ratio=1, min_width=16)
+    table.add_column("sizes", no_wrap=True)
+    table.add_column("fastest", no_wrap=True)
+    table.add_column("figure, % of peak", overflow="fold", min_width=12)
+    for row in rows:
+        for i, band in enumerate(bands(row, answers["bins"])):
+            table.add_row(row.short if i == 0 else "", band.sizes, band.name, band.figures)
     return table
+
+
+def findings_lines(answers: dict[str, Any], most: int = TERMINAL_FINDINGS) -> list[str]:
+    found = answers.get("findings") or []
+    lines = [f"{i}. {f['text']}" for i, f in enumerate(found[:most], 1)]
+    if len(found) > most:
+        lines.append(f"… {len(found) - most} more in report.html")
+    return lines
 
 
 def skips_table(records: list[dict[str, Any]]) -> Table | None:
@@ -61,8 +56,9 @@ def skips_table(records: list[dict[str, Any]]) -> Table | None:
     if not reasons:
         return None
     table = Table(title="Skipped", title_justify="left")
-    for column in ("benchmark", "points", "reason"):
-        table.add_column(column, overflow="fold")
+    table.add_column("benchmark", no_wrap=True)
+    table.add_column("points", justify="right")
+    table.add_column("reason", overflow="fold", ratio=1)
     for (key, reason), count in sorted(reasons.items()):
         table.add_row(key, str(count), reason)
     return table
@@ -73,15 +69,51 @@ def errors_table(records: list[dict[str, Any]]) -> Table | None:
     if not errors:
         return None
     table = Table(title="Errors", title_justify="left", title_style="bold red")
-    for column in ("benchmark", "variant", "size", "message"):
-        table.add_column(column, overflow="fold")
+    table.add_column("benchmark", no_wrap=True)
+    table.add_column("variant", overflow="fold")
+    table.add_column("size", no_wrap=True)
+    table.add_column("message", overflow="fold", ratio=1)
     for r in errors:
         table.add_row(r["benchmark"], describe_params(r.get("params")), format_size(r.get("bytes")), r.get("message", ""))
     return table
 
 
+def summary_width(console: Console) -> int | None:
+    """The terminal's width; NO_TERMINAL_WIDTH without a terminal, unless COLUMNS says otherwise."""
+    if console.is_terminal or os.environ.get("COLUMNS") or getattr(console, "_width", None):
+        return None  # a terminal, or a width someone chose
+    return NO_TERMINAL_WIDTH
+
+
 def print_summary(console: Console, records: list[dict[str, Any]]) -> None:
-    tables = [t for t in (results_table(records), skips_table(records), errors_table(records)) if t is not None]
-    tables[1:1] = [matrix_table(m) for m in pair_matrices(records)]
-    if tables:
-        console.print(Group(*tables))
+    parts: list[Any] = []
+    try:
+        run = run_from_records(records)
+    except ResultsError as e:
+        console.print(f"commatlas: warning: no summary: {e}")
+        return
+    answers = compute_answers(run)
+    table = map_table(answers)
+    if table is not None:
+        parts.append(table)
+    if run.undeclared:
+        parts.append(f"{run.undeclared} result(s) declare no movement (written before the engine declared "
+                     "movements): they are not in the map.")
+    lines = findings_lines(answers)
+    if lines:
+        parts.append("Findings")
+        parts += lines
+    parts += [matrix_table(m) for m in pair_matrices(records)]
+    parts += [t for t in (skips_table(records), errors_table(records)) if t is not None]
+    if not parts:
+        return
+    width = summary_width(console)
+    if width is None:
+        console.print(Group(*parts))
+        return
+    before = console.size
+    console.width = width  # rich caps print(width=...) at the console's own width (80 without a terminal)
+    try:
+        console.print(Group(*parts))
+    finally:
+        console.size = before

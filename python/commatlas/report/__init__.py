@@ -1,4 +1,16 @@
-"""The report of one run: `write_report(run_dir)` writes report.html and summary.md."""
-from commatlas.report.render import ReportPaths, write_report
+"""The report of one run: `write_report(run_dir)` writes report.html and summary.md.
 
-__all__ = ["ReportPaths", "write_report"]
+Imported lazily: commatlas.answers uses the map and findings modules of this package, and must
+not pay for matplotlib."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def write_report(run_dir: Any, out_dir: Any = None, allocator: str | None = None) -> Any:
+    from commatlas.report.render import write_report as write
+
+    return write(run_dir, out_dir, allocator)
+
+
+__all__ = ["write_report"]

@@ -1,152 +1,191 @@
-"""The best-interface map: per path and size, which way of moving the data wins, and by how much.
+"""The best-interface map as shown (report, summary.md, terminal), read from the answers: one row
+per movement, one column per size bin, each cell the winning mechanism with its figure and
+fraction of peak (in the manner of the MI300A study's Figure 17).
 
-Only series of one Path compete (same category, metric, endpoints, ranks, operation), so a
-host-buffer MPI figure is never ranked against a device-buffer one. Better is higher bandwidth
-for bandwidth series and lower latency for latency series. A win is "clear" when the winner's
-p5–p95 range does not overlap the runner-up's: a margin inside the spread is a tie in practice,
-and crossovers are only read between clear wins.
+Movements of one kind whose winners agree bin by bin (GPU 0 → 1 and GPU 1 → 0, say) are one
+row. Cache-resident cells keep their own style and never name a winner. The fixed-allocator view
+shows, per movement, only the contenders of one allocator: the one named, or the fastest.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
+from typing import Any
 
-from commatlas.report.paths import PathKey, contender, path_of
-from commatlas.results import Result, Series
+from commatlas.answers import spread_of, value_of  # noqa: F401 - compare.py reads them from here
+from commatlas.report.findings import anchor_of, mechanism_name, row_class
+from commatlas.units import format_gbps, format_latency_us, format_percent, format_ratio, format_size
+
+# One colour per mechanism (matplotlib's tab10/tab20 hues, fixed so that runs read alike).
+MECHANISM_COLOURS = {
+    "copy_engine": "#1f77b4", "sm_copy": "#ff7f0e", "gpu_load_store": "#2ca02c", "prefetch": "#d62728",
+    "cpu_memcpy": "#9467bd", "cpu_load_store": "#8c564b", "mpi_host": "#e377c2", "mpi_staged": "#7f7f7f",
+    "mpi_gpu_aware": "#bcbd22", "cuda_ipc_ce": "#17becf", "cuda_ipc_sm": "#aec7e8", "nccl": "#98df8a",
+}
+CACHE_COLOUR = "#eeeeee"
+
+
+def colour(mechanism: str) -> str:
+    return MECHANISM_COLOURS.get(mechanism, "#c5b0d5")
 
 
 @dataclass(frozen=True)
-class Standing:
-    size: int
-    winner: str
-    value: float
-    runner_up: str
-    runner_value: float
-    margin: float  # winner over runner-up, ≥ 1 (how many times better)
-    clear: bool
-    contenders: int
+class MapCell:
+    mechanism: str  # the winner's; "" for a cache-resident cell
+    figure: str  # "55.4 GB/s"
+    fraction: str  # "88%", or "" without a known peak
+    cache: bool
+    clear: bool | None
+    detail: str  # the winner's choices, the runner-up and the margin (a tooltip)
 
+    @property
+    def name(self) -> str:
+        return mechanism_name(self.mechanism) if self.mechanism else "cache"
 
-@dataclass(frozen=True)
-class Crossover:
-    below: str  # wins at the smaller size
-    above: str  # wins at the larger size
-    between: tuple[int, int]
-    at: float  # size where the two curves cross, interpolated in log-log; nan when not both measured
+    @property
+    def colour(self) -> str:
+        return CACHE_COLOUR if self.cache else colour(self.mechanism)
 
 
 @dataclass
-class PathMap:
-    path: PathKey
-    series: dict[str, Series]
-    standings: list[Standing] = field(default_factory=list)
-    crossovers: list[Crossover] = field(default_factory=list)
+class MapRow:
+    label: str
+    anchor: str
+    keys: list[str]
+    cells: list[MapCell | None]  # aligned with the bins
+    also: list[str] = field(default_factory=list)  # labels of the other movements of this row
+    kind: str = ""  # the label with GPU numbers as roles (GPU i → GPU j)
 
-    def segments(self) -> list[tuple[int, int, str, float, float]]:
-        """Runs of sizes with one winner: (first size, last size, winner, least, greatest margin)."""
-        out: list[tuple[int, int, str, float, float]] = []
-        for s in self.standings:
-            if out and out[-1][2] == s.winner:
-                a, _, w, lo, hi = out[-1]
-                out[-1] = (a, s.size, w, min(lo, s.margin), max(hi, s.margin))
-            else:
-                out.append((s.size, s.size, s.winner, s.margin, s.margin))
-        return out
+    @property
+    def short(self) -> str:
+        """The row's name in a narrow place: the kind and how many movements it stands for."""
+        return f"{self.kind} (×{len(self.keys)})" if self.also else self.label
 
 
-def value_of(r: Result) -> float:
-    return r.bandwidth_gbps if r.metric == "bandwidth" else r.latency_us
+def _figure(choice: dict[str, Any]) -> str:
+    v = choice["value"]
+    if choice["unit"] == "us":
+        return format_latency_us(v)
+    return format_gbps(v)
 
 
-def spread_of(r: Result) -> tuple[float, float]:
-    """The p5–p95 range in the record's own unit (GB/s or µs), low to high."""
-    if r.metric == "bandwidth":
-        lo = r.bytes_per_op / r.stats.p95_s / 1e9 if r.stats.p95_s > 0 else math.nan
-        hi = r.bytes_per_op / r.stats.p5_s / 1e9 if r.stats.p5_s > 0 else math.nan
-        return lo, hi
-    return r.stats.p5_s * 1e6, r.stats.p95_s * 1e6
+def _detail(cell: dict[str, Any]) -> str:
+    w = cell["winner"] or cell["cache_figure"]
+    parts = [f"{mechanism_name(w['mechanism'])} ({w['benchmark']}; "
+             + ", ".join(f"{k}={v}" for k, v in w["choices"].items()) + f") at {cell['bytes']} B"]
+    if cell["cache_resident"]:
+        parts.append("cache-resident: every figure here can live in a cache; no winner")
+    if cell["runner_up"]:
+        r = cell["runner_up"]
+        parts.append(f"runner-up {mechanism_name(r['mechanism'])} [{r['allocator']}] {_figure(r)}, "
+                     f"margin {format_ratio(cell['margin'])}" + ("" if cell["clear"] else " (inside the spread)"))
+    return "; ".join(parts)
 
 
-def better(a: float, b: float, metric: str) -> bool:
-    return a > b if metric == "bandwidth" else a < b
+def map_cell(cell: dict[str, Any] | None) -> MapCell | None:
+    if cell is None:
+        return None
+    w = cell["winner"]
+    if w is None:
+        c = cell["cache_figure"]
+        return MapCell("", _figure(c), "", True, None, _detail(cell))
+    known = w["peak_fraction"] is not None and w["unit"] != "us"  # a latency is no fraction of a bandwidth
+    fraction = format_percent(w["peak_fraction"]) if known else ""
+    return MapCell(w["mechanism"], _figure(w), fraction, False, cell["clear"], _detail(cell))
 
 
-def ratio(winner: float, other: float, metric: str) -> float:
-    if metric == "bandwidth":
-        return winner / other if other > 0 else math.inf
-    return other / winner if winner > 0 else math.inf
+def _aligned(cells: list[dict[str, Any]], bins: list[str]) -> list[MapCell | None]:
+    by_bin = {c["bin"]: c for c in cells}
+    return [map_cell(by_bin.get(b)) for b in bins]
 
 
-def best_interface_map(all_series: list[Series]) -> list[PathMap]:
-    paths: dict[PathKey, dict[str, Series]] = {}
-    for s in all_series:
-        if s.first.category == "reference":
-            continue  # references calibrate the harness; they are not a way to move data
-        paths.setdefault(path_of(s), {})[contender(s)] = s
-    maps = [_map_path(p, c) for p, c in sorted(paths.items()) if len(c) >= 2]
-    return [m for m in maps if m.standings]
-
-
-def _map_path(path: PathKey, contenders: dict[str, Series]) -> PathMap:
-    by_size: dict[int, dict[str, Result]] = {}
-    for name, s in contenders.items():
-        for r in s.points:
-            if r.bytes is not None and math.isfinite(value_of(r)):
-                by_size.setdefault(r.bytes, {})[name] = r
-    out = PathMap(path, contenders)
-    for size in sorted(by_size):
-        here = by_size[size]
-        if len(here) < 2:
+def map_rows(answers: dict[str, Any], allocator: str | None = None, fixed: bool = False) -> tuple[list[MapRow], list[str]]:
+    """The rows of the map; with `fixed`, the view of one allocator per movement (`allocator`, or
+    each movement's fastest). Returns the rows and notes on movements the view leaves out."""
+    bins = [b["label"] for b in answers["bins"]]
+    rows: list[MapRow] = []
+    by_kind: dict[tuple, MapRow] = {}
+    notes = []
+    for mv in answers["movements"]:
+        cells, label = mv["cells"], mv["label"]
+        if fixed:
+            chosen = _allocator_of(mv, allocator)
+            if chosen is None:
+                notes.append(f"{label}: not measured with {allocator}")
+                continue
+            cells = mv["by_allocator"].get(chosen, cells)
+            label = f"{label} [{chosen}]"
+        aligned = _aligned(cells, bins)
+        kind = (row_class(label), tuple((c.mechanism, c.cache) if c else None for c in aligned))
+        row = by_kind.get(kind)
+        if row is not None:
+            row.keys.append(mv["key"])
+            row.also.append(label)
             continue
-        ranked = sorted(here, key=lambda n: value_of(here[n]), reverse=path.metric == "bandwidth")
-        w, r = here[ranked[0]], here[ranked[1]]
-        w_lo, w_hi = spread_of(w)
-        r_lo, r_hi = spread_of(r)
-        clear = (w_lo > r_hi) if path.metric == "bandwidth" else (w_hi < r_lo)
-        out.standings.append(Standing(size, ranked[0], value_of(w), ranked[1], value_of(r),
-                                      ratio(value_of(w), value_of(r), path.metric), clear, len(here)))
-    # Only clear wins can cross over: a winner that flips inside the noise is a tie, not a crossover.
-    clear = [s for s in out.standings if s.clear]
-    for a, b in zip(clear, clear[1:]):
-        if a.winner != b.winner:
-            out.crossovers.append(Crossover(a.winner, b.winner, (a.size, b.size),
-                                            _crossing(by_size, a.size, b.size, a.winner, b.winner)))
+        row = MapRow(label, anchor_of(mv["key"]), [mv["key"]], aligned, kind=kind[0])
+        by_kind[kind] = row
+        rows.append(row)
+    for row in rows:
+        if row.also:
+            row.label = f"{row_class(row.label)} ({len(row.also) + 1} alike: {row.label}; " + "; ".join(row.also) + ")"
+    return rows, notes
+
+
+def _allocator_of(mv: dict[str, Any], wanted: str | None) -> str | None:
+    if not wanted:
+        return mv["fastest_allocator"] or (mv["allocators"][0] if mv["allocators"] else None)
+    for name in mv["allocators"]:
+        if wanted == name or wanted in name.split(" → "):
+            return name
+    return None
+
+
+@dataclass(frozen=True)
+class Band:
+    """Neighbouring bins with one winner: the terminal's condensed map."""
+
+    first: str
+    last: str
+    name: str
+    figures: str  # "50–55 GB/s", with the fraction of peak where known
+
+    @property
+    def sizes(self) -> str:
+        return f"{self.first}–{self.last}"
+
+
+def bands(row: MapRow, bins: list[dict[str, Any]]) -> list[Band]:
+    out: list[Band] = []
+    run: list[tuple[dict[str, Any], MapCell]] = []
+
+    def close() -> None:
+        if not run:
+            return
+        first, last = run[0], run[-1]
+        figs = [c.figure for _, c in run]
+        if len(set(figs)) == 1:
+            text = figs[0]
+        elif figs[0].endswith(" GB/s"):
+            text = f"up to {max(figs, key=lambda f: float(f.split()[0].replace(',', '')))}"
+        else:
+            text = f"{figs[0]}–{figs[-1]}"
+        fr = [c.fraction for _, c in run if c.fraction]
+        if fr:
+            text += f" {fr[-1]}"
+        out.append(Band(_low(first[0]), _high(last[0]), first[1].name, text))
+        run.clear()
+    for b, cell in zip(bins, row.cells):
+        if cell is None:
+            continue
+        if run and run[-1][1].name != cell.name:
+            close()
+        run.append((b, cell))
+    close()
     return out
 
 
-def _crossing(by_size: dict[int, dict[str, Result]], s0: int, s1: int, first: str, second: str) -> float:
-    try:
-        r0 = value_of(by_size[s0][first]) / value_of(by_size[s0][second])
-        r1 = value_of(by_size[s1][first]) / value_of(by_size[s1][second])
-    except (KeyError, ZeroDivisionError):
-        return math.nan
-    if r0 <= 0 or r1 <= 0 or r0 == r1 or s0 <= 0:
-        return math.nan
-    t = math.log(r0) / (math.log(r0) - math.log(r1))
-    return math.exp(math.log(s0) + t * (math.log(s1) - math.log(s0)))
+def _low(b: dict[str, Any]) -> str:
+    return format_size(b["min_bytes"] if b["min_bytes"] == 1 else b["min_bytes"] - 1)
 
 
-@dataclass
-class MapGroup:
-    """Placements of one kind whose winners agree size by size: shown once, the rest named."""
-
-    first: PathMap
-    segments: list[tuple[int, int, str, float, float]]  # margins span every placement of the group
-    others: list[str] = field(default_factory=list)
-
-
-def group_maps(maps: list[PathMap], kind_of) -> list[MapGroup]:
-    groups: dict[tuple, MapGroup] = {}
-    for m in maps:
-        segments = m.segments()
-        # Wins inside the noise are ties: they must not split placements that agree otherwise.
-        key = (kind_of(m.path), tuple((s.size, s.winner if s.clear else "tie") for s in m.standings))
-        g = groups.get(key)
-        if g is None:
-            groups[key] = MapGroup(m, segments)
-            continue
-        g.others.append(m.path.label())
-        if [x[:3] for x in g.segments] == [x[:3] for x in segments]:
-            g.segments = [(a, b, w, min(lo, lo2), max(hi, hi2))
-                          for (a, b, w, lo, hi), (_, _, _, lo2, hi2) in zip(g.segments, segments)]
-    return list(groups.values())
+def _high(b: dict[str, Any]) -> str:
+    return format_size(b["max_bytes"])

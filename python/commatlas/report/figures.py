@@ -7,9 +7,10 @@ from typing import Callable
 
 import numpy as np
 
+from commatlas.answers import Contender, MovementData, spread_of, value_of
 from commatlas.report import plots
-from commatlas.report.bestmap import spread_of
-from commatlas.report.paths import INDEX_KEYS, PathKey, is_indexed, path_class, path_of, slug
+from commatlas.report.bestmap import MapRow
+from commatlas.report.findings import anchor_of, mechanism_name, slug
 from commatlas.units import format_size
 from commatlas.report.variability import Flag
 from commatlas.results import Result, Series
@@ -25,6 +26,11 @@ class Figure:
     title: str
     svg: plots.Drawing | str  # a Drawing until draw_all() turns it into SVG text
     caption: str = ""
+    aliases: list[str] = field(default_factory=list)  # more movement keys this plot stands for
+
+    @property
+    def alias_anchors(self) -> list[str]:
+        return [anchor_of(k) for k in self.aliases]
 
 
 def draw_all(figures: list[Figure]) -> None:
@@ -42,144 +48,111 @@ def start_drawing(figures: list[Figure]) -> Callable[[], None]:
     return finish
 
 
-@dataclass
-class Section:
-    category: str
-    figures: list[Figure] = field(default_factory=list)
+MAX_MOVEMENT_FIGURES = 40
+MAX_UNDECLARED_FIGURES = 12
 
 
-def group_label(path: PathKey) -> str:
-    parts = [f"{k}={v}" for k, v in path_class(path)]
-    if path.operation:
-        parts.insert(0, path.operation)
-    return ", ".join(parts) or "all series"
+def legend_labels(descriptions: list[dict[str, str]]) -> list[str]:
+    """Each series named by only what differs between the series of its plot: what they share
+    is the plot's title, and a label cut to fit would hide the one word that differs. A key
+    only some series have (an SM copy's kernel shape) is named only when it tells series apart."""
+    keys = list(dict.fromkeys(k for d in descriptions for k in d))
 
-
-def plot_anchor(path: PathKey) -> str:
-    return "plot-" + slug(f"{path.category}-{path.metric}-{group_label(path)}")
-
-
-def curve_sections(series: list[Series]) -> list[Section]:
-    groups: dict[str, list[tuple[PathKey, Series]]] = {}
-    for s in series:
-        p = path_of(s)
-        groups.setdefault(plot_anchor(p), []).append((p, s))
-    sections: dict[str, Section] = {}
-    for anchor, members in sorted(groups.items()):
-        path = members[0][0]
-        shown, caption = _representative(members)
-        collective = path.category == "collective" and path.metric == "bandwidth"
-        lines = [_line(s, collective) for s in shown]
-        caption += (f" {len(lines) - plots.MAX_LINES} more series not drawn (see the tables)."
-                    if len(lines) > plots.MAX_LINES else "")
-        ylabel = ("bus bandwidth (GB/s, nccl-tests factor)" if collective else
-                  "bandwidth (GB/s, from the median)" if path.metric == "bandwidth" else "latency (µs, median)")
-        title = f"{path.category} {path.metric}: {group_label(path)}"
-        svg = plots.Drawing(plots.curves_svg, (lines,), dict(title=title, ylabel=ylabel, rooflines=[]
-                            if path.metric != "bandwidth" or collective else _rooflines(shown)))
-        section = sections.setdefault(path.category, Section(path.category))
-        if len(section.figures) >= MAX_CURVE_FIGURES:
-            # Kept as an anchor with its reason, so that links from findings and maps still land.
-            section.figures.append(Figure(anchor, title, "", f"{title}: not drawn (at most {MAX_CURVE_FIGURES} "
-                                          "plots per category keep the report readable and quick); its points are "
-                                          "in the best-interface tables and in `commatlas export --csv`."))
-            continue
-        section.figures.append(Figure(anchor, title, svg, (caption + " Bands: p5–p95 of every sample.").strip()))
-    return list(sections.values())
-
-
-def _representative(members: list[tuple[PathKey, Series]]) -> tuple[list[Series], str]:
-    """Pair-indexed series of every pair would bury each other: one pair is drawn, all in the matrices."""
-    if not any(is_indexed(p) for p, _ in members):
-        return [s for _, s in members], ""
-    def indices(p: PathKey) -> tuple:
-        return tuple((k, int(v)) for k, v in p.endpoints if k in INDEX_KEYS and v.lstrip("-").isdigit())
-    first = min(indices(p) for p, _ in members)
-    shown = [s for p, s in members if indices(p) == first]
-    others = len({indices(p) for p, _ in members}) - 1
-    where = ", ".join(f"{k}={v}" for k, v in first)
-    return shown, (f"Drawn for {where}; {others} other placement(s) of this kind are in the pair matrices."
-                   if others else "")
-
-
-def _line(s: Series, busbw: bool) -> plots.Line:
-    # Bus bandwidth is algbw × the collective's factor; the spread scales with it.
-    factor = np.array([p.collective.bus_factor if busbw and p.collective else 1.0 for p in s.points])
-    spread = np.array([spread_of(p) for p in s.points]).reshape(-1, 2) * factor[:, None]
-    return plots.Line(s.label(), s.sizes, s.values() * factor, spread[:, 0], spread[:, 1])
-
-
-def _rooflines(shown: list[Series]) -> list[tuple[float, str]]:
-    peaks: dict[float, str] = {}
-    for s in shown:
-        for p in s.points:
-            if p.peak and math.isfinite(p.peak.gbps) and p.peak.gbps > 0:
-                peaks.setdefault(round(p.peak.gbps, 3), f"{p.peak.source} {p.peak.gbps:.4g} GB/s")
-    return sorted(peaks.items())
-
-
-MAX_MATRIX_FIGURES = 12
-# Parameters naming a pair's source and destination (synthetic runs: src/dst; the engine: src_gpu/dst_gpu).
-PAIR_KEYS = (("src", "dst"), ("src_gpu", "dst_gpu"), ("src_device", "dst_device"))
-MAX_PANELS = 4  # variants per matrix figure; more make a page of numbers nobody reads
-
-
-def pair_matrices(series: list[Series]) -> list[Figure]:
-    """Per benchmark, one figure: a src × dst heatmap per variant, in GB/s (or µs) and % of peak,
-    at the largest size every pair measured. Only real matrices (≥ 2 sources and ≥ 2 destinations)."""
-    groups: dict[tuple, dict[tuple[str, str], Series]] = {}
-    for s in series:
-        p = s.params
-        ends = next(((a, b) for a, b in PAIR_KEYS if a in p and b in p), None)
-        if ends:
-            rest = tuple((k, v) for k, v in s.key[1] if k not in ends)
-            groups.setdefault((s.benchmark, s.ranks, rest), {})[(str(p[ends[0]]), str(p[ends[1]]))] = s
-    by_benchmark: dict[tuple[str, int], list[tuple[tuple, dict]]] = {}
-    for (bench, ranks, rest), cells in sorted(groups.items()):
-        if len({k[0] for k in cells}) >= 2 and len({k[1] for k in cells}) >= 2:
-            by_benchmark.setdefault((bench, ranks), []).append((rest, cells))
-    out = []
-    for (bench, ranks), variants in list(by_benchmark.items())[:MAX_MATRIX_FIGURES]:
-        all_cells = [k for _, cells in variants for k in cells]
-        srcs = sorted({a for a, _ in all_cells}, key=_index_order)
-        dsts = sorted({b for _, b in all_cells}, key=_index_order)
-        panels = []
-        for rest, cells in variants[:MAX_PANELS]:
-            size, value, fraction = _matrix_at_common_size(cells, srcs, dsts)
-            variant = ", ".join(f"{k}={v}" for k, v in rest) or "all"
-            unit = "GB/s" if next(iter(cells.values())).first.metric == "bandwidth" else "µs"
-            has_peak = np.isfinite(fraction).any()
-            panels.append(plots.Panel(value, f"{variant} @ {format_size(size)}", unit + (" (and % of peak)" if has_peak
-                                      else ""), fraction if has_peak else None))
-        title = f"{bench}" + (f" ({ranks} ranks)" if ranks > 1 else "") + ": every src → dst pair"
-        svg = plots.Drawing(plots.heatmaps_svg, (panels, srcs, dsts), dict(title=title))
-        more = f" {len(variants) - MAX_PANELS} more variant(s) not drawn." if len(variants) > MAX_PANELS else ""
-        out.append(Figure("matrix-" + slug(f"{bench}-{ranks}"), title, svg,
-                          "Each panel at the largest size every pair of that variant measured." + more))
-    left = len(by_benchmark) - MAX_MATRIX_FIGURES
-    if left > 0:
-        out[-1].caption += f" {left} more benchmark(s) with pair matrices are not drawn; their points are in the tables and the CSV export."
+    def labels(chosen: list[str]) -> list[str]:
+        return [", ".join(d[k] if k in ("mechanism", "benchmark") else f"{k}={d[k]}" for k in chosen if k in d)
+                or "all" for d in descriptions]
+    present = [k for k in keys if len({d[k] for d in descriptions if k in d}) > 1]
+    if "mechanism" in present and "benchmark" in present and \
+            len({d.get("benchmark") for d in descriptions}) == len({d.get("mechanism") for d in descriptions}):
+        present.remove("benchmark")  # one benchmark per mechanism: the mechanism says it
+    out = labels(present)
+    if len(set(out)) < len(out):
+        out = labels([k for k in keys if len({d.get(k, "-") for d in descriptions}) > 1])
     return out
 
 
-def _index_order(v: str) -> tuple:
-    return (0, int(v), "") if v.lstrip("-").isdigit() else (1, 0, v)
+def _description(c: Contender) -> dict[str, str]:
+    d = {"mechanism": mechanism_name(c.mechanism), "benchmark": c.benchmark}
+    d.update(dict(c.choices))
+    return d
 
 
-def _matrix_at_common_size(cells: dict[tuple[str, str], Series], srcs: list[str], dsts: list[str]):
-    sizes = [set(p.bytes for p in s.points) - {None} for s in cells.values()]
-    common = set.intersection(*sizes)
-    size = max(common) if common else max(max(x, default=0) for x in sizes)
-    value = np.full((len(srcs), len(dsts)), np.nan)
-    fraction = np.full_like(value, np.nan)
-    for (a, b), s in cells.items():
-        r = next((p for p in s.points if p.bytes == size), None)
-        if r is not None:
-            i, j = srcs.index(a), dsts.index(b)
-            value[i, j] = r.bandwidth_gbps if r.metric == "bandwidth" else r.latency_us
-            if r.peak and math.isfinite(r.peak.fraction):
-                fraction[i, j] = 100 * r.peak.fraction
-    return size, value, fraction
+def _ranked(data: MovementData) -> list[tuple[Contender, dict[int, Result]]]:
+    """The best contender of each mechanism and allocator first, then the rest, by the figure at
+    the largest size: the lines a plot can hold are the ones that matter."""
+    def top(points: dict[int, Result]) -> float:
+        r = points[max(points)]
+        return value_of(r) if data.metric == "bandwidth" else -value_of(r)
+    items = sorted(data.contenders.items(), key=lambda cp: -top(cp[1]))
+    first, rest, seen = [], [], set()
+    for c, p in items:
+        (rest if (c.mechanism, c.allocator) in seen else first).append((c, p))
+        seen.add((c.mechanism, c.allocator))
+    return first + rest
+
+
+def movement_figures(data: list[MovementData], rows: list[MapRow]) -> list[Figure]:
+    by_key = {d.key.text(): d for d in data}
+    out = []
+    for row in rows:
+        d = by_key[row.keys[0]]
+        shown = _ranked(d)[:plots.MAX_LINES]
+        labels = legend_labels([_description(c) for c, _ in shown])
+        lines = [_line([p[s] for s in sorted(p)], label) for (c, p), label in zip(shown, labels)]
+        unit = next(iter(d.contenders.values()))
+        sample = unit[max(unit)]
+        ylabel = ("bus bandwidth (GB/s, nccl-tests factor)" if sample.collective else "bandwidth (GB/s, median)") \
+            if d.metric == "bandwidth" else "latency (µs, median)"
+        title = f"{d.label}: {d.key.operation}, {d.key.direction}, {d.metric}"
+        caption = ""
+        if len(d.contenders) > plots.MAX_LINES:
+            caption = f"{len(d.contenders) - plots.MAX_LINES} more contenders not drawn (slowest at the largest size). "
+        if row.also:
+            caption += f"Drawn for {d.label}; alike: {'; '.join(row.also)}. "
+        caption += "Bands: p5–p95 of every sample. Hollow markers: cache-resident points (no winner)."
+        if len(out) >= MAX_MOVEMENT_FIGURES:
+            out.append(Figure(row.anchor, title, "", f"{title}: not drawn (at most {MAX_MOVEMENT_FIGURES} plots); "
+                              "its points are in answers.json and `commatlas export --csv`.", row.keys[1:]))
+            continue
+        svg = plots.Drawing(plots.curves_svg, (lines,), dict(title=title, ylabel=ylabel, rooflines=[]
+                            if d.metric != "bandwidth" else _rooflines([r for _, p in shown for r in p.values()])))
+        out.append(Figure(row.anchor, title, svg, caption, row.keys[1:]))
+    return out
+
+
+def undeclared_figures(series: list[Series]) -> list[Figure]:
+    """Records without a movement (older engines): one plot per benchmark, nothing guessed."""
+    groups: dict[str, list[Series]] = {}
+    for s in series:
+        if s.first.movement is None:
+            groups.setdefault(s.benchmark, []).append(s)
+    out = []
+    for bench, members in sorted(groups.items())[:MAX_UNDECLARED_FIGURES]:
+        members = members[:plots.MAX_LINES]
+        labels = legend_labels([{k: v for k, v in s.key[1]} | {"ranks": str(s.ranks)} for s in members])
+        lines = [_line(s.points, label) for s, label in zip(members, labels)]
+        metric = members[0].first.metric
+        title = f"{bench} ({metric}; no movement declared)"
+        svg = plots.Drawing(plots.curves_svg, (lines,), dict(title=title, ylabel="bandwidth (GB/s, median)"
+                            if metric == "bandwidth" else "latency (µs, median)"))
+        out.append(Figure("undeclared-" + slug(bench), title, svg, "Bands: p5–p95 of every sample."))
+    return out
+
+
+def _line(points: list[Result], label: str) -> plots.Line:
+    sizes = np.array([p.bytes or 0 for p in points], dtype=float)
+    values = np.array([value_of(p) for p in points])
+    spread = np.array([spread_of(p) for p in points]).reshape(-1, 2)
+    cache = np.array([bool(p.movement and p.movement.cache_resident) for p in points])
+    return plots.Line(label, sizes, values, spread[:, 0], spread[:, 1], cache)
+
+
+def _rooflines(points: list[Result]) -> list[tuple[float, str]]:
+    peaks: dict[float, str] = {}
+    for p in points:
+        if p.peak and math.isfinite(p.peak.gbps) and p.peak.gbps > 0 and not (p.movement and p.movement.cache_resident):
+            peaks.setdefault(round(p.peak.gbps, 3), f"{p.peak.gbps:.4g} GB/s")
+    return sorted(peaks.items())[:3]
 
 
 def distribution_figures(series: list[Series], flags: list[Flag]) -> list[Figure]:

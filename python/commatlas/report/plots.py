@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import textwrap
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -22,7 +23,7 @@ from commatlas.units import format_size  # noqa: E402
 # Text stays text (not glyph outlines): smaller files, and the words can be searched in the page.
 _RC = {"svg.fonttype": "none", "svg.hashsalt": "commatlas", "font.size": 9, "axes.titlesize": 10}
 MAX_LINES = 16  # more lines than this on one plot cannot be told apart
-MAX_LABEL = 70
+MAX_LABEL = 48  # characters per legend line
 PARALLEL_FROM = 6  # figures; below this, starting worker processes costs more than it saves
 
 
@@ -75,6 +76,7 @@ class Line:
     values: np.ndarray
     low: np.ndarray | None = None  # spread band (p5–p95), same unit as values
     high: np.ndarray | None = None
+    cache: np.ndarray | None = None  # True where the point is cache-resident (drawn hollow)
 
 
 def _to_svg(fig: Figure, tight: bool = True) -> str:
@@ -112,8 +114,12 @@ def curves_svg(lines: list[Line], *, title: str, ylabel: str,
         for line in lines[:MAX_LINES]:
             color, ls = next(styles)
             ok = np.isfinite(line.values) & (line.values > 0) & (line.sizes > 0)
-            label = line.label if len(line.label) <= MAX_LABEL else line.label[:MAX_LABEL - 1] + "…"
+            label = textwrap.fill(line.label, MAX_LABEL)  # wrapped, never cut: the end may be what differs
             ax.plot(line.sizes[ok], line.values[ok], ls, color=color, marker=".", markersize=3, lw=1.2, label=label)
+            if line.cache is not None and (ok & line.cache).any():
+                hollow = ok & line.cache
+                ax.plot(line.sizes[hollow], line.values[hollow], "o", markersize=5, markerfacecolor="white",
+                        markeredgecolor=color, lw=0)
             if line.low is not None and line.high is not None:
                 band = ok & np.isfinite(line.low) & np.isfinite(line.high)
                 ax.fill_between(line.sizes[band], line.low[band], line.high[band], color=color, alpha=0.18, lw=0)

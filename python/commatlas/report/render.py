@@ -1,18 +1,21 @@
-"""Assembles the report of one run: report.html (self-contained) and summary.md."""
+"""Assembles the report of one run: answers.json, report.html (self-contained) and summary.md,
+answer first: the best-interface map, then at most 12 findings, then the plots; everything else
+(variability, precision, skips, the machine) folded below."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from commatlas.answers import collect, compute_answers, write_answers
 from commatlas.repeats import benchmark_spreads
-from commatlas.report import bestmap, figures, findings, machine, multinode, variability
+from commatlas.report import bestmap, figures, machine, multinode, variability
+from commatlas.report.findings import mechanism_name
 from commatlas.report.templating import render
 from commatlas.units import format_size
-from commatlas.results import Point, Run, group_series, load_run
+from commatlas.results import Point, Result, Run, group_series, load_run
 
 MAX_FLAG_ROWS = 200
 MAX_NOTES = 20
-DETAIL_GROUPS = 40  # best-map groups with a per-size table (the page stays a few MB)
 
 
 @dataclass(frozen=True)
@@ -32,50 +35,75 @@ class NotMeasured:
     reason: str
 
 
-def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> ReportPaths:
-    """Renders the run at run_dir; writes into out_dir (default: the run directory)."""
+def write_report(run_dir: str | Path, out_dir: str | Path | None = None, allocator: str | None = None) -> ReportPaths:
+    """Renders the run at run_dir; writes report.html, summary.md and answers.json into out_dir
+    (default: the run directory). `allocator`: the one the fixed-allocator map shows (default:
+    each movement's fastest)."""
     run = load_run(run_dir)
-    context = build_context(run)
     out = Path(out_dir) if out_dir else run.directory
     out.mkdir(parents=True, exist_ok=True)
+    context = build_context(run, allocator)
+    write_answers(run, context["answers"], out)
     paths = ReportPaths(out / "report.html", out / "summary.md")
     paths.html.write_text(render("report.html.j2", context), encoding="utf-8")
     paths.markdown.write_text(render("summary.md.j2", context), encoding="utf-8")
     return paths
 
 
-def build_context(run: Run) -> dict:
+@dataclass(frozen=True)
+class Imprecise:
+    benchmark: str
+    variant: str
+    size: int | None
+    target: float | None
+    reached: float | None
+    stopped: str
+
+
+def build_context(run: Run, allocator: str | None = None) -> dict:
     verified = [r for r in run.results if r.verified_ok]
     unverified = [r for r in run.results if not r.verified_ok]
     series, duplicate_notes = group_series(verified)
-    maps = bestmap.best_interface_map(series)
+    data, _ = collect(run)
+    answers = compute_answers(run)
+    rows, _ = bestmap.map_rows(answers)
+    fixed_rows, fixed_notes = bestmap.map_rows(answers, allocator, fixed=True)
     flags = variability.flag_points(verified)
     flags.sort(key=lambda f: (f.result.benchmark, f.result.params_key, f.result.bytes or 0))
-    sections = figures.curve_sections(series)
-    matrices = figures.pair_matrices(series)
+    movement_figures = figures.movement_figures(data, rows)
+    old_figures = figures.undeclared_figures(series)
     distributions = figures.distribution_figures(series, flags)
-    finish_drawing = figures.start_drawing([f for s in sections for f in s.figures] + matrices + distributions)
+    finish_drawing = figures.start_drawing(movement_figures + old_figures + distributions)
+    mechanisms = sorted({c.mechanism for r in rows for c in r.cells if c and not c.cache})
     context = dict(
         run=run,
         title=f"commatlas report: {(run.meta or {}).get('run_id') or run.directory.name}",
         notes=_capped(run.notes + duplicate_notes, MAX_NOTES),
         machine=machine.describe_machine(run.meta),
-        findings=findings.find_effects(series, maps, flags),
-        maps=bestmap.group_maps(maps, figures.plot_anchor),
-        detail_groups=DETAIL_GROUPS,
-        plot_anchor=figures.plot_anchor,
-        sections=sections,
-        matrices=matrices,
+        answers=answers,
+        bins=[b["label"] for b in answers["bins"]],
+        rows=rows,
+        fixed_rows=fixed_rows,
+        fixed_notes=fixed_notes,
+        allocator=allocator,
+        legend=[(bestmap.colour(m), mechanism_name(m)) for m in mechanisms],
+        cache_colour=bestmap.CACHE_COLOUR,
+        findings=answers["findings"],
+        undeclared=run.undeclared,
+        movement_figures=movement_figures,
+        old_figures=old_figures,
         rules=variability.RULES,
         flags=flags[:MAX_FLAG_ROWS],
         flags_left=max(0, len(flags) - MAX_FLAG_ROWS),
+        imprecise=_imprecise(verified),
         repeat_spreads=benchmark_spreads(verified),
         distributions=distributions,
         skipped=_not_measured(run.skips, lambda s: s.reason),
         failed=_not_measured(run.failures, lambda f: f.message)
         + [NotMeasured(r.benchmark, _variant(r), format_size(r.bytes), "data check did not pass") for r in unverified],
         missing=_missing(run, series),
-        counts=dict(results=len(run.results), series=len(series), skipped=len(run.skips), failed=len(run.failures)),
+        counts=dict(results=len(run.results), series=len(series), skipped=len(run.skips), failed=len(run.failures),
+                    movements=len(answers["movements"])),
         # Multi-node part (node pairs, expected goodput, soak noise): its own module, one fragment.
         multinode=_multinode_fragment(run),
     )
@@ -93,6 +121,14 @@ def _multinode_fragment(run: Run):
     except OSError:
         return ""
     return Markup(multinode.section_html(records))
+def _imprecise(results: list[Result]) -> list[Imprecise]:
+    """Points whose timing did not reach the harness's precision target (timing.precision)."""
+    out = []
+    for r in results:
+        p = r.timing.precision
+        if p is not None and not p.met:
+            out.append(Imprecise(r.benchmark, _variant(r), r.bytes, p.target, p.reached, p.stopped))
+    return out[:MAX_FLAG_ROWS]
 
 
 def _capped(lines: list[str], most: int) -> list[str]:

@@ -1,0 +1,427 @@
+"""The run's answers, computed once from the movement model: per movement and size bin, which
+mechanism (with which allocator and choices) moves the bytes fastest, by how much, and how close
+to the hardware. Written as answers.json in the run folder (docs/answers.md,
+schema/answers.schema.json); the report, the terminal summary and `commatlas compare` read it.
+
+Rules (docs/answers.md says them for users):
+- Alternatives compete only within one movement: same operation, direction, metric, from place,
+  to place and rank count. A place is memory kind + GPU index / NUMA node / rank (+ processor for
+  read, write and load latency). Allocator, first touch, mechanism and choices are what competes.
+- Bins: one per ×4 of size, the first "≤ 4 KiB". A cell compares contenders at one size: the
+  size of the bin that the most contenders measured (the largest of those on a tie).
+- A cache-resident figure is never a cell's winner; a cell with only such figures is marked
+  cache-resident and shows the best of them apart (`cache_figure`, no fraction of peak).
+- The runner-up is the best contender of another mechanism or allocator than the winner's (a
+  different kernel shape of the same mechanism is not an alternative a user weighs).
+- A win is clear when the winner's p5–p95 range does not overlap the runner-up's; crossovers
+  between mechanisms are read only between clear cells.
+- Records without a movement (written before the engine declared one) and reference loops
+  take no part; the file says how many were left out.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from commatlas.results import Endpoint, Movement, Result, Run, load_run
+from commatlas.units import format_size
+
+FORMAT = "commatlas-answers/1"
+ANSWERS_FILE = "answers.json"
+FIRST_BIN_MAX = 4096
+BIN_FACTOR = 4
+COLLECTIVES = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast", "reduce",
+               "halo_exchange", "neighbor_exchange", "bucketed_allreduce")
+
+
+# --- size bins -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Bin:
+    label: str
+    min_bytes: int
+    max_bytes: int
+
+
+def bin_index(size: int) -> int:
+    i, top = 0, FIRST_BIN_MAX
+    while size > top:
+        i, top = i + 1, top * BIN_FACTOR
+    return i
+
+
+def make_bin(i: int) -> Bin:
+    top = FIRST_BIN_MAX * BIN_FACTOR ** i
+    if i == 0:
+        return Bin(f"≤ {format_size(top)}", 1, top)
+    low = top // BIN_FACTOR
+    lo_text, hi_text = format_size(low), format_size(top)
+    if lo_text.split()[1] == hi_text.split()[1]:  # "1–4 MiB", not "1 MiB–4 MiB"
+        lo_text = lo_text.split()[0]
+    return Bin(f"{lo_text}–{hi_text}", low + 1, top)
+
+
+# --- places and movement keys ----------------------------------------------------------------
+
+def place_key(e: Endpoint | None) -> str:
+    if e is None:
+        return "none"
+    if e.memory == "gpu":
+        text = "gpu" + ("" if e.gpu is None else str(e.gpu)) + (".sm" if e.processor else "")
+    elif e.memory == "host":
+        text = ("cpu" if e.processor else "host") + ("" if e.numa is None else f".numa{e.numa}")
+    else:
+        text = e.memory
+    return (f"rank{e.rank}:" if e.rank is not None else "") + text
+
+
+def place_json(e: Endpoint | None) -> dict[str, Any] | None:
+    if e is None:
+        return None
+    out: dict[str, Any] = {"memory": e.memory}
+    for name in ("gpu", "numa", "rank"):
+        if getattr(e, name) is not None:
+            out[name] = getattr(e, name)
+    if e.processor:
+        out["processor"] = True
+    return out
+
+
+@dataclass(frozen=True, order=True)
+class MoveKey:
+    """What may compete: everything about a movement except how it is done."""
+
+    operation: str
+    direction: str
+    metric: str
+    source: str
+    target: str
+    ranks: int
+    remote: bool  # the endpoints are on different nodes
+
+    def text(self) -> str:
+        key = f"{self.operation}|{self.direction}|{self.metric}|{self.source}->{self.target}"
+        return key + (f"|{self.ranks} ranks" if self.ranks > 1 else "") + ("|inter-node" if self.remote else "")
+
+
+def move_key(r: Result) -> MoveKey:
+    m = r.movement
+    assert m is not None
+    return MoveKey(m.operation, m.direction, r.metric, place_key(m.source), place_key(m.target), r.ranks,
+                   m.same_node is False)
+
+
+def _memory_words(e: Endpoint, numa: bool) -> str:
+    if e.memory == "gpu":
+        return "GPU memory" if e.gpu is None else f"GPU {e.gpu}"
+    if e.memory == "host":
+        return "host memory" + (f" (NUMA {e.numa})" if numa and e.numa is not None else "")
+    return e.memory
+
+
+def _processor_words(e: Endpoint, numa: bool) -> str:
+    if e.memory == "gpu":
+        return "GPU" if e.gpu is None else f"GPU {e.gpu}"
+    return "CPU" + (f" (NUMA {e.numa})" if numa and e.numa is not None else "")
+
+
+def movement_label(m: Movement, metric: str, ranks: int, numa: bool = False) -> str:
+    """A map row's name as a user says it: "host memory → GPU 0", "GPU 0 reads host memory"."""
+    a, b = m.source, m.target
+    latency = " (latency)" if metric == "latency" and m.operation not in ("load_latency", "ping_pong") else ""
+    if a is None or b is None:
+        return m.operation
+    if m.operation in COLLECTIVES:
+        where = "GPU buffers" if a.memory == "gpu" else "host buffers"
+        return f"{m.operation}, {where}, {ranks} ranks{latency}"
+    if a.rank is not None or b.rank is not None:
+        where = "GPU buffers" if a.memory == "gpu" and b.memory == "gpu" else \
+            "host buffers" if a.memory == "host" and b.memory == "host" else \
+            f"{_memory_words(a, numa)} → {_memory_words(b, numa)}"
+        op = {"ping_pong": "ping-pong", "send_recv": ""}.get(m.operation, m.operation)
+        arrow = "⇄" if m.direction == "bi" else "→"
+        return f"rank {a.rank} {arrow} rank {b.rank}, {where}" + (f", {op}" if op else "") + latency
+    if m.operation in ("read", "write", "load_latency"):
+        memory, cpu = (a, b) if m.operation != "write" else (b, a)
+        verb = {"read": "reads", "write": "writes", "load_latency": "load latency,"}[m.operation]
+        if memory.memory == "host" and cpu.memory == "host" and m.operation != "load_latency":
+            return f"CPU memory, {m.operation}"
+        return f"{_processor_words(cpu, numa)} {verb} {_memory_words(memory, numa)}"
+    if a.memory == "gpu" and b.memory == "gpu" and a.gpu == b.gpu and a.gpu is not None:
+        return f"within GPU {a.gpu}" + latency
+    if a.memory == "host" and b.memory == "host" and (not numa or a.numa == b.numa):
+        return "CPU memory, copy" + latency
+    if m.direction == "one_to_all":
+        return f"{_memory_words(a, numa)} → every other GPU (fan-out){latency}"
+    if m.direction == "all_to_one":
+        return f"every other GPU → {_memory_words(b, numa)} (fan-in){latency}"
+    arrow = "⇄" if m.direction == "bi" else "→"
+    return f"{_memory_words(a, numa)} {arrow} {_memory_words(b, numa)}{latency}"
+
+
+# --- contenders ------------------------------------------------------------------------------
+
+@dataclass(frozen=True, order=True)
+class Contender:
+    """One way of doing a movement: mechanism, benchmark and every choice it was measured with."""
+
+    mechanism: str
+    benchmark: str
+    choices: tuple[tuple[str, str], ...]
+
+    @property
+    def allocator(self) -> str:
+        """The allocator(s) of the buffers, source first: "pinned → device", "device"."""
+        c = dict(self.choices)
+        names = [c[k] for k in ("from.allocator", "to.allocator") if c.get(k)]
+        if len(names) == 2 and names[0] == names[1]:
+            names = names[:1]
+        return " → ".join(names) or "-"
+
+    def uses(self, allocator: str) -> bool:
+        c = dict(self.choices)
+        return allocator in (self.allocator, c.get("from.allocator"), c.get("to.allocator"))
+
+
+def contender_of(r: Result) -> Contender:
+    m = r.movement
+    assert m is not None
+    choices = []
+    for side, e in (("from", m.source), ("to", m.target)):
+        if e is not None:
+            choices += [(f"{side}.allocator", e.allocator), (f"{side}.first_touch", e.first_touch)]
+    choices = [(k, v) for k, v in choices if v] + list(m.choices)
+    return Contender(m.mechanism, r.benchmark, tuple(choices))
+
+
+def value_of(r: Result) -> float:
+    """The figure that competes: bandwidth (bus bandwidth for collectives) or latency."""
+    if r.metric != "bandwidth":
+        return r.latency_us
+    return r.collective.busbw_gbps if r.collective else r.bandwidth_gbps
+
+
+def unit_of(r: Result) -> str:
+    return ("GB/s busbw" if r.collective else "GB/s") if r.metric == "bandwidth" else "us"
+
+
+def spread_of(r: Result) -> tuple[float, float]:
+    """The p5–p95 range in the figure's own unit, low to high."""
+    if r.metric == "bandwidth":
+        factor = r.collective.bus_factor if r.collective else 1.0
+        lo = factor * r.bytes_per_op / r.stats.p95_s / 1e9 if r.stats.p95_s > 0 else math.nan
+        hi = factor * r.bytes_per_op / r.stats.p5_s / 1e9 if r.stats.p5_s > 0 else math.nan
+        return lo, hi
+    return r.stats.p5_s * 1e6, r.stats.p95_s * 1e6
+
+
+def better(a: float, b: float, metric: str) -> bool:
+    return a > b if metric == "bandwidth" else a < b
+
+
+def ratio(winner: float, other: float, metric: str) -> float:
+    if metric == "bandwidth":
+        return winner / other if other > 0 else math.inf
+    return other / winner if winner > 0 else math.inf
+
+
+def peak_fraction(r: Result) -> float | None:
+    """Of the movement's peak; never for a cache-resident figure (no DRAM/HBM peak applies)."""
+    if r.movement and r.movement.cache_resident:
+        return None
+    if r.peak and math.isfinite(r.peak.fraction) and math.isfinite(r.peak.gbps) and r.peak.gbps > 0:
+        return r.peak.fraction
+    return None
+
+
+@dataclass
+class MovementData:
+    key: MoveKey
+    movement: Movement  # of the first record seen (its places; mechanism varies)
+    label: str
+    contenders: dict[Contender, dict[int, Result]] = field(default_factory=dict)
+
+    @property
+    def metric(self) -> str:
+        return self.key.metric
+
+
+def collect(run: Run) -> tuple[list[MovementData], dict[str, int]]:
+    """Results grouped by movement and contender; counts of what took no part, and why."""
+    numa = len({e.numa for r in run.results if r.movement for e in (r.movement.source, r.movement.target)
+                if e is not None and e.numa is not None}) > 1
+    table: dict[MoveKey, MovementData] = {}
+    left_out = {"no_movement": 0, "reference": 0, "unverified": 0}
+    for r in run.results:
+        m = r.movement
+        if m is None:
+            left_out["no_movement"] += 1
+            continue
+        if m.reference_of or r.category == "reference" or m.operation == "nothing" or m.mechanism == "harness":
+            left_out["reference"] += 1
+            continue
+        if not r.verified_ok:
+            left_out["unverified"] += 1
+            continue
+        if r.bytes is None or not math.isfinite(value_of(r)) or value_of(r) <= 0:
+            continue
+        key = move_key(r)
+        data = table.get(key)
+        if data is None:
+            data = table[key] = MovementData(key, m, movement_label(m, r.metric, r.ranks, numa))
+        data.contenders.setdefault(contender_of(r), {})[r.bytes] = r  # a repetition keeps the later record
+    return sorted(table.values(), key=lambda d: _row_order(d)), left_out
+
+
+def _row_order(d: MovementData) -> tuple:
+    """Host↔GPU first, then within/between GPUs, CPU memory, ranks, collectives (the study's order)."""
+    m = d.movement
+    a, b = m.source, m.target
+    if m.operation in COLLECTIVES:
+        group = 6
+    elif (a and a.rank is not None) or (b and b.rank is not None):
+        group = 5
+    elif a and b and a.memory == "host" and b.memory == "host":
+        group = 4
+    elif a and b and a.memory != b.memory:
+        group = 0 if m.operation == "copy" else 2
+    else:
+        group = 1 if m.operation == "copy" else 3
+    return (group, d.key.metric != "bandwidth", d.key.operation, d.key.direction, d.key.source, d.key.target,
+            d.key.ranks, d.key.remote)
+
+
+# --- cells -----------------------------------------------------------------------------------
+
+def _choice(c: Contender, r: Result) -> dict[str, Any]:
+    lo, hi = spread_of(r)
+    fraction = peak_fraction(r)
+    return {"mechanism": c.mechanism, "benchmark": c.benchmark, "allocator": c.allocator,
+            "choices": dict(c.choices), "value": value_of(r), "unit": unit_of(r),
+            "spread": [lo if math.isfinite(lo) else None, hi if math.isfinite(hi) else None],
+            "peak_fraction": fraction,
+            "peak_gbps": r.peak.gbps if r.peak and fraction is not None else None,
+            "point": r.point or f"line {r.line}"}
+
+
+def _cell(b: Bin, contenders: dict[Contender, dict[int, Result]], metric: str) -> dict[str, Any] | None:
+    sizes: dict[int, int] = {}
+    for points in contenders.values():
+        for size in points:
+            if b.min_bytes <= size <= b.max_bytes:
+                sizes[size] = sizes.get(size, 0) + 1
+    if not sizes:
+        return None
+    size = max(sizes, key=lambda s: (sizes[s], s))
+    here = [(c, p[size]) for c, p in contenders.items() if size in p]
+    here.sort(key=lambda cr: value_of(cr[1]), reverse=metric == "bandwidth")
+    memory = [(c, r) for c, r in here if not (r.movement and r.movement.cache_resident)]
+    best: dict[str, float] = {}
+    for c, r in memory:  # sorted best first: the first of each mechanism is its best
+        best.setdefault(c.mechanism, value_of(r))
+    cell: dict[str, Any] = {"bin": b.label, "bytes": size, "contenders": len(here), "winner": None,
+                            "runner_up": None, "margin": None, "clear": None, "cache_resident": not memory,
+                            "cache_figure": None, "best_by_mechanism": best}
+    if not memory:
+        cell["cache_figure"] = _choice(*here[0])
+        return cell
+    wc, wr = memory[0]
+    cell["winner"] = _choice(wc, wr)
+    runner = next(((c, r) for c, r in memory[1:] if (c.mechanism, c.allocator) != (wc.mechanism, wc.allocator)), None)
+    if runner:
+        rc, rr = runner
+        cell["runner_up"] = _choice(rc, rr)
+        cell["margin"] = ratio(value_of(wr), value_of(rr), metric)
+        (w_lo, w_hi), (r_lo, r_hi) = spread_of(wr), spread_of(rr)
+        cell["clear"] = bool(w_lo > r_hi) if metric == "bandwidth" else bool(w_hi < r_lo)
+    return cell
+
+
+def crossovers(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where the winning mechanism changes between two clear cells (ties cannot cross)."""
+    clear = [c for c in cells if c["winner"] and c["clear"]]
+    out = []
+    for a, b in zip(clear, clear[1:]):
+        if a["winner"]["mechanism"] != b["winner"]["mechanism"]:
+            out.append({"below": a["winner"]["mechanism"], "above": b["winner"]["mechanism"],
+                        "between_bytes": [a["bytes"], b["bytes"]]})
+    return out
+
+
+def fastest_allocator(cells: list[dict[str, Any]]) -> str | None:
+    """The allocator that wins the most cells (the larger sizes break a tie)."""
+    wins: dict[str, tuple[int, int]] = {}
+    for i, c in enumerate(cells):
+        if c["winner"]:
+            n, _ = wins.get(c["winner"]["allocator"], (0, 0))
+            wins[c["winner"]["allocator"]] = (n + 1, i)
+    return max(wins, key=lambda a: wins[a]) if wins else None
+
+
+def _cells(bins: list[Bin], contenders: dict[Contender, dict[int, Result]], metric: str) -> list[dict[str, Any]]:
+    return [c for b in bins for c in [_cell(b, contenders, metric)] if c is not None]
+
+
+def movement_answer(d: MovementData, bins: list[Bin]) -> dict[str, Any]:
+    cells = _cells(bins, d.contenders, d.metric)
+    by_allocator: dict[str, list[dict[str, Any]]] = {}
+    allocators = sorted({c.allocator for c in d.contenders})
+    if len(allocators) > 1:
+        for name in allocators:
+            mine = {c: p for c, p in d.contenders.items() if c.allocator == name}
+            by_allocator[name] = _cells(bins, mine, d.metric)
+    m = d.movement
+    return {"key": d.key.text(), "label": d.label, "operation": m.operation, "direction": m.direction,
+            "metric": d.metric, "from": place_json(m.source), "to": place_json(m.target), "ranks": d.key.ranks,
+            "same_node": m.same_node, "mechanisms": sorted({c.mechanism for c in d.contenders}),
+            "allocators": allocators, "fastest_allocator": fastest_allocator(cells), "cells": cells,
+            "crossovers": crossovers(cells), "by_allocator": by_allocator}
+
+
+# --- the whole file --------------------------------------------------------------------------
+
+def compute_answers(run: Run | str | Path) -> dict[str, Any]:
+    """The answers of one run, in the answers.json format (FORMAT)."""
+    from commatlas.report.findings import find_answers  # the sentences read the answers themselves
+
+    if not isinstance(run, Run):
+        run = load_run(run)
+    data, left_out = collect(run)
+    sizes = [s for d in data for p in d.contenders.values() for s in p]
+    bins = [make_bin(i) for i in range(bin_index(max(sizes)) + 1)] if sizes else []
+    movements = [movement_answer(d, bins) for d in data]
+    answers: dict[str, Any] = {
+        "format": FORMAT,
+        "run": (run.meta or {}).get("run_id") or run.directory.name,
+        "bins": [{"label": b.label, "min_bytes": b.min_bytes, "max_bytes": b.max_bytes} for b in bins],
+        "left_out": left_out,
+        "movements": movements,
+    }
+    answers["findings"] = find_answers(answers)
+    tuning = _tuning(run)
+    if tuning is not None:
+        answers["tuning"] = tuning
+    return answers
+
+
+def _tuning(run: Run) -> Any:
+    """Issue 13's per-movement --sweep-env advice, where that module is installed."""
+    try:
+        from commatlas.tuning import tuning_answers  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return tuning_answers(run)
+
+
+def write_answers(run: Run, answers: dict[str, Any] | None = None, out_dir: Path | None = None) -> Path:
+    answers = answers if answers is not None else compute_answers(run)
+    path = (out_dir or run.directory) / ANSWERS_FILE
+    path.write_text(json.dumps(answers, indent=1, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+    return path
+
+
+def load_answers(path: str | Path) -> dict[str, Any]:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
