@@ -144,9 +144,10 @@ def limit_file_size(limit_bytes: int):
 
 def test_run_on_a_full_disk_keeps_whole_records_and_says_why(engine_path: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    # 21 records of about 6 KB each cannot fit in 48 KiB after the meta record.
+    # 21 records of about 6 KB each (a full 256-sample reservoir: the fixed budget, not precision
+    # stopping, which may keep a few dozen) cannot fit in 48 KiB after the meta record.
     done = subprocess.run([sys.executable, "-m", "commatlas", "run", "--only", "reference.harness_overhead",
-                           "--sizes", "1:1M", "--time-budget", "0.01", "--out", str(out)],
+                           "--sizes", "1:1M", "--time-budget", "0.01", "--precision", "off", "--out", str(out)],
                           capture_output=True, text=True, timeout=120, preexec_fn=limit_file_size(48 * 1024))
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr + done.stdout

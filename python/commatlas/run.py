@@ -441,7 +441,7 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
                     if outcome.status != 0:
                         launcher = phase.launcher.prefix[0] if phase.launcher else None
                         broke = phase_failure(outcome, log_path, launcher, progress_console)
-                        if options.tune is not None and outcome.started and not isinstance(broke, UsageError):
+                        if options.tune is not None and not isinstance(broke, UsageError):
                             # A setting that kills the job is an answer of the tuning run, not its failure.
                             progress_console.print(f"commatlas: note: [{run_pass.describe()}] {phase.title}: {broke}")
                             continue

@@ -99,6 +99,10 @@ def print_summary(console: Console, records: list[dict[str, Any]]) -> None:
     if run.undeclared:
         parts.append(f"{run.undeclared} result(s) declare no movement (written before the engine declared "
                      "movements): they are not in the map.")
+    if table is None and run.results and not run.undeclared:
+        # Only the harness measured itself (nothing moved between places): say so rather than nothing.
+        parts.append(f"No map: none of the {len(run.results)} result(s) moves bytes between places "
+                     "(the harness timing itself).")
     lines = findings_lines(answers)
     if lines:
         parts.append("Findings")

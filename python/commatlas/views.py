@@ -50,7 +50,8 @@ def benchmarks_table(benchmarks: list[dict[str, Any]], width: int = 80,
     table = Table(title=f"{len(benchmarks)} benchmarks in this build", title_justify="left", box=None,
                   padding=(0, 2, 0, 0), show_edge=False, header_style="bold")
     table.add_column("key", no_wrap=True)
-    names = ["category", "interface", "suite", "metric", "ranks", "variants", "runs here"] if wide else \
+    # The interface column is left to `list --json`: records name the mechanism (movement.mechanism).
+    names = ["category", "suite", "metric", "ranks", "variants", "runs here"] if wide else \
         ["suite", "metric", "ranks", "variants", "runs here"]
     for column in names:
         table.add_column(column, no_wrap=True)
@@ -67,11 +68,11 @@ def benchmarks_table(benchmarks: list[dict[str, Any]], width: int = 80,
             if reason not in notes:
                 notes.append(reason)
             here = ("with MPI" if reason == MPI_REASON else "no") + f" [{notes.index(reason) + 1}]"
-        cells = [b["category"], b["interface"]] if wide else []
+        cells = [b["category"]] if wide else []
         table.add_row(b["key"], *cells, b["suite"], b["metric"], rank_range_text(b), tiers_text(b), here)
-    tiers = (f"variants: {default_total} run by default + {full_total} only with `commatlas run --full` "
-             "(docs/tiers.md says why each is there)")
-    return table, [f"[{i}] {note}" for i, note in enumerate(notes, 1)] + [tiers]
+    tiers = [f"variants: {default_total} by default + {full_total} with --full (docs/tiers.md)"] \
+        if default_total + full_total else []
+    return table, [f"[{i}] {note}" for i, note in enumerate(notes, 1)] + tiers
 
 
 def print_benchmarks(console: Console, benchmarks: list[dict[str, Any]], topology: dict[str, Any] | None) -> None:
