@@ -20,12 +20,21 @@ std::vector<VocabularyEntry> verify_method_vocabulary() {
 #undef COMMATLAS_VOCAB_ROW
 }
 
+namespace {
+bool flag_set(const char* name) {
+  const char* flag = std::getenv(name);
+  return flag && std::strcmp(flag, "1") == 0;
+}
+}  // namespace
+
 bool test_skip_move() {
-  static const bool skip = [] {
-    const char* flag = std::getenv("COMMATLAS_TEST_SKIP_MOVE");
-    return flag && std::strcmp(flag, "1") == 0;
-  }();
+  static const bool skip = flag_set("COMMATLAS_TEST_SKIP_MOVE");
   return skip;
+}
+
+bool test_share_gpu() {
+  static const bool share = flag_set("COMMATLAS_TEST_SHARE_GPU");
+  return share;
 }
 
 }  // namespace commatlas

@@ -45,4 +45,10 @@ std::vector<VocabularyEntry> verify_method_vocabulary();
 // it. Read once, at the first call (main calls it at start).
 bool test_skip_move();
 
+// COMMATLAS_TEST_SHARE_GPU=1 (test-only): CUDA IPC pairs two ranks on one GPU and single-process
+// NCCL runs a one-GPU communicator, so the planted no-op of those paths can be checked on a
+// one-GPU machine (scripts/device/planted_noop.sh). Not a measurement anyone should quote: a
+// shared GPU's IPC copy is a local copy, a one-rank collective a local copy or nothing.
+bool test_share_gpu();
+
 }  // namespace commatlas
