@@ -85,3 +85,29 @@ def test_mpi_calls_that_moved_nothing_are_errors(mpi_ready, engine_benchmarks, t
 def test_mpi_without_the_switch_is_verified_by_bytes(mpi_ready, engine_benchmarks, tmp_path: Path, validator) -> None:
     records = run_records(tmp_path / "real", validator, "--suite", "mpi", "--only", MPI, "--ranks", "2")
     assert_verified_by_bytes(records, mpi_benchmarks(engine_benchmarks))
+
+
+def test_schema_refuses_a_bytes_check_of_nothing(engine_path: Path, tmp_path: Path, validator) -> None:
+    records = run_records(tmp_path / "schema", validator, "--suite", "host", "--only", "host.memcpy")
+    result = next(r for r in records if r["type"] == "result")
+    assert not list(validator.iter_errors(result))
+    result["verified"]["bytes_checked"] = 0
+    assert list(validator.iter_errors(result)), "method bytes with 0 bytes checked must not validate"
+    result["verified"]["method"] = "none"
+    assert not list(validator.iter_errors(result))
+    del result["verified"]["method"]
+    assert list(validator.iter_errors(result)), "every result says how it was verified"
+
+
+def test_methods_are_one_list_in_schema_and_docs() -> None:
+    import json
+    import re
+
+    from conftest import REPO, SCHEMA
+
+    schema = json.loads(SCHEMA.read_text())
+    in_schema = schema["$defs"]["result"]["properties"]["verified"]["properties"]["method"]["enum"]
+    docs = (REPO / "docs" / "results-format.md").read_text()
+    table = docs.split("### Verification", 1)[1].split("\n\n")[2]
+    in_docs = re.findall(r"^\| `(\w+)` \|", table.split("| --- |", 1)[1], flags=re.M)
+    assert in_docs == in_schema
