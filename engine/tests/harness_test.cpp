@@ -103,7 +103,11 @@ class UnderReportingWorkload final : public Workload {
     seconds.push_back(calls % 2 ? 1e-6 : 2e-6);
   }
   Verification verify() override { return {true, 1, ""}; }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
   int calls = 0;
+
+ private:
+  void prepare_batch() override {}
 };
 
 TEST(Harness, BudgetCountsWallTimeWhenSamplesUnderstateIt) {
