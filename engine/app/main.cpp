@@ -34,6 +34,7 @@
 #include "core/sizes.h"
 #include "core/tiers.h"
 #include "topology/nics.h"
+#include "core/verification.h"
 #include "topology/topology.h"
 
 #ifdef COMMATLAS_HAVE_MPI
@@ -247,6 +248,14 @@ int main_inner(int argc, char** argv) {
   if (args.use_mpi) throw UsageError("this engine was built without MPI (see `commatlas info`)");
 #endif
   if (!group) group = std::make_unique<SingleProcessGroup>();
+  // The test-only switches are read here, once, and said out loud: a run under them measures
+  // nothing anyone should quote.
+  if (args.command == "run" && group->rank() == 0) {
+    if (test_skip_move())
+      std::fprintf(stderr, "commatlas-engine: COMMATLAS_TEST_SKIP_MOVE=1: timed batches move nothing (test only)\n");
+    if (test_share_gpu())
+      std::fprintf(stderr, "commatlas-engine: COMMATLAS_TEST_SHARE_GPU=1: IPC and NCCL may share one GPU (test only)\n");
+  }
 
   if (args.command == "info") return cmd_info(args, host);
   if (args.command == "topo") return cmd_topo();

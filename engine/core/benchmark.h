@@ -19,6 +19,7 @@
 #include "core/context.h"
 #include "core/movement.h"
 #include "core/params.h"
+#include "core/verification.h"
 
 namespace commatlas {
 
@@ -102,6 +103,7 @@ struct Verification {
   bool ok = false;
   std::uint64_t bytes_checked = 0;
   std::string detail;  // on failure: where and what differed
+  VerifyMethod method = VerifyMethod::None;  // set by the harness from Workload::verify_method()
 };
 
 // One benchmark variant at one size, ready to run. Owns its buffers (RAII).
@@ -113,7 +115,14 @@ class Workload {
   // per sample, the time of one operation in seconds (sample time / ops_per_sample). Timing
   // helpers for each clock are in harness.h.
   virtual void run(std::int64_t samples, std::int64_t ops_per_sample, std::vector<double>& seconds) = 0;
-  // Checks, after the timed loop, that the destination holds what the source held.
+  // The harness calls this right before each timed run(), outside the timed window; the probe and
+  // warm-up runs are not preceded by it (core/verification.h says why it exists).
+  void begin_timed_batch() {
+    timed_ = true;
+    prepare_batch();
+  }
+  // Checks, after the last timed batch, that the destination holds what only that batch could
+  // have written there.
   virtual Verification verify() = 0;
   // Moves this workload to a smaller size inside the buffers it already has, as if prepared at
   // `bytes` (source pattern in place, destination made wrong again, accounting for `bytes`), so a
@@ -122,6 +131,22 @@ class Workload {
   // afresh; a workload whose meaning needs fresh memory (first touch, managed migration,
   // prefetch) says false.
   virtual bool resize(std::uint64_t /*bytes*/) { return false; }
+  // How verify() proves it: the record's verified.method.
+  virtual VerifyMethod verify_method() const = 0;
+
+ protected:
+  // Makes what the next timed batch must produce wrong again: poisons the destination (helpers in
+  // core/pattern.h, backends/cuda/device_pattern.h, MessageBuffers::poison_recv). Workloads with
+  // no destination (a chase, the harness's own overhead) do nothing here and say in
+  // verify_method() what their check rests on instead.
+  virtual void prepare_batch() = 0;
+  // The planted fault of COMMATLAS_TEST_SKIP_MOVE: true only inside timed batches, so the probe
+  // and warm-up still fill the destination, which is exactly what the poisoning must defeat. Every
+  // real move (memcpy, GPU copy, IPC copy, NCCL call, MPI call) is skipped while it is true.
+  bool planted_no_move() const { return timed_ && test_skip_move(); }
+
+ private:
+  bool timed_ = false;
 };
 
 // Which sweep a variant belongs to: the default run, or only `--full` (core/tiers.cpp decides,

@@ -13,6 +13,13 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+template <typename F>
+double timed_apart(F&& f) {
+  const auto t0 = Clock::now();
+  f();
+  return since(t0);
+}
+
 std::int64_t clamp64(double v, std::int64_t lo, std::int64_t hi) {
   if (!(v == v)) return lo;  // NaN
   if (v < static_cast<double>(lo)) return lo;
@@ -121,6 +128,7 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
   const std::int64_t budget_samples = clamp64(opt.time_budget_s / t_sample, opt.min_samples, opt.max_samples);
 
   std::vector<double> seconds;
+  double poison_s = 0;  // Workload::begin_timed_batch, outside every timed window
   if (opt.soak_s > 0) {
     // Noise over time (--soak): one operation per sample, so each sample is one iteration of the
     // series; clocks that cannot time one operation (GPU events at small sizes) keep their batch.
@@ -129,6 +137,8 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
     m.soak_s = opt.soak_s;
     const double per_sample = std::max(median_of(warm), 1e-9) * static_cast<double>(ops);
     t0 = Clock::now();
+    // One batch for the data check: the series' samples are what must have written the destination.
+    poison_s += timed_apart([&] { workload.begin_timed_batch(); });
     soak(workload, group, opt.soak_s, ops, per_sample, seconds, m.sample_starts, m.soak_capped);
     if (a.max_over_ranks) group.max_over_ranks(seconds);
     m.stop_reason = StopReason::Fixed;
@@ -140,10 +150,13 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
     batch = group.broadcast(batch);
     double timed_s = 0;  // sample time so far, by the workload's own clock
     t0 = Clock::now();
-    group.barrier();
     while (true) {
       std::vector<double> got;
       got.reserve(static_cast<std::size_t>(batch));
+      // Before EVERY timed batch: the last is only known afterwards, and the check must find what it
+      // wrote. Ranks poison for different times (senders have nothing to poison): line them up after.
+      poison_s += timed_apart([&] { workload.begin_timed_batch(); });
+      group.barrier();
       const auto batch_start = Clock::now();
       workload.run(batch, ops, got);
       const double batch_wall = since(batch_start);
@@ -190,7 +203,8 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
       batch = next;
     }
   }
-  m.cost.timed_s = since(t0);
+  m.cost.timed_s = since(t0) - poison_s;  // poisoning is the data check's cost, not the samples'
+
   m.seconds_per_op = median_of(seconds);
   if (a.steps_per_op > 1)
     for (double& s : seconds) s /= a.steps_per_op;
@@ -198,6 +212,7 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
   t0 = Clock::now();
   Verification local = workload.verify();
   m.verification = local;
+  m.verification.method = workload.verify_method();
   m.verification.ok = group.all(local.ok);
   m.verification.bytes_checked = static_cast<std::uint64_t>(group.sum(static_cast<std::int64_t>(local.bytes_checked)));
   if (!m.verification.ok) {
@@ -208,7 +223,7 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
       if (!details[r].empty()) merged += (merged.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + ": " + details[r];
     if (group.rank() == 0) m.verification.detail = merged.empty() ? "data check failed on another rank" : merged;
   }
-  m.cost.check_s = since(t0);
+  m.cost.check_s = since(t0) + poison_s;
 
   m.sample_count = static_cast<std::int64_t>(seconds.size());
   m.ops_per_sample = ops;

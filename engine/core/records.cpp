@@ -215,6 +215,7 @@ std::string result_record(const PointId& id, const Measurement& m, const PeakAns
   w.key("verified").begin_object();
   w.field("ok", m.verification.ok);
   w.field("bytes_checked", static_cast<std::uint64_t>(m.verification.bytes_checked));
+  w.field("method", to_string(m.verification.method));
   w.end_object();
   w.end_object();
   return w.str();

@@ -18,7 +18,8 @@ class FakeWorkload : public Workload {
 
   Accounting accounting() const override { return accounting_; }
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
-    runs.push_back({samples, ops});
+    runs.push_back({samples, ops, prepared_});
+    prepared_ = false;
     for (std::int64_t s = 0; s < samples; ++s) {
       double t = ops_done_ < slow_ops ? slow_seconds_per_op : t_op_;
       // Deterministic noise, uniform in +-noise around t (a fixed LCG: every run the same).
@@ -31,9 +32,11 @@ class FakeWorkload : public Workload {
     }
   }
   Verification verify() override { return verification; }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
 
   struct Call {
     std::int64_t samples, ops;
+    bool prepared;  // begin_timed_batch() came right before this run
   };
   std::vector<Call> runs;
   Verification verification{true, 64, ""};
@@ -44,6 +47,8 @@ class FakeWorkload : public Workload {
   double noise = 0;
 
  private:
+  void prepare_batch() override { prepared_ = true; }
+  bool prepared_ = false;
   std::int64_t ops_done_ = 0;
   std::uint64_t lcg_ = 1;
   double t_op_;

@@ -103,7 +103,11 @@ class UnderReportingWorkload final : public Workload {
     seconds.push_back(calls % 2 ? 1e-6 : 2e-6);
   }
   Verification verify() override { return {true, 1, ""}; }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
   int calls = 0;
+
+ private:
+  void prepare_batch() override {}
 };
 
 TEST(Harness, BudgetCountsWallTimeWhenSamplesUnderstateIt) {
@@ -175,6 +179,20 @@ TEST(Harness, BatchesFastOperationsAndFillsTheBudget) {
   EXPECT_EQ(w.runs.back().samples, m.sample_count);
   EXPECT_EQ(w.runs.back().ops, m.ops_per_sample);
   EXPECT_TRUE(m.verification.ok);
+}
+
+TEST(Harness, TimedBatchIsPreparedRightBeforeItRuns) {
+  RecordingGroup group;
+  Context ctx(options_with_budget(0.01), group, HostFacts{});
+  FakeWorkload w(1e-6);
+  const Measurement m = measure(w, ctx);
+  // The batch the data check follows was prepared (destination poisoned) right before it ran;
+  // the untimed probe was not, so a planted no-op still finds the probe's bytes to fool a check
+  // that relied on them.
+  ASSERT_GE(w.runs.size(), 2u);
+  EXPECT_TRUE(w.runs.back().prepared);
+  EXPECT_FALSE(w.runs.front().prepared);
+  EXPECT_EQ(m.verification.method, VerifyMethod::Bytes);
 }
 
 TEST(Harness, WorkloadClockCanAskForLongerSamples) {

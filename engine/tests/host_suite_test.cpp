@@ -78,6 +78,29 @@ TEST(MemcpyWorkload, CopiesAndChecks) {
   }
 }
 
+// What the harness does before each timed batch: the warm-up's bytes are gone, so only the batch
+// that follows can make the check pass (1 and 3 threads poison through different code).
+TEST(MemcpyWorkload, EachTimedBatchStartsFromAPoisonedDestination) {
+  for (int threads : {1, 3}) {
+    for (std::size_t bytes : {std::size_t{1}, std::size_t{100003}}) {
+      host::MemcpySetup setup;
+      setup.bytes = bytes;
+      setup.threads = threads;
+      host::MemcpyWorkload w(setup);
+      std::vector<double> seconds;
+      w.run(1, 1, seconds);  // warm-up: the destination is right
+      ASSERT_TRUE(w.verify().ok);
+      w.begin_timed_batch();
+      const Verification poisoned = w.verify();
+      EXPECT_FALSE(poisoned.ok) << threads << " threads, " << bytes << " B";
+      EXPECT_NE(poisoned.detail.find("byte 0 "), std::string::npos) << poisoned.detail;
+      w.run(1, 1, seconds);
+      EXPECT_TRUE(w.verify().ok);
+      EXPECT_EQ(w.verify_method(), VerifyMethod::Bytes);
+    }
+  }
+}
+
 // The deliberately corrupted memcpy: prepared through the registry like a real run, the
 // destination damaged after the timed loop; the data check must catch it and say where.
 TEST(MemcpyWorkload, CorruptedDestinationFailsVerify) {

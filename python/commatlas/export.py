@@ -21,7 +21,7 @@ FIXED_COLUMNS = (
     "bandwidth_gbps", "latency_us", "latency_includes",
     "peak_gbps", "peak_source", "peak_fraction",
     "collective_operation", "algbw_gbps", "bus_factor", "busbw_gbps", "goodput_gbps",
-    "verified_ok", "bytes_checked", "line",
+    "verified_ok", "bytes_checked", "verified_method", "line",
 )
 STATS = ("min_s", "p5_s", "median_s", "mean_s", "p95_s", "p99_s", "max_s", "stddev_s", "cv")
 
@@ -38,7 +38,7 @@ def row(r: Result) -> dict[str, Any]:
         samples=r.timing.samples, ops_per_sample=r.timing.ops_per_sample, warmup_samples=r.timing.warmup_samples,
         max_over_ranks=r.timing.max_over_ranks, bandwidth_gbps=r.bandwidth_gbps, latency_us=r.latency_us,
         latency_includes=r.latency_includes or "", verified_ok=r.verified_ok, bytes_checked=r.bytes_checked,
-        line=r.line,
+        verified_method=r.verified_method or "", line=r.line,
     )
     out.update({k: getattr(r.stats, k) for k in STATS})
     out.update({f"param.{k}": v for k, v in r.params.items()})

@@ -141,6 +141,9 @@ class Result(Point):
     verified_ok: bool
     bytes_checked: int
     latency_includes: str | None = None
+    # How the data check was earned ("bytes", "sum", "chain", "unchanged", "none"); None in records
+    # written before engines said so.
+    verified_method: str | None = None
     peak: Peak | None = None
     collective: Collective | None = None
     _samples_at: tuple[_Source, int, int] | None = field(default=None, repr=False)
@@ -420,6 +423,7 @@ def _result(r: dict[str, Any], number: int) -> Result:
         verified_ok=bool(v["ok"]),
         bytes_checked=int(v.get("bytes_checked", 0)),
         latency_includes=r.get("latency_includes"),
+        verified_method=v.get("method"),
         peak=Peak(_num(peak.get("gbps")), str(peak.get("source") or ""), _num(peak.get("fraction")),
                   str(peak.get("unknown") or "")) if peak else None,
         collective=Collective(str(coll["operation"]), _num(coll["algbw_gbps"]), _num(coll["bus_factor"]),

@@ -1,5 +1,6 @@
 #include "backends/cuda/copy_workload.h"
 
+#include "backends/cuda/device_pattern.h"
 #include "backends/cuda/event_timing.h"
 #include "backends/cuda/gpu_access.h"
 #include "backends/cuda/kernels.h"
@@ -115,7 +116,25 @@ Accounting CopyWorkload::accounting() const {
   return a;
 }
 
+void CopyWorkload::prepare_batch() {
+  for (const auto& leg : legs_) {
+    if (setup_.engine == Engine::Sm) {
+      // The copy kernel's own GPU stores the poison through the kernel's pointer: managed pages
+      // stay where the warm-up's kernels moved them, as the timed kernels will find them.
+      DeviceScope on(leg->stream.device());
+      poison_with_kernel(leg->dst_ptr, setup_.bytes, leg->stream.get());
+      leg->stream.synchronize();
+    } else {
+      // The setup's toucher poisons again (the owning GPU for device memory, a GPU memset for
+      // pinned memory, the CPU for the rest): managed memory first touched by the CPU starts each
+      // batch on the host, where the record places it.
+      leg->dst.poison();
+    }
+  }
+}
+
 void CopyWorkload::enqueue(std::size_t i) {
+  if (planted_no_move()) return;  // test-only (COMMATLAS_TEST_SKIP_MOVE): CE and SM copies alike
   LegState& leg = *legs_[i];
   if (setup_.engine == Engine::Ce)
     COMMATLAS_GPU_CHECK(cudaMemcpyAsync(leg.dst_ptr, leg.src_ptr, setup_.bytes, cudaMemcpyDefault, leg.stream.get()));

@@ -39,8 +39,10 @@ class CopyWorkload final : public Workload {
   void run(std::int64_t samples, std::int64_t ops_per_sample, std::vector<double>& seconds) override;
   Verification verify() override;
   bool resize(std::uint64_t bytes) override;
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
 
  private:
+  void prepare_batch() override;
   struct LegState;
   void enqueue(std::size_t leg);
   CopySetup setup_;

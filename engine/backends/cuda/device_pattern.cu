@@ -35,6 +35,20 @@ __global__ void fill_kernel_aligned(std::uint64_t* p, std::size_t n, std::uint64
   }
 }
 
+__global__ void poison_kernel(unsigned char* p, std::size_t n) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t head = (8 - reinterpret_cast<std::uintptr_t>(p) % 8) % 8;  // bytes before the first word
+  const std::size_t lead = head < n ? head : n;
+  auto* words = reinterpret_cast<std::uint64_t*>(p + lead);
+  const std::size_t count = (n - lead) / 8;
+  for (std::size_t w = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; w < count; w += stride)
+    words[w] = 0xA5A5A5A5A5A5A5A5ull;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    for (std::size_t i = 0; i < lead; ++i) p[i] = 0xA5;
+    for (std::size_t i = lead + count * 8; i < n; ++i) p[i] = 0xA5;
+  }
+}
+
 __global__ void find_mismatch_kernel(const unsigned char* p, std::size_t n, std::uint64_t seed,
                                      unsigned long long* first_bad) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -63,6 +77,12 @@ void fill_pattern_on_device(void* ptr, std::size_t n, std::uint64_t seed, cudaSt
 
 void poison_on_device(void* ptr, std::size_t n, cudaStream_t stream) {
   COMMATLAS_GPU_CHECK(cudaMemsetAsync(ptr, 0xA5, n, stream));
+}
+
+void poison_with_kernel(void* ptr, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  poison_kernel<<<grid_for(n / 8), kThreads, 0, stream>>>(static_cast<unsigned char*>(ptr), n);
+  COMMATLAS_GPU_CHECK_LAUNCH();
 }
 
 std::size_t find_mismatch_on_device(const void* ptr, std::size_t n, std::uint64_t seed, cudaStream_t stream) {

@@ -15,6 +15,13 @@ void fill_pattern_on_device(void* ptr, std::size_t n, std::uint64_t seed, cudaSt
 // Writes a byte value that is nowhere near the pattern, so a copy that did nothing is caught.
 void poison_on_device(void* ptr, std::size_t n, cudaStream_t stream);
 
+// The same bytes as poison_on_device, stored by a kernel on the stream's GPU through `ptr` (any
+// pointer that GPU's kernels can dereference: peer, mapped host, managed, pageable with HMM). A
+// destination that timed kernels write is poisoned this way between batches: the stores go where
+// the timed stores go, so managed pages stay where the warm-up put them and no memory the runtime
+// cannot memset (pageable) is handed to cudaMemset.
+void poison_with_kernel(void* ptr, std::size_t n, cudaStream_t stream);
+
 // Index of the first byte that differs from the pattern, or n if all match. Synchronises the stream.
 std::size_t find_mismatch_on_device(const void* ptr, std::size_t n, std::uint64_t seed, cudaStream_t stream);
 

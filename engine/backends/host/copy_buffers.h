@@ -1,8 +1,7 @@
 // A source and a destination for a host copy, filled and checked against the data pattern.
 //
-// The source holds the pattern for the run's seed; the destination starts as the bitwise
-// complement of it, so every byte a copy fails to move differs (a 1-byte copy that did nothing
-// cannot match by chance).
+// The source holds the pattern for the run's seed; the destination is poisoned at setup and again
+// before each timed batch (poison()), so only that batch can make it match.
 #pragma once
 
 #include <cstdint>
@@ -26,11 +25,14 @@ class CopyBuffers {
   // Works on the first `bytes` of the buffers from now on (no more than they were made with).
   void resize(std::size_t bytes);
 
+  // Overwrites the destination (or bytes [begin, begin + length) of it) with bytes that differ
+  // from the pattern; outside the timed window.
+  void poison() { poison(0, bytes_); }
+  void poison(std::size_t begin, std::size_t length);
   // Destination against the pattern; on failure, the first bad offset and how many bytes differ.
   Verification verify() const;
 
  private:
-  void poison_destination();
   std::size_t bytes_;
   std::uint64_t seed_;
   HostBuffer src_;

@@ -26,11 +26,13 @@ class MemcpyWorkload final : public Workload {
   Accounting accounting() const override;
   void run(std::int64_t samples, std::int64_t ops_per_sample, std::vector<double>& seconds) override;
   Verification verify() override { return buffers_.verify(); }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
 
   bool resize(std::uint64_t bytes) override;
   CopyBuffers& buffers() { return buffers_; }
 
  private:
+  void prepare_batch() override;
   void copy_once();
 
   MemcpySetup setup_;
@@ -38,6 +40,7 @@ class MemcpyWorkload final : public Workload {
   std::vector<int> cpus_;  // where the copying threads run: the source's node
   std::unique_ptr<WorkerPool> pool_;  // only with more than one thread
   WorkerPool::Task chunk_copy_;
+  WorkerPool::Task chunk_poison_;
 };
 
 }  // namespace commatlas::host

@@ -50,13 +50,13 @@ class CollectiveWorkload final : public Workload {
   }
 
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
-    buffers_->poison_recv();
     const CollectiveCall call{buffers_->send_data(), buffers_->recv_data(), shape_, comm_.size(), comm_.rank(), comm_.get()};
+    const bool move = !planted_no_move();  // test-only: COMMATLAS_TEST_SKIP_MOVE, same on every rank
     for (std::int64_t s = 0; s < samples; ++s) {
       comm_.barrier();
       time_host_samples(1, ops, seconds, [&] {
         buffers_->stage_before_send();
-        definition_.run(call);
+        if (move) definition_.run(call);
         buffers_->stage_after_receive();
       });
     }
@@ -75,8 +75,12 @@ class CollectiveWorkload final : public Workload {
     }
     return {true, layout_.recv_elements * kCollectiveElementBytes, ""};
   }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
 
  private:
+  // Staged buffers poison their host staging copy too (MessageBuffers::poison_recv).
+  void prepare_batch() override { buffers_->poison_recv(); }
+
   const CollectiveDefinition& definition_;
   CollectiveShape shape_;
   MpiComm comm_;

@@ -68,9 +68,12 @@ class P2pWorkload final : public Workload {
 
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
     if (!active()) return;  // idle ranks: the harness reports rank 0's samples
-    buffers_->poison_recv();
     const std::size_t first = seconds.size();
-    time_host_samples(samples, ops, seconds, [this] { one_op(); });
+    // Test-only (COMMATLAS_TEST_SKIP_MOVE): both ranks read the same switch, so both skip.
+    if (planted_no_move())
+      time_host_samples(samples, ops, seconds, [] { asm volatile("" ::: "memory"); });
+    else
+      time_host_samples(samples, ops, seconds, [this] { one_op(); });
     // One op is a round trip; osu_latency's figure is half of it.
     if (spec_.protocol == P2pProtocol::PingPong)
       for (std::size_t i = first; i < seconds.size(); ++i) seconds[i] /= 2;
@@ -85,8 +88,14 @@ class P2pWorkload final : public Workload {
             "byte " + std::to_string(bad) + " of the " + format_size(bytes_) + " message from rank " +
                 std::to_string(sender) + " differs from what rank " + std::to_string(sender) + " sent"};
   }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
 
  private:
+  // Staged buffers poison their host staging copy too: a receive that did not happen would
+  // otherwise stage the warm-up's bytes into the device buffer.
+  void prepare_batch() override {
+    if (active()) buffers_->poison_recv();
+  }
   bool active() const { return comm_.rank() == kOrigin || comm_.rank() == kPeer; }
   int peer() const { return comm_.rank() == kOrigin ? kPeer : kOrigin; }
   int count() const { return static_cast<int>(bytes_); }

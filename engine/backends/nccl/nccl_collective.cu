@@ -69,7 +69,10 @@ class NcclCollectiveWorkload final : public Workload {
   }
 
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
-    const auto one_op = [&] { team_.enqueue_phase([&](const NcclMember& m) { enqueue_for(m); }); };
+    const bool move = !planted_no_move();  // test-only (COMMATLAS_TEST_SKIP_MOVE)
+    const auto one_op = [&] {
+      if (move) team_.enqueue_phase([&](const NcclMember& m) { enqueue_for(m); });
+    };
     const auto streams = team_.streams();
     if (timing_ == NcclTiming::BareLoop) {
       if (streams.size() != 1) throw MeasurementError("the bare reference loop times one GPU per process");
@@ -97,8 +100,18 @@ class NcclCollectiveWorkload final : public Workload {
     }
     return {true, checked, ""};
   }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
 
  private:
+  // On each member's own stream, so its next collective call is ordered after the poison.
+  void prepare_batch() override {
+    for (std::size_t i = 0; i < buffers_.size(); ++i) {
+      DeviceScope scope(team_.members()[i]->device);
+      poison_output(i);
+      team_.members()[i]->stream.synchronize();
+    }
+  }
+
   CollectiveExpectation expectation(int rank) const {
     return {def_.op, seed_, rank, team_.ranks(), kCollectiveRoot, shape_.chunk_elements};
   }

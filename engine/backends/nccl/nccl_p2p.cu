@@ -121,8 +121,19 @@ class NcclP2pWorkload final : public Workload {
     }
     return {true, checked, ""};
   }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
 
  private:
+  // On the receiving member's own stream, so its next ncclRecv is ordered after the poison.
+  void prepare_batch() override {
+    for (const auto& b : buffers_) {
+      if (!b->recv.bytes()) continue;
+      DeviceScope scope(b->member->device);
+      poison_on_device(b->recv.data(), bytes_, b->member->stream.get());
+      b->member->stream.synchronize();
+    }
+  }
+
   const PairBuffers* buffers_of(const NcclMember& m) const {
     for (const auto& b : buffers_)
       if (b->member == &m) return b.get();
@@ -143,6 +154,7 @@ class NcclP2pWorkload final : public Workload {
   }
 
   void one_op() const {
+    if (planted_no_move()) return;  // test-only (COMMATLAS_TEST_SKIP_MOVE)
     switch (kind_) {
       case NcclP2p::PingPong:
         transfer(kOrigin, kPeer, false);

@@ -70,8 +70,12 @@ class GpuChaseWorkload final : public Workload {
     COMMATLAS_GPU_CHECK(cudaMemcpy(&end, cursor_.data(), sizeof end, cudaMemcpyDeviceToHost));
     return chain_.check(end, steps_);
   }
+  // Every kernel's steps are counted and the cursor must end where walking the chain that far
+  // predicts: a chase that skipped loads ends elsewhere. No destination to poison.
+  VerifyMethod verify_method() const override { return VerifyMethod::Chain; }
 
  private:
+  void prepare_batch() override {}
   int gpu_;
   ChaseChain chain_;
   const unsigned char* base_;
@@ -134,8 +138,10 @@ class HostChaseWorkload final : public Workload {
   }
 
   Verification verify() override { return chain_.check(cursor_, steps_); }
+  VerifyMethod verify_method() const override { return VerifyMethod::Chain; }  // as gpu.pointer_chase
 
  private:
+  void prepare_batch() override {}
   ChaseChain chain_;
   const unsigned char* base_;
   std::uint64_t cursor_ = 0;

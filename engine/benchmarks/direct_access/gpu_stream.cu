@@ -3,6 +3,7 @@
 // prefetched, host-preferred) or pageable memory.
 #include <memory>
 
+#include "backends/cuda/device_pattern.h"
 #include "backends/cuda/event_timing.h"
 #include "backends/cuda/gpu_access.h"
 #include "backends/cuda/kernels.h"
@@ -74,8 +75,12 @@ class StreamWorkload final : public Workload {
           launch_read_sum(a_ptr_, bytes_, sum_->as<unsigned long long>(), shape_, sms_, stream_.get());
           ++reads_;
           break;
-        case StreamKernel::Write: launch_fill_words(b_ptr_, bytes_, fill_key_, shape_, sms_, stream_.get()); break;
-        case StreamKernel::Copy: launch_copy(b_ptr_, a_ptr_, bytes_, shape_, sms_, stream_.get()); break;
+        case StreamKernel::Write:
+          if (!planted_no_move()) launch_fill_words(b_ptr_, bytes_, fill_key_, shape_, sms_, stream_.get());  // test-only switch
+          break;
+        case StreamKernel::Copy:
+          if (!planted_no_move()) launch_copy(b_ptr_, a_ptr_, bytes_, shape_, sms_, stream_.get());  // test-only switch
+          break;
       }
     });
   }
@@ -119,8 +124,21 @@ class StreamWorkload final : public Workload {
     v.bytes_checked = bytes_;
     return v;
   }
+  // A read has no destination: its sum counts every read, timed or not, so a read kernel that did
+  // nothing leaves the sum short of reads x the pattern's sum.
+  VerifyMethod verify_method() const override { return kernel_ == StreamKernel::Read ? VerifyMethod::Sum : VerifyMethod::Bytes; }
 
  private:
+  // The running GPU poisons the written array through the kernels' pointer, so the stores land
+  // where the timed stores do: managed pages stay on the GPU the warm-up moved them to (a CPU
+  // memset would pull them back and the timed kernels would time their migration).
+  void prepare_batch() override {
+    if (kernel_ == StreamKernel::Read) return;
+    DeviceScope scope(gpu_);
+    poison_with_kernel(b_ptr_, bytes_, stream_.get());
+    stream_.synchronize();
+  }
+
   StreamKernel kernel_;
   Location where_;
   int gpu_;

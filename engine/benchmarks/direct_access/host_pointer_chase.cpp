@@ -37,9 +37,14 @@ class ChaseWorkload final : public Workload {
     steps_taken_ += static_cast<std::uint64_t>(samples) * static_cast<std::uint64_t>(ops);
   }
 
+  // Every load, timed or not, is counted and the cursor must end where walking the chain that many
+  // steps predicts: a chase that skipped loads ends elsewhere. There is no destination to poison.
   Verification verify() override { return chain_.verify(cursor_, steps_taken_); }
+  VerifyMethod verify_method() const override { return VerifyMethod::Chain; }
 
  private:
+  void prepare_batch() override {}
+
   host::PointerChain chain_;
   std::vector<int> cpus_;
   void* cursor_;

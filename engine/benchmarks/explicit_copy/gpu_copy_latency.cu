@@ -35,15 +35,20 @@ class CopyLatencyWorkload final : public Workload {
 
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
     DeviceScope scope(stream_.device());
-    time_host_samples(samples, ops, seconds, [this] {
-      COMMATLAS_GPU_CHECK(cudaMemcpyAsync(dst_.pointer(), src_.pointer(), bytes_, cudaMemcpyDefault, stream_.get()));
+    const bool move = !planted_no_move();  // test-only: COMMATLAS_TEST_SKIP_MOVE
+    time_host_samples(samples, ops, seconds, [this, move] {
+      if (move)
+        COMMATLAS_GPU_CHECK(cudaMemcpyAsync(dst_.pointer(), src_.pointer(), bytes_, cudaMemcpyDefault, stream_.get()));
       COMMATLAS_GPU_CHECK(cudaStreamSynchronize(stream_.get()));
     });
   }
 
   Verification verify() override { return dst_.check_pattern(seed_); }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
 
  private:
+  void prepare_batch() override { dst_.poison(); }
+
   std::uint64_t bytes_, seed_;
   PlacedBuffer src_, dst_;
   Stream stream_;

@@ -68,14 +68,21 @@ class StepWorkload : public Workload {
 
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
     reset();
+    const bool move = !planted_no_move();  // test-only (COMMATLAS_TEST_SKIP_MOVE), same on every rank
     for (std::int64_t s = 0; s < samples; ++s) {
       // Ranks start each sample together, so a sample's max over ranks is the step's time.
       ctx_.group.barrier();
-      time_host_samples(1, ops, seconds, [&] { step(); });
+      time_host_samples(1, ops, seconds, [&] {
+        if (move) step();
+      });
     }
   }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
 
  protected:
+  // run() itself resets (sources filled, destinations poisoned) before every batch, timed or not,
+  // outside the timed samples: nothing is left to do here.
+  void prepare_batch() override {}
   virtual void reset() = 0;  // fills sources and poisons destinations, outside the timed loop
   virtual void step() = 0;
   Accounting base(const std::string& what) const {

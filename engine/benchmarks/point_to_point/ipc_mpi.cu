@@ -127,11 +127,24 @@ class IpcWorkload final : public Workload {
     return {false, bytes_, "byte " + std::to_string(bad) + " of the " + format_size(bytes_) + " rank " +
                                std::to_string(from) + " wrote into rank " + std::to_string(rank_) + "'s IPC buffer differs"};
   }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
 
  private:
   bool active() const { return rank_ == kOrigin || rank_ == kPeer; }
 
+  // Each receiver poisons its own inbox; the peer writes into it, so no rank may start the batch
+  // before every inbox is poisoned: the barrier here, not only the harness's, guarantees it.
+  void prepare_batch() override {
+    if (active()) {
+      DeviceScope scope(device_);
+      poison_on_device(endpoint_->inbox.data(), bytes_, stream_.get());
+      stream_.synchronize();
+    }
+    group_.barrier();
+  }
+
   void copy_to_peer() {
+    if (planted_no_move()) return;  // test-only (COMMATLAS_TEST_SKIP_MOVE): CE and SM alike
     if (engine_ == gpu::Engine::Ce)
       COMMATLAS_GPU_CHECK(cudaMemcpyAsync(peer_inbox_->data(), endpoint_->send.data(), bytes_, cudaMemcpyDeviceToDevice, stream_.get()));
     else
@@ -192,8 +205,9 @@ class IpcBenchmark final : public Benchmark {
   std::optional<std::string> unavailable(const Context& ctx) const override {
     if (ctx.group.kind() != "mpi") return "needs an MPI job with one rank per GPU (start the engine under mpiexec)";
     const int gpus = gpu_count();
-    if (gpus < 2) return "needs 2 GPUs on the node, found " + std::to_string(gpus);
     if (ctx.group.local_size() < 2) return "ranks 0 and 1 must share a node (CUDA IPC is node-local)";
+    if (test_share_gpu() && gpus >= 1) return std::nullopt;  // ranks share GPUs (device_ = local rank % GPUs)
+    if (gpus < 2) return "needs 2 GPUs on the node, found " + std::to_string(gpus);
     if (ctx.group.local_size() > gpus) return "more ranks on the node than GPUs: IPC here pairs one GPU per rank";
     return std::nullopt;
   }
@@ -202,7 +216,7 @@ class IpcBenchmark final : public Benchmark {
     std::vector<Params> out;
     for (gpu::Engine e : {gpu::Engine::Ce, gpu::Engine::Sm})
       out.push_back(Params{{"engine", engine_name(e)},
-                           {"gpus", std::string("0,1")},
+                           {"gpus", std::string(test_share_gpu() && gpu_count() < 2 ? "0,0" : "0,1")},
                            {"direction", std::string(protocol_ == IpcProtocol::OneWay ? "uni" : "half_round_trip")}});
     return out;
   }

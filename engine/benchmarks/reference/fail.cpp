@@ -21,6 +21,10 @@ class FailingWorkload final : public Workload {
     throw MeasurementError("reference.fail: deliberate failure (COMMATLAS_TEST_FAIL=1)");
   }
   Verification verify() override { return {false, 0, "a failed operation has nothing to check"}; }
+  VerifyMethod verify_method() const override { return VerifyMethod::None; }
+
+ private:
+  void prepare_batch() override {}
 };
 
 class Fail final : public Benchmark {

@@ -22,6 +22,10 @@ class HangingWorkload final : public Workload {
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // what a lost message looks like from here
   }
   Verification verify() override { return {false, 0, "a hanging operation has nothing to check"}; }
+  VerifyMethod verify_method() const override { return VerifyMethod::None; }
+
+ private:
+  void prepare_batch() override {}
 };
 
 class Hang final : public Benchmark {

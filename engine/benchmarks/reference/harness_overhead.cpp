@@ -20,6 +20,11 @@ class EmptyWorkload final : public Workload {
     time_host_samples(samples, ops, seconds, [] { asm volatile("" ::: "memory"); });
   }
   Verification verify() override { return {true, 0, ""}; }
+  // Nothing moves, so nothing can be checked; the record says so (method "none", 0 bytes).
+  VerifyMethod verify_method() const override { return VerifyMethod::None; }
+
+ private:
+  void prepare_batch() override {}
 };
 
 class HarnessOverhead final : public Benchmark {

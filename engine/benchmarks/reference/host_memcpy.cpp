@@ -35,11 +35,15 @@ class BareThreadsMemcpy final : public Workload {
   }
 
   Verification verify() override { return buffers_.verify(); }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
 
  private:
+  void prepare_batch() override { buffers_.poison(); }
+
   double time_loop(std::int64_t repetitions) {
     using Clock = std::chrono::steady_clock;
     std::atomic<bool> go{false};
+    const bool move = !planted_no_move();  // test-only: COMMATLAS_TEST_SKIP_MOVE
     std::vector<std::thread> threads;
     for (int t = 0; t < threads_; ++t) {
       threads.emplace_back([&, t] {
@@ -47,7 +51,7 @@ class BareThreadsMemcpy final : public Workload {
         unsigned char* dst = buffers_.destination() + c.begin;
         const unsigned char* src = buffers_.source() + c.begin;
         while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
-        for (std::int64_t r = 0; r < repetitions; ++r) {
+        for (std::int64_t r = 0; r < repetitions && move; ++r) {
           std::memcpy(dst, src, c.length);
           asm volatile("" ::: "memory");  // keep repeated copies from being merged
         }
