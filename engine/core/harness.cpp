@@ -121,6 +121,15 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
   const std::int64_t budget_samples = clamp64(opt.time_budget_s / t_sample, opt.min_samples, opt.max_samples);
 
   std::vector<double> seconds;
+  // OSU's collective figure (each rank's mean, averaged over ranks) needs this rank's own times,
+  // which the max over ranks replaces: sum them on the way.
+  double own_sum = 0;
+  std::int64_t own_count = 0;
+  auto reduce_over_ranks = [&](std::vector<double>& v) {
+    for (double x : v) own_sum += x;
+    own_count += static_cast<std::int64_t>(v.size());
+    group.max_over_ranks(v);
+  };
   if (opt.soak_s > 0) {
     // Noise over time (--soak): one operation per sample, so each sample is one iteration of the
     // series; clocks that cannot time one operation (GPU events at small sizes) keep their batch.
@@ -130,7 +139,7 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
     const double per_sample = std::max(median_of(warm), 1e-9) * static_cast<double>(ops);
     t0 = Clock::now();
     soak(workload, group, opt.soak_s, ops, per_sample, seconds, m.sample_starts, m.soak_capped);
-    if (a.max_over_ranks) group.max_over_ranks(seconds);
+    if (a.max_over_ranks) reduce_over_ranks(seconds);
     m.stop_reason = StopReason::Fixed;
     m.batches = 1;
   } else {
@@ -147,7 +156,7 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
       const auto batch_start = Clock::now();
       workload.run(batch, ops, got);
       const double batch_wall = since(batch_start);
-      if (a.max_over_ranks) group.max_over_ranks(got);
+      if (a.max_over_ranks) reduce_over_ranks(got);
       ++m.batches;
       // The budget is spent by whichever is larger: the samples' own time, or the batch's wall time.
       // A workload can run more than its samples say (reference.mpi_pingpong times 2000 half round
@@ -191,6 +200,8 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
     }
   }
   m.cost.timed_s = since(t0);
+  if (a.max_over_ranks) m.rank_mean_s =
+      group.mean_over_ranks(own_count ? own_sum / static_cast<double>(own_count) : 0.0, own_count > 0) / a.steps_per_op;
   m.seconds_per_op = median_of(seconds);
   if (a.steps_per_op > 1)
     for (double& s : seconds) s /= a.steps_per_op;
