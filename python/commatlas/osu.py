@@ -31,6 +31,33 @@ LARGEST_BYTES = 4 << 20
 AGREE_FRACTION = 0.03
 
 
+_SHAPE = {"osu_latency": ("ping_pong", "half_round_trip"), "osu_bw": ("send_recv", "uni"),
+          "osu_bibw": ("send_recv", "bi")}
+
+
+def _endpoint(rank: int) -> dict[str, Any]:
+    return {"memory": "host", "gpu": None, "numa": None, "rank": rank, "node": None, "processor": False,
+            "allocator": "pageable", "first_touch": "cpu"}
+
+
+def reference_movement(test: str, engine_movement: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The movement of the engine benchmark the test checks (taken from its record where there is
+    one, so both land on the same movement key), marked `reference_of`."""
+    operation, direction = _SHAPE[test]
+    movement = dict(engine_movement) if engine_movement else {
+        "operation": operation, "direction": direction, "mechanism": "mpi_host",
+        "from": _endpoint(0), "to": _endpoint(1), "choices": {}, "same_node": True}
+    movement.pop("cache_resident", None)
+    movement["reference_of"] = TESTS[test][1]
+    return movement
+
+
+def engine_movements(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The movement each checked engine benchmark's results declare."""
+    return {r["benchmark"]: r["movement"] for r in records
+            if r.get("type") == "result" and r.get("benchmark") in CHECKED and r.get("movement")}
+
+
 def reference_path(engine_path: Path) -> Path | None:
     """The reference is installed next to the engine (CMake puts both in one folder)."""
     path = engine_path.parent / REFERENCE_PROGRAM
@@ -69,7 +96,8 @@ def _method(test: str, iterations: int, skip: int, window: int | None) -> str:
 
 
 def reference_records(lines: Iterable[str], ranks: int, repeat: int | None = None,
-                      env: tuple[tuple[str, str], ...] = (), now: float | None = None) -> list[dict[str, Any]]:
+                      env: tuple[tuple[str, str], ...] = (), now: float | None = None,
+                      movements: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Result (or error) records, in the engine's format, from the reference's JSON lines;
     lines that are not its output (launcher noise) are ignored."""
     records = []
@@ -93,7 +121,8 @@ def reference_records(lines: Iterable[str], ranks: int, repeat: int | None = Non
             "point": _point_key(benchmark, params, size, ranks, repeat), "benchmark": benchmark,
             "category": "reference", "interface": "mpi", "suite": "mpi",
             "metric": "latency" if test == "osu_latency" else "bandwidth",
-            "params": params, "bytes": size, "ranks": ranks,
+            "params": params, "movement": reference_movement(test, (movements or {}).get(checks)),
+            "bytes": size, "ranks": ranks,
         }
         if repeat is not None:
             identity["repeat"] = repeat
@@ -196,7 +225,7 @@ def reference_skips(reason: str, ranks: int, repeat: int | None = None,
             "type": "skip", "point": _point_key(benchmark, params, 0, ranks, repeat).replace("|0|", "|-|"),
             "benchmark": benchmark, "category": "reference", "interface": "mpi", "suite": "mpi",
             "metric": "latency" if test == "osu_latency" else "bandwidth", "params": params,
-            "bytes": None, "ranks": ranks,
+            "movement": reference_movement(test), "bytes": None, "ranks": ranks,
         }
         if repeat is not None:
             record["repeat"] = repeat

@@ -331,7 +331,8 @@ def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Pat
         lines: list[str] = []
         outcome = run_phase(command, "OSU-method reference", log_path, progress, {}, environment, run_pass.unset(),
                             startup_timeout(phase.launcher), keep=lines)
-        records = osu.reference_records(lines, ranks, run_pass.repeat, run_pass.env)
+        records = osu.reference_records(lines, ranks, run_pass.repeat, run_pass.env,
+                                        movements=osu.engine_movements(this_pass))
         if outcome.status != 0:
             message = f"{osu.REFERENCE_PROGRAM} failed (exit status {outcome.status}); see {log_path.name}"
             records += osu.reference_skips(message, ranks, run_pass.repeat, run_pass.env, tests)

@@ -59,6 +59,8 @@ for k in range(1, rounds + 1):
     if ref.exists():
         reference += osu.reference_records(ref.read_text().splitlines(), 2, repeat=k)
 after, before = load("single"), load("funneled")
+for r in reference:  # the engine's movement, as the run would give it (commatlas.osu)
+    r["movement"] = osu.reference_movement(r["benchmark"].replace("reference.", ""), osu.engine_movements(after).get(r["params"]["reference_of"]))
 with open(out / "rounds.jsonl", "w") as f:
     for r in after + reference:
         f.write(json.dumps(r) + "\n")
