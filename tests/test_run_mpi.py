@@ -66,3 +66,27 @@ def test_point_to_point_latency_says_what_it_includes(mpi_run: Path, validator) 
     records = assert_valid_run(mpi_run / "results.jsonl", validator)
     latencies = [r for r in records if r["type"] == "result" and r["metric"] == "latency"]
     assert all(r.get("latency_includes") for r in latencies)
+
+
+def test_run_starts_the_osu_reference_at_the_engines_sizes(mpi_run: Path, validator) -> None:
+    from commatlas import osu
+
+    records = assert_valid_run(mpi_run / "results.jsonl", validator)
+    references = [r for r in records if r["type"] == "result" and r["benchmark"].startswith("reference.osu_")]
+    measured = {(r["benchmark"], r["bytes"]) for r in records
+                if r["type"] == "result" and r["benchmark"] in osu.CHECKED}
+    assert {(r["params"]["reference_of"], r["bytes"]) for r in references} == measured
+    rows = osu.comparison_rows(records)
+    assert {(row.benchmark, row.bytes) for row in rows} == measured
+    assert all(row.engine > 0 and row.reference > 0 and row.rounds == 1 for row in rows)
+
+
+def test_collectives_carry_osu_average_next_to_the_max(mpi_run: Path, validator) -> None:
+    records = assert_valid_run(mpi_run / "results.jsonl", validator)
+    collectives = [r for r in records if r["type"] == "result" and "collective" in r]
+    if not collectives:
+        pytest.skip("this engine has no MPI collectives yet")
+    for r in collectives:
+        c = r["collective"]
+        assert c["max_over_ranks_latency_us"] == pytest.approx(r["latency_us"], rel=1e-9)
+        assert c["osu_avg_latency_us"] > 0, r["benchmark"]

@@ -28,6 +28,9 @@ class Group {
   // Element-wise maximum over ranks, result on every rank. Collectives take the slowest rank's
   // time per iteration: the operation is not done until the last rank is.
   virtual void max_over_ranks(std::vector<double>& values) = 0;
+  // Mean of `value` over the ranks where `has_value` (0 when none), on every rank. With each
+  // rank's mean time it is the OSU micro-benchmarks' collective figure ("Avg Latency").
+  virtual double mean_over_ranks(double value, bool has_value) = 0;
   // True on every rank iff `ok` is true on every rank (a data check passes only if it passes everywhere).
   virtual bool all(bool ok) = 0;
   // Sum over ranks, on every rank (bytes every rank checked: rank 0 may have received nothing).
@@ -49,6 +52,7 @@ class SingleProcessGroup final : public Group {
   void barrier() override {}
   std::int64_t broadcast(std::int64_t value) override { return value; }
   void max_over_ranks(std::vector<double>&) override {}
+  double mean_over_ranks(double value, bool has_value) override { return has_value ? value : 0.0; }
   bool all(bool ok) override { return ok; }
   std::int64_t sum(std::int64_t value) override { return value; }
   std::vector<std::string> gather_strings(const std::string& value) override { return {value}; }

@@ -129,6 +129,15 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
 
   std::vector<double> seconds;
   double poison_s = 0;  // Workload::begin_timed_batch, outside every timed window
+  // OSU's collective figure (each rank's mean, averaged over ranks) needs this rank's own times,
+  // which the max over ranks replaces: sum them on the way.
+  double own_sum = 0;
+  std::int64_t own_count = 0;
+  auto reduce_over_ranks = [&](std::vector<double>& v) {
+    for (double x : v) own_sum += x;
+    own_count += static_cast<std::int64_t>(v.size());
+    group.max_over_ranks(v);
+  };
   if (opt.soak_s > 0) {
     // Noise over time (--soak): one operation per sample, so each sample is one iteration of the
     // series; clocks that cannot time one operation (GPU events at small sizes) keep their batch.
@@ -140,7 +149,7 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
     // One batch for the data check: the series' samples are what must have written the destination.
     poison_s += timed_apart([&] { workload.begin_timed_batch(); });
     soak(workload, group, opt.soak_s, ops, per_sample, seconds, m.sample_starts, m.soak_capped);
-    if (a.max_over_ranks) group.max_over_ranks(seconds);
+    if (a.max_over_ranks) reduce_over_ranks(seconds);
     m.stop_reason = StopReason::Fixed;
     m.batches = 1;
   } else {
@@ -160,7 +169,7 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
       const auto batch_start = Clock::now();
       workload.run(batch, ops, got);
       const double batch_wall = since(batch_start);
-      if (a.max_over_ranks) group.max_over_ranks(got);
+      if (a.max_over_ranks) reduce_over_ranks(got);
       ++m.batches;
       // The budget is spent by whichever is larger: the samples' own time, or the batch's wall time.
       // A workload can run more than its samples say (reference.mpi_pingpong times 2000 half round
@@ -204,6 +213,8 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
     }
   }
   m.cost.timed_s = since(t0) - poison_s;  // poisoning is the data check's cost, not the samples'
+  if (a.max_over_ranks) m.rank_mean_s =
+      group.mean_over_ranks(own_count ? own_sum / static_cast<double>(own_count) : 0.0, own_count > 0) / a.steps_per_op;
 
   m.seconds_per_op = median_of(seconds);
   if (a.steps_per_op > 1)

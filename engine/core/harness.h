@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "core/benchmark.h"
@@ -59,6 +60,9 @@ struct Measurement {
   std::int64_t sample_count = 0;
   std::int64_t ops_per_sample = 1;
   std::int64_t warmup_samples = 0;
+  // Benchmarks reduced over ranks (accounting.max_over_ranks): the mean over ranks of each rank's
+  // mean per-op time, the OSU micro-benchmarks' collective figure, kept beside the max.
+  std::optional<double> rank_mean_s;
   Verification verification;
   // Precision-driven stopping (RunOptions::precision): the target (0 when off), the relative
   // half-width of the median's 95% interval reached (infinity when too few samples had one),

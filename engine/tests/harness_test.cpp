@@ -271,12 +271,15 @@ TEST(Harness, MaxOverRanksHookIsCalledWhenAsked) {
   const Measurement m = measure(w, ctx);
   EXPECT_EQ(group.max_over_ranks_calls, 1);
   EXPECT_DOUBLE_EQ(m.stats.median, 2e-6);  // the reduced samples are the ones summarised
+  ASSERT_TRUE(m.rank_mean_s.has_value());
+  EXPECT_NEAR(*m.rank_mean_s, 1.5e-6, 1e-12);  // OSU's figure: the rank means, averaged
 
   RecordingGroup other;
   Context ctx2(options_with_budget(0.001), other, HostFacts{});
   FakeWorkload w2(1e-6);
   EXPECT_DOUBLE_EQ(measure(w2, ctx2).stats.median, 1e-6);
   EXPECT_EQ(other.max_over_ranks_calls, 0);
+  EXPECT_FALSE(measure(w2, ctx2).rank_mean_s.has_value());
 }
 
 TEST(Harness, FailedVerifyComesBackNotOk) {

@@ -13,10 +13,11 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 from rich.console import Console
 
+from commatlas import osu
 from commatlas.engine import Engine, engine_message, gpu_count
 from commatlas.errors import CommatlasError, UsageError
 from commatlas.launcher import Launcher, find_launcher
@@ -262,7 +263,9 @@ class PhaseOutcome:
 
 def run_phase(command: list[str], title: str, log_path: Path, progress: PhaseProgress,
               metrics: dict[str, str], environment: dict[str, str] | None = None, unset: tuple[str, ...] = (),
-              startup_timeout_s: float | None = None) -> PhaseOutcome:
+              startup_timeout_s: float | None = None, keep: list[str] | None = None) -> PhaseOutcome:
+    """Runs one phase to its end; `keep` collects every line it printed (the OSU reference's
+    figures), which also go to the log."""
     with log_path.open("a", encoding="utf-8") as log:
         log.write(f"$ {shlex.join(command)}\n")
         log.flush()
@@ -288,7 +291,8 @@ def run_phase(command: list[str], title: str, log_path: Path, progress: PhasePro
             watch.start()
         try:
             assert process.stdout is not None
-            progress.follow(title, process.stdout, log, metrics, on_event=started.set)
+            lines = process.stdout if keep is None else _kept(process.stdout, keep)
+            progress.follow(title, lines, log, metrics, on_event=started.set)
             outcome.status = process.wait()
         except BaseException:
             stop_process_group(process)
@@ -297,6 +301,43 @@ def run_phase(command: list[str], title: str, log_path: Path, progress: PhasePro
             outcome.started = started.is_set()
             started.set()
         return outcome
+
+
+def _kept(stream: Iterable[str], keep: list[str]) -> Iterator[str]:
+    for line in stream:
+        keep.append(line)
+        yield line
+
+
+def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Path, log_path: Path,
+                      progress: PhaseProgress, environment: dict[str, str]) -> None:
+    """After an MPI phase: the OSU-method reference at the sizes the engine's mpi.pingpong,
+    mpi.bandwidth and mpi.bibw measured in this pass, under the same launcher (commatlas.osu).
+    Its failure is recorded, never the run's: the engine's figures stand without it."""
+    this_pass = [r for r in read_records(results) if r.get("repeat") == run_pass.repeat
+                 and all((r.get("params") or {}).get(f"env.{k}") == v for k, v in run_pass.env)]
+    tests, sizes = osu.tests_and_sizes(this_pass)
+    program = osu.reference_path(engine.path)
+    if not tests or program is None or phase.launcher is None:
+        return
+    ranks = max(int(r.get("ranks") or 1) for r in this_pass)
+    records: list[dict[str, Any]]
+    if phase.launcher.ranks != 2:
+        why = ("the OSU-method reference runs on exactly 2 ranks, as osu_latency, osu_bw and osu_bibw do "
+               f"(this phase: {phase.launcher.ranks or 'a custom launcher'})")
+        records = osu.reference_skips(why, ranks, run_pass.repeat, run_pass.env, tests)
+    else:
+        command = phase.launcher.command([str(program), *osu.reference_arguments(tests, sizes)], environment)
+        lines: list[str] = []
+        outcome = run_phase(command, "OSU-method reference", log_path, progress, {}, environment, run_pass.unset(),
+                            startup_timeout(phase.launcher), keep=lines)
+        records = osu.reference_records(lines, ranks, run_pass.repeat, run_pass.env,
+                                        movements=osu.engine_movements(this_pass))
+        if outcome.status != 0:
+            message = f"{osu.REFERENCE_PROGRAM} failed (exit status {outcome.status}); see {log_path.name}"
+            records += osu.reference_skips(message, ranks, run_pass.repeat, run_pass.env, tests)
+    for record in records:
+        append_record(results, record)
 
 
 # Launcher lines that frame a message without saying anything ("-----", "*** ...").
@@ -438,6 +479,8 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
                     outcome = run_phase(phase.command(engine, results.resolve(), arguments, environment),
                                         title, log_path, progress, metrics, environment, run_pass.unset(),
                                         startup_timeout(phase.launcher))
+                    if outcome.status == 0 and phase.launcher is not None:
+                        run_osu_reference(phase, engine, run_pass, results, log_path, progress, environment)
                     if outcome.status != 0:
                         launcher = phase.launcher.prefix[0] if phase.launcher else None
                         broke = phase_failure(outcome, log_path, launcher, progress_console)

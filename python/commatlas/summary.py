@@ -14,6 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 
 from commatlas.answers import compute_answers
+from commatlas.osu import comparison_rows
 from commatlas.pair_matrix import matrix_table, pair_matrices
 from commatlas.report.bestmap import bands, map_rows
 from commatlas.results import ResultsError, run_from_records
@@ -49,6 +50,21 @@ def findings_lines(answers: dict[str, Any], most: int = TERMINAL_FINDINGS) -> li
     if len(found) > most:
         lines.append(f"… {len(found) - most} more in report.html")
     return lines
+
+
+def osu_table(records: list[dict[str, Any]]) -> Table | None:
+    """The engine's host MPI figures beside the OSU-method reference run in its own process."""
+    rows = comparison_rows(records)
+    if not rows:
+        return None
+    table = Table(title="Engine vs OSU method (commatlas-osu-ref, medians over passes)", title_justify="left")
+    for column in ("benchmark", "size", "engine", "OSU method", "engine/OSU", "agree"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        unit = "us" if r.metric == "latency" else "MB/s"
+        table.add_row(r.benchmark, format_size(r.bytes), f"{r.engine:.4g} {unit}", f"{r.reference:.4g} {unit}",
+                      f"{r.ratio:.3f}", "yes" if r.agree else "no")
+    return table
 
 
 def skips_table(records: list[dict[str, Any]]) -> Table | None:
@@ -108,7 +124,7 @@ def print_summary(console: Console, records: list[dict[str, Any]]) -> None:
         parts.append("Findings")
         parts += lines
     parts += [matrix_table(m) for m in pair_matrices(records)]
-    parts += [t for t in (skips_table(records), errors_table(records)) if t is not None]
+    parts += [t for t in (osu_table(records), skips_table(records), errors_table(records)) if t is not None]
     if not parts:
         return
     width = summary_width(console)

@@ -60,6 +60,12 @@ class MpiGroup final : public Group {
                                 MPI_COMM_WORLD));
   }
 
+  double mean_over_ranks(double value, bool has_value) override {
+    double v[2] = {has_value ? value : 0.0, has_value ? 1.0 : 0.0};
+    COMMATLAS_MPI(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    return v[1] > 0 ? v[0] / v[1] : 0.0;
+  }
+
   bool all(bool ok) override {
     int v = ok ? 1 : 0;
     COMMATLAS_MPI(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
@@ -109,6 +115,7 @@ class MpiProbe final : public BackendProbe {
     int major = 0, minor = 0;
     MPI_Get_version(&major, &minor);
     out.field("standard", std::to_string(major) + "." + std::to_string(minor));
+    out.field("thread_level", requested_thread_level().name);
     const CudaSupportVerdict cuda = mpi_cuda_support();
     out.field("cuda_aware", cuda.supported());
     out.field("cuda_aware_reason", cuda.reason);
@@ -120,10 +127,26 @@ COMMATLAS_REGISTER_BACKEND(MpiProbe);
 
 std::unique_ptr<Group> start_mpi_group(int* argc, char*** argv) {
   int provided = 0;
-  COMMATLAS_MPI(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+  COMMATLAS_MPI(MPI_Init_thread(argc, argv, requested_thread_level().level, &provided));
   // Errors come back as codes so they become records instead of killing the job.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   return std::make_unique<MpiGroup>();
+}
+
+// MPI_THREAD_SINGLE, as osu_latency, osu_bw and osu_bibw (MPI_Init) ask. Open MPI (3.x, 4.x) turns
+// its internal locking on (opal_using_threads) for every level above SINGLE, FUNNELED included: each
+// message then pays atomics and locks in matching, free lists and request completion. On a 2-core VM
+// (Open MPI 4.1.4, shared memory) FUNNELED read 0.16-0.21 us instead of 0.12-0.15 us per 1-byte
+// half round trip and 0.65-0.75x the 1-64 B bandwidth (issue 17). Only the main thread calls MPI;
+// the watchdog's MPI_Abort from its own thread ends the job either way.
+ThreadLevel requested_thread_level() {
+  const char* text = std::getenv("COMMATLAS_MPI_THREAD_LEVEL");
+  const std::string name = text && *text ? text : "single";
+  if (name == "single") return {MPI_THREAD_SINGLE, name};
+  if (name == "funneled") return {MPI_THREAD_FUNNELED, name};
+  if (name == "serialized") return {MPI_THREAD_SERIALIZED, name};
+  if (name == "multiple") return {MPI_THREAD_MULTIPLE, name};
+  throw UsageError("COMMATLAS_MPI_THREAD_LEVEL=" + name + " is not an MPI thread level (single, funneled, serialized, multiple)");
 }
 
 bool launched_by_mpi() {

@@ -1,0 +1,236 @@
+/* commatlas-osu-ref: osu_latency, osu_bw and osu_bibw as the OSU micro-benchmarks 7.x run them,
+ * in a process of their own.
+ *
+ * The engine's MPI figures are checked against this program. Its value is that it shares nothing
+ * with the engine but the launcher: no harness, no registry, no threads, no other library, plain
+ * MPI_Init, so a cost the engine process adds (and a bare loop inside the engine would pay too)
+ * shows here as a difference. Keep it that way: the loops below are OSU's, with OSU 7.x's
+ * defaults (osu_util_mpi.h), and nothing is added inside a timed loop.
+ *
+ *   mpiexec -n 2 commatlas-osu-ref [--tests latency,bw,bibw] [--sizes 1,64,4096]
+ *
+ * One JSON line per (test, size) on rank 0's stdout, e.g.
+ *   {"test":"osu_latency","bytes":8,"latency_us":0.47,"seconds":0.0094,"iterations":10000,...}
+ * A usage error is one line on stderr and exit status 2.
+ */
+#include <mpi.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* OSU micro-benchmarks 7.x defaults (osu_util_mpi.h). */
+#define LAT_LOOP_SMALL 10000
+#define LAT_SKIP_SMALL 100
+#define LAT_LOOP_LARGE 1000
+#define LAT_SKIP_LARGE 10
+#define BW_LOOP_SMALL 100
+#define BW_SKIP_SMALL 10
+#define BW_LOOP_LARGE 20
+#define BW_SKIP_LARGE 2
+#define LARGE_MESSAGE_SIZE 8192 /* sizes above it take the *_LARGE counts */
+#define WINDOW_SIZE 64
+#define MAX_MESSAGE_SIZE (1 << 22)
+#define MAX_SIZES 64
+
+enum test { LATENCY, BW, BIBW, TESTS };
+static const char *const test_names[TESTS] = {"latency", "bw", "bibw"};
+
+static MPI_Request send_request[WINDOW_SIZE];
+static MPI_Request recv_request[WINDOW_SIZE];
+static MPI_Status reqstat[WINDOW_SIZE];
+
+static void usage_error(int rank, const char *what, const char *arg) {
+    if (rank == 0) fprintf(stderr, "commatlas-osu-ref: error: %s%s%s\n", what, arg ? ": " : "", arg ? arg : "");
+    MPI_Finalize();
+    exit(2);
+}
+
+static long parse_size(const char *text) {
+    char *end = NULL;
+    long v = strtol(text, &end, 10);
+    if (end == text || v < 1 || v > (1L << 30)) return -1;
+    if (*end == 'K' || *end == 'k') { v <<= 10; ++end; }
+    else if (*end == 'M' || *end == 'm') { v <<= 20; ++end; }
+    if (*end == 'i' && end[1] == 'B') end += 2;
+    return *end == '\0' && v <= (1L << 30) ? v : -1;
+}
+
+/* What each received byte must be: OSU fills s_buf with 'a' and r_buf with 'b', so a message
+ * that never arrived leaves 'b'. Checked after the timed loop only. */
+static long first_bad(const char *buf, long n) {
+    for (long i = 0; i < n; ++i)
+        if (buf[i] != 'a') return i;
+    return -1;
+}
+
+static void set_buffers(char *s_buf, char *r_buf, long size) {
+    memset(s_buf, 'a', (size_t)size);
+    memset(r_buf, 'b', (size_t)size);
+}
+
+/* osu_latency: rank 0 MPI_Send + MPI_Recv, rank 1 MPI_Recv + MPI_Send; half a round trip. */
+static double run_latency(int myid, char *s_buf, char *r_buf, int size, int iterations, int skip) {
+    double t_start = 0.0, t_end = 0.0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (myid == 0) {
+        for (int i = 0; i < iterations + skip; i++) {
+            if (i == skip) t_start = MPI_Wtime();
+            MPI_Send(s_buf, size, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(r_buf, size, MPI_CHAR, 1, 1, MPI_COMM_WORLD, &reqstat[0]);
+        }
+        t_end = MPI_Wtime();
+    } else if (myid == 1) {
+        for (int i = 0; i < iterations + skip; i++) {
+            MPI_Recv(r_buf, size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &reqstat[0]);
+            MPI_Send(s_buf, size, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+        }
+    }
+    return t_end - t_start;
+}
+
+/* osu_bw: a window of MPI_Isend 0 -> 1 into one buffer, MPI_Waitall, a 4-byte ack 1 -> 0. */
+static double run_bw(int myid, char *s_buf, char *r_buf, int size, int iterations, int skip) {
+    double t_start = 0.0, t_end = 0.0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (myid == 0) {
+        for (int i = 0; i < iterations + skip; i++) {
+            if (i == skip) t_start = MPI_Wtime();
+            for (int j = 0; j < WINDOW_SIZE; j++)
+                MPI_Isend(s_buf, size, MPI_CHAR, 1, 100, MPI_COMM_WORLD, send_request + j);
+            MPI_Waitall(WINDOW_SIZE, send_request, reqstat);
+            MPI_Recv(r_buf, 4, MPI_CHAR, 1, 101, MPI_COMM_WORLD, &reqstat[0]);
+        }
+        t_end = MPI_Wtime();
+    } else if (myid == 1) {
+        for (int i = 0; i < iterations + skip; i++) {
+            for (int j = 0; j < WINDOW_SIZE; j++)
+                MPI_Irecv(r_buf, size, MPI_CHAR, 0, 100, MPI_COMM_WORLD, recv_request + j);
+            MPI_Waitall(WINDOW_SIZE, recv_request, reqstat);
+            MPI_Send(s_buf, 4, MPI_CHAR, 0, 101, MPI_COMM_WORLD);
+        }
+    }
+    return t_end - t_start;
+}
+
+/* osu_bibw: each rank posts a window of MPI_Irecv, then a window of MPI_Isend, then waits. */
+static double run_bibw(int myid, char *s_buf, char *r_buf, int size, int iterations, int skip) {
+    double t_start = 0.0, t_end = 0.0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (myid == 0) {
+        for (int i = 0; i < iterations + skip; i++) {
+            if (i == skip) t_start = MPI_Wtime();
+            for (int j = 0; j < WINDOW_SIZE; j++)
+                MPI_Irecv(r_buf, size, MPI_CHAR, 1, 10, MPI_COMM_WORLD, recv_request + j);
+            for (int j = 0; j < WINDOW_SIZE; j++)
+                MPI_Isend(s_buf, size, MPI_CHAR, 1, 100, MPI_COMM_WORLD, send_request + j);
+            MPI_Waitall(WINDOW_SIZE, send_request, reqstat);
+            MPI_Waitall(WINDOW_SIZE, recv_request, reqstat);
+        }
+        t_end = MPI_Wtime();
+    } else if (myid == 1) {
+        for (int i = 0; i < iterations + skip; i++) {
+            for (int j = 0; j < WINDOW_SIZE; j++)
+                MPI_Irecv(r_buf, size, MPI_CHAR, 0, 100, MPI_COMM_WORLD, recv_request + j);
+            for (int j = 0; j < WINDOW_SIZE; j++)
+                MPI_Isend(s_buf, size, MPI_CHAR, 0, 10, MPI_COMM_WORLD, send_request + j);
+            MPI_Waitall(WINDOW_SIZE, send_request, reqstat);
+            MPI_Waitall(WINDOW_SIZE, recv_request, reqstat);
+        }
+    }
+    return t_end - t_start;
+}
+
+int main(int argc, char *argv[]) {
+    int myid = 0, numprocs = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &myid);
+    MPI_Comm_size(MPI_COMM_WORLD, &numprocs);
+
+    int run[TESTS] = {1, 1, 1};
+    long sizes[MAX_SIZES];
+    int nsizes = 0;
+    for (long s = 1; s <= MAX_MESSAGE_SIZE; s *= 2) sizes[nsizes++] = s;
+    for (int a = 1; a < argc; ++a) {
+        if (strcmp(argv[a], "--tests") == 0 && a + 1 < argc) {
+            char *list = argv[++a];
+            memset(run, 0, sizeof run);
+            for (char *item = strtok(list, ","); item; item = strtok(NULL, ",")) {
+                int found = 0;
+                for (int t = 0; t < TESTS; ++t)
+                    if (strcmp(item, test_names[t]) == 0) run[t] = found = 1;
+                if (!found) usage_error(myid, "unknown test (latency, bw, bibw)", item);
+            }
+        } else if (strcmp(argv[a], "--sizes") == 0 && a + 1 < argc) {
+            nsizes = 0;
+            for (char *item = strtok(argv[++a], ","); item; item = strtok(NULL, ",")) {
+                const long v = parse_size(item);
+                if (v < 0) usage_error(myid, "a size is a number of bytes from 1 to 1 GiB (K/M suffixes allowed)", item);
+                if (nsizes == MAX_SIZES) usage_error(myid, "too many sizes", NULL);
+                sizes[nsizes++] = v;
+            }
+            if (nsizes == 0) usage_error(myid, "--sizes is empty", NULL);
+        } else {
+            usage_error(myid, "usage: commatlas-osu-ref [--tests latency,bw,bibw] [--sizes LIST]", NULL);
+        }
+    }
+    if (numprocs != 2) usage_error(myid, "the OSU reference needs exactly two ranks", NULL);
+
+    long largest = 4;
+    for (int i = 0; i < nsizes; ++i)
+        if (sizes[i] > largest) largest = sizes[i];
+    /* One send and one receive buffer, page-aligned, reused by every message (OSU's
+     * allocate_memory_pt2pt with one buffer each). */
+    const long page = sysconf(_SC_PAGESIZE);
+    char *s_buf = NULL, *r_buf = NULL;
+    if (posix_memalign((void **)&s_buf, (size_t)page, (size_t)largest) != 0 ||
+        posix_memalign((void **)&r_buf, (size_t)page, (size_t)largest) != 0) {
+        fprintf(stderr, "commatlas-osu-ref: error: cannot allocate two buffers of %ld bytes\n", largest);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+
+    for (int t = 0; t < TESTS; ++t) {
+        if (!run[t]) continue;
+        for (int k = 0; k < nsizes; ++k) {
+            const int size = (int)sizes[k];
+            const int large = size > LARGE_MESSAGE_SIZE;
+            const int iterations = t == LATENCY ? (large ? LAT_LOOP_LARGE : LAT_LOOP_SMALL)
+                                                : (large ? BW_LOOP_LARGE : BW_LOOP_SMALL);
+            const int skip = t == LATENCY ? (large ? LAT_SKIP_LARGE : LAT_SKIP_SMALL)
+                                          : (large ? BW_SKIP_LARGE : BW_SKIP_SMALL);
+            set_buffers(s_buf, r_buf, size);
+            double seconds = 0;
+            if (t == LATENCY) seconds = run_latency(myid, s_buf, r_buf, size, iterations, skip);
+            else if (t == BW) seconds = run_bw(myid, s_buf, r_buf, size, iterations, skip);
+            else seconds = run_bibw(myid, s_buf, r_buf, size, iterations, skip);
+
+            /* Rank 1 received the full message in every test, rank 0 in latency and bibw (bw: the
+             * 4-byte ack). Both ranks' verdicts reach rank 0. */
+            const long expect = myid == 0 && t == BW ? 4 : size;
+            long bad[2] = {first_bad(r_buf, expect), 0};
+            long all_bad[4] = {-1, 0, -1, 0};
+            MPI_Gather(bad, 2, MPI_LONG, all_bad, 2, MPI_LONG, 0, MPI_COMM_WORLD);
+            if (myid != 0) continue;
+            printf("{\"test\":\"osu_%s\",\"bytes\":%d,", test_names[t], size);
+            if (t == LATENCY)
+                printf("\"latency_us\":%.6g,", seconds * 1e6 / (2.0 * iterations));
+            else
+                printf("\"mb_per_s\":%.6g,\"window\":%d,",
+                       size / 1e6 * iterations * WINDOW_SIZE * (t == BIBW ? 2 : 1) / seconds, WINDOW_SIZE);
+            printf("\"seconds\":%.9g,\"iterations\":%d,\"skip\":%d,", seconds, iterations, skip);
+            if (all_bad[0] >= 0 || all_bad[2] >= 0) {
+                const int rank = all_bad[0] >= 0 ? 0 : 1;
+                printf("\"verified\":false,\"detail\":\"rank %d: byte %ld of the message differs from what was sent\"}\n",
+                       rank, all_bad[2 * rank]);
+            } else {
+                printf("\"verified\":true,\"bytes_checked\":%ld}\n", (t == BW ? 4L : (long)size) + size);
+            }
+            fflush(stdout);
+        }
+    }
+    free(s_buf);
+    free(r_buf);
+    MPI_Finalize();
+    return 0;
+}

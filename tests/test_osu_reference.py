@@ -1,0 +1,111 @@
+"""commatlas-osu-ref, the OSU-method reference in its own process: it runs OSU 7.x's loops with
+OSU's counts, its output becomes valid records, and bad input is one line with status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import have_mpiexec
+from commatlas import osu
+from commatlas.launcher import find_launcher
+
+
+@pytest.fixture(scope="module")
+def reference(engine_path: Path, engine_info) -> Path:
+    if not engine_info["backends"].get("mpi", {}).get("built"):
+        pytest.skip("this engine was built without MPI")
+    if not have_mpiexec():
+        pytest.skip("no mpiexec on PATH")
+    path = osu.reference_path(engine_path)
+    assert path is not None, f"{osu.REFERENCE_PROGRAM} is not next to {engine_path}"
+    return path
+
+
+def launch(reference: Path, *args: str, ranks: int = 2) -> subprocess.CompletedProcess[str]:
+    command = find_launcher(ranks, None).command([str(reference), *args])
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.fixture(scope="module")
+def output(reference: Path) -> list[dict]:
+    # 8 KiB is OSU's last "small" size (LARGE_MESSAGE_SIZE), 16 KiB its first large one.
+    done = launch(reference, "--tests", "latency,bw,bibw", "--sizes", "1,8K,16K")
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def test_counts_are_osu_7_defaults(output: list[dict]) -> None:
+    by = {(o["test"], o["bytes"]): o for o in output}
+    assert sorted(by) == sorted((t, s) for t in osu.TESTS for s in (1, 8192, 16384))
+    for size in (1, 8192):
+        assert (by["osu_latency", size]["iterations"], by["osu_latency", size]["skip"]) == (10000, 100)
+        assert (by["osu_bw", size]["iterations"], by["osu_bw", size]["skip"]) == (100, 10)
+    assert (by["osu_latency", 16384]["iterations"], by["osu_latency", 16384]["skip"]) == (1000, 10)
+    for test in ("osu_bw", "osu_bibw"):
+        assert (by[test, 16384]["iterations"], by[test, 16384]["skip"]) == (20, 2)
+        assert all(by[test, s]["window"] == 64 for s in (1, 8192, 16384))
+    assert all(o["verified"] for o in output)
+
+
+def test_figures_follow_from_the_loop_time(output: list[dict]) -> None:
+    for o in output:
+        if o["test"] == "osu_latency":
+            assert o["latency_us"] == pytest.approx(o["seconds"] * 1e6 / (2 * o["iterations"]), rel=1e-4)
+        else:
+            both = 2 if o["test"] == "osu_bibw" else 1
+            expected = o["bytes"] / 1e6 * o["iterations"] * 64 * both / o["seconds"]
+            assert o["mb_per_s"] == pytest.approx(expected, rel=1e-4)
+
+
+def test_records_validate_and_keep_the_figure(output: list[dict], validator) -> None:
+    lines = [json.dumps(o) for o in output] + ["[vm:1234] launcher noise", ""]
+    records = osu.reference_records(lines, ranks=2, repeat=3)
+    assert len(records) == len(output)
+    for record, o in zip(records, output):
+        assert not [e.message for e in validator.iter_errors(record)]
+        assert record["params"]["reference_of"] == osu.TESTS[o["test"]][1]
+        assert record["repeat"] == 3 and record["point"].endswith("|2|r3")
+        if o["test"] == "osu_latency":
+            assert record["latency_us"] == pytest.approx(o["latency_us"], rel=1e-4)
+        else:
+            assert record["bandwidth_gbps"] * 1000 == pytest.approx(o["mb_per_s"], rel=1e-4)
+
+
+def test_a_message_that_never_arrived_is_an_error_record(validator) -> None:
+    line = json.dumps({"test": "osu_bw", "bytes": 64, "verified": False, "detail": "rank 1: byte 0 differs"})
+    (record,) = osu.reference_records([line], ranks=2)
+    assert record["type"] == "error" and "rank 1" in record["message"]
+    assert not [e.message for e in validator.iter_errors(record)]
+
+
+@pytest.mark.parametrize("args", [("--sizes", "0"), ("--sizes", "12Q"), ("--tests", "osu_alltoall"), ("--bogus",)])
+def test_bad_input_is_one_line_and_status_2(reference: Path, args: tuple[str, ...]) -> None:
+    done = launch(reference, *args)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("commatlas-osu-ref: error:")]
+    assert len(said) == 1 and "Traceback" not in done.stderr
+
+
+def test_needs_exactly_two_ranks(reference: Path) -> None:
+    done = launch(reference, "--sizes", "1", ranks=1)
+    assert done.returncode == 2 and "exactly two ranks" in done.stderr
+
+
+def test_engine_asks_for_mpi_thread_single(engine_path: Path, engine_info) -> None:
+    # Open MPI locks internally at any level above SINGLE (issue 17: +25% latency at 1 B).
+    if not engine_info["backends"].get("mpi", {}).get("built"):
+        pytest.skip("this engine was built without MPI")
+    assert engine_info["backends"]["mpi"]["thread_level"] == "single"
+
+
+def test_a_bad_thread_level_is_one_line_and_status_2(engine_path: Path, reference: Path, tmp_path: Path) -> None:
+    command = find_launcher(2, None).command([str(engine_path), "run", "--mpi", "--out", str(tmp_path / "r.jsonl"),
+                                              "--only", "mpi.pingpong", "--sizes", "1", "--progress", "none"])
+    done = subprocess.run(["env", "COMMATLAS_MPI_THREAD_LEVEL=lots", *command], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "COMMATLAS_MPI_THREAD_LEVEL=lots is not an MPI thread level" in done.stderr
