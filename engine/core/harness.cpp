@@ -87,9 +87,14 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
   std::vector<double> probe;
   workload.run(1, 1, probe);
   double t_op_estimate = 0;
-  if (hint && hint->seconds_per_op > 0) {
-    const double ratio = hint->bytes > 0 && a.bytes_per_op > hint->bytes ? a.bytes_per_op / hint->bytes : 1.0;
-    t_op_estimate = hint->seconds_per_op * ratio;
+  // Rank 0 decides whether the probe runs: a rank that skipped it alone would be 3 operations
+  // short, and in a ping-pong its partner's extra messages would arrive at the next point (an
+  // MPI_ERR_TRUNCATE once sizes descend, seen on H100 with 2 ranks).
+  const bool use_hint = group.broadcast(hint && hint->seconds_per_op > 0 ? 1 : 0) != 0;
+  if (use_hint) {
+    // Counts are rank 0's (broadcast below), so another rank's estimate only has to exist.
+    const double ratio = hint && hint->bytes > 0 && a.bytes_per_op > hint->bytes ? a.bytes_per_op / hint->bytes : 1.0;
+    t_op_estimate = hint ? hint->seconds_per_op * ratio : 0;
   } else {
     probe.clear();
     workload.run(3, 1, probe);

@@ -89,9 +89,7 @@ class CollectiveWorkload final : public Workload {
 };
 
 std::vector<std::uint64_t> default_collective_sizes() {
-  auto sizes = geometric_sizes(8, 64ull << 20, 4);  // 8 B .. 32 MiB; 64 MiB is off the x4 grid
-  sizes.push_back(64ull << 20);
-  return sizes;
+  return {8, 1024, 64ull << 10, 1ull << 20, 16ull << 20};  // x16-x64 steps: latency-bound to bandwidth-bound
 }
 
 }  // namespace

@@ -26,8 +26,7 @@ class GpuCollective final : public Benchmark {
                     (d ? d->mpi_call : to_string(op_)) + " over all ranks on device buffers, " +
                         (staged ? "staged through pinned host memory" : "handed to MPI directly (GPU-aware)") +
                         ", slowest rank per iteration",
-                    Metric::Bandwidth, RankRange{2, 0}, geometric_sizes(8, 256ull << 20, 4), {8, 1ull << 20, 64ull << 20}};
-    i.default_sizes.push_back(256ull << 20);
+                    Metric::Bandwidth, RankRange{2, 0}, std::vector<std::uint64_t>{8, 64ull << 10, 1ull << 20, 16ull << 20}, {8, 1ull << 20}};
     return i;
   }
 

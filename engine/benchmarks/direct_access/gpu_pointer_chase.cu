@@ -36,8 +36,9 @@ Movement chase_movement(const Params& p, bool gpu_chases) {
   return m;
 }
 
-std::vector<std::uint64_t> chase_sizes() { return geometric_sizes(4096, 4ull << 30, 4); }
-std::vector<std::uint64_t> chase_quick_sizes() { return {4096, 1ull << 20, 64ull << 20, 1ull << 30}; }
+// L1, L2 and HBM once each (x16 steps): building a 4 GiB chain cost more than every other point.
+std::vector<std::uint64_t> chase_sizes() { return geometric_sizes(4096, 256ull << 20, 16); }
+std::vector<std::uint64_t> chase_quick_sizes() { return {64ull << 10, 256ull << 20}; }
 
 class GpuChaseWorkload final : public Workload {
  public:

@@ -58,8 +58,8 @@ class HostPointerChase final : public Benchmark {
     BenchmarkInfo i{"host.pointer_chase", Category::DirectAccess, Interface::CpuLoadStore, "host",
                     "CPU dependent-load latency over a random cyclic chain, per working-set size and NUMA pair",
                     Metric::Latency, RankRange{1, 0}, {}, {}};
-    i.default_sizes = geometric_sizes(4ull << 10, 1ull << 30, 2);
-    i.quick_sizes = geometric_sizes(4ull << 10, 64ull << 20, 4);
+    i.default_sizes = geometric_sizes(4ull << 10, 256ull << 20, 16);
+    i.quick_sizes = {64ull << 10, 256ull << 20};
     return i;
   }
 

@@ -13,8 +13,8 @@ class HostMemcpy final : public Benchmark {
     BenchmarkInfo i{"host.memcpy", Category::ExplicitCopy, Interface::Memcpy, "host",
                     "libc memcpy between host buffers, 1 and N threads, per NUMA node pair", Metric::Bandwidth,
                     RankRange{1, 0}, {}, {}};
-    i.default_sizes = geometric_sizes(1, 1ull << 30, 4);
-    i.quick_sizes = geometric_sizes(1, 16ull << 20, 16);
+    i.default_sizes = geometric_sizes(16, 256ull << 20, 16);
+    i.quick_sizes = {4096, 16ull << 20};
     return i;
   }
 

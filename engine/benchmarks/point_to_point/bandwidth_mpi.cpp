@@ -11,7 +11,7 @@ class MpiBandwidth final : public Benchmark {
   BenchmarkInfo info() const override {
     return {"mpi.bandwidth", Category::PointToPoint, Interface::Mpi, "mpi",
             "windows of 64 MPI_Isend rank 0 -> 1 on host buffers, acked (osu_bw)", Metric::Bandwidth,
-            RankRange{2, 0}, geometric_sizes(1, 64ull << 20, 4), {4096, 1ull << 20}};
+            RankRange{2, 0}, {1, 64, 4096, 64ull << 10, 1ull << 20, 16ull << 20}, {4096, 1ull << 20}};
   }
   std::optional<std::string> unavailable(const Context& ctx) const override { return mpi_run_unavailable(ctx); }
   std::vector<Params> variants(const Context&) const override {

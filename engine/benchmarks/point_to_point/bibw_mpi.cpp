@@ -11,7 +11,7 @@ class MpiBidirectionalBandwidth final : public Benchmark {
   BenchmarkInfo info() const override {
     return {"mpi.bibw", Category::PointToPoint, Interface::Mpi, "mpi",
             "windows of 64 messages each way between ranks 0 and 1 at once on host buffers, sum of both (osu_bibw)",
-            Metric::Bandwidth, RankRange{2, 0}, geometric_sizes(1, 64ull << 20, 4), {4096, 1ull << 20}};
+            Metric::Bandwidth, RankRange{2, 0}, {1, 64, 4096, 64ull << 10, 1ull << 20, 16ull << 20}, {4096, 1ull << 20}};
   }
   std::optional<std::string> unavailable(const Context& ctx) const override { return mpi_run_unavailable(ctx); }
   std::vector<Params> variants(const Context&) const override {

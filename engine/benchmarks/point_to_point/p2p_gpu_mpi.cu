@@ -37,10 +37,10 @@ class GpuP2p final : public Benchmark {
                         (staged ? "staged through pinned host memory" : "handed to MPI directly (GPU-aware)"),
                     protocol_.metric, RankRange{2, 0}, {}, {8, 4096, 1ull << 20}};
     if (protocol_.protocol == P2pProtocol::PingPong) {
-      i.default_sizes = geometric_sizes(8, 4ull << 20, 4);
+      i.default_sizes = {8, 4096, 256ull << 10, 4ull << 20};
     } else {
       // A window is 64 messages: 64 MiB messages already move 4 GiB per operation.
-      i.default_sizes = geometric_sizes(8, 32ull << 20, 4);
+      i.default_sizes = {8, 4096, 256ull << 10, 16ull << 20};
       i.default_sizes.push_back(64ull << 20);
     }
     return i;

@@ -11,7 +11,7 @@ class MpiPingPong final : public Benchmark {
   BenchmarkInfo info() const override {
     return {"mpi.pingpong", Category::PointToPoint, Interface::Mpi, "mpi",
             "MPI_Send/MPI_Recv ping-pong between ranks 0 and 1 on host buffers, half round trip (osu_latency)",
-            Metric::Latency, RankRange{2, 0}, geometric_sizes(1, 4ull << 20, 4), {8, 4096, 1ull << 20}};
+            Metric::Latency, RankRange{2, 0}, {1, 64, 4096, 64ull << 10, 1ull << 20}, {8, 4096}};  // the sizes the OSU comparison uses
   }
   std::optional<std::string> unavailable(const Context& ctx) const override { return mpi_run_unavailable(ctx); }
   std::vector<Params> variants(const Context&) const override {
