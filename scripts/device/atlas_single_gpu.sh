@@ -4,10 +4,10 @@
 #   default   `commatlas run`                       (wall target 60 s; its answers.json + report)
 #   default2  the same again                        (identical-run pair for compare's tolerances)
 #   quick     `commatlas run --quick`               (wall target 15 s)
-#   fixed     --precision off --time-budget 0.2 over the gpu suite at 1 GiB (the points >= 256 MiB
+#   fixed     --precision off --time-budget 0.2 over the gpu suite at 256 MiB (the points >= 256 MiB
 #             the default run has), to check that precision stopping agrees with a fixed budget
 # then the comparisons. Every run folder is packed into one tarball ($OUT returns 8 files at most).
-# Usage (repository root): OUT=/some/dir scripts/device/atlas_single_gpu.sh
+# Usage (repository root): OUT=/some/dir [RUNS="default quick"] scripts/device/atlas_single_gpu.sh
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
 export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on the lent machines
@@ -37,14 +37,18 @@ run() {  # run NAME LIMIT ARGS...: one `time commatlas run` into $W/NAME, stoppe
   cp "$W/$name.log" "$W/$name/terminal.txt" 2>/dev/null
 }
 
-run default 150
-run default2 150
-run quick 60 --quick
-run fixed 150 --suite gpu --sizes 1G --precision off --time-budget 0.2
+RUNS=${RUNS:-default default2 quick fixed}
+for name in $RUNS; do
+  case $name in
+    default|default2) run "$name" 150 ;;
+    quick) run quick 60 --quick ;;
+    fixed) run fixed 150 --suite gpu --sizes 256M --precision off --time-budget 0.2 ;;
+  esac
+done
 
 echo "== wall times (s): name wall rc args"
 cat "$W/walls.txt"
-for name in default default2 quick fixed; do
+for name in $RUNS; do
   python3 - "$W/$name/results.jsonl" "$name" <<'EOF'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -63,7 +67,7 @@ python3 scripts/minute_report.py "$W/default" "$W/fixed" > "$W/minute_report.txt
 echo "== identical default runs: compare"
 COLUMNS=100 python3 -m commatlas compare "$W/default" "$W/default2" --html "$W/compare.html" > "$W/compare.txt" 2>&1
 tail -25 "$W/compare.txt"
-for name in default default2 quick fixed; do
+for name in $RUNS; do
   tar czf "$OUT/$name.tar.gz" -C "$W" "$name"
 done
 tar czf "$OUT/logs.tar.gz" -C "$W" build.log list.txt engine-info.json nvidia-smi.csv walls.txt \
