@@ -126,8 +126,13 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
       p.unavailable = b->unavailable(ctx);
     }
     if (!p.unavailable) {
-      for (Params& v : b->variants(ctx))
-        if (ctx.options.full || tier_of(p.info.key, v) == Tier::Default) p.variants.push_back(std::move(v));
+      // Rank 0 decides each variant's tier for every rank: params built from gathered facts (the
+      // GPU of each rank, gathered to rank 0) are complete only there, and ranks that kept
+      // different variants ran different points (a hang, or MPI_ERR_TRUNCATE, on H100 with 2 ranks).
+      for (Params& v : b->variants(ctx)) {
+        const bool keep = ctx.options.full || tier_of(p.info.key, v) == Tier::Default;
+        if (ctx.group.broadcast(keep ? 1 : 0) != 0) p.variants.push_back(std::move(v));
+      }
       p.sizes = sizes_for(p.info, ctx.options);
       std::sort(p.sizes.begin(), p.sizes.end(), std::greater<>());
       total += static_cast<int>(p.variants.size() * p.sizes.size());
