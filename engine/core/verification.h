@@ -23,6 +23,10 @@ namespace commatlas {
 #define COMMATLAS_VERIFY_METHODS(X)                                                                 \
   X(Bytes,     "bytes",     "the destination was poisoned before each timed batch and holds the "  \
                             "source's pattern (or the exact collective result) after the last")     \
+  X(BytesOnce, "bytes_once", "the destination was poisoned once, before the warm-up, and holds the "  \
+                            "source's bytes after the timed loop: the OSU-method reference keeps "  \
+                            "OSU's loops untouched, so it proves the messages arrived, not that "   \
+                            "the timed ones did (written by the CLI, python/commatlas/osu.py)")     \
   X(Sum,       "sum",       "every timed read added the buffer's words into a running sum, which " \
                             "must equal the pattern's sum times the reads (STREAM read)")           \
   X(Chain,     "chain",     "the chase ended on the link that walking the chain for every timed "  \

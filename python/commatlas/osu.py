@@ -149,7 +149,9 @@ def reference_records(lines: Iterable[str], ranks: int, repeat: int | None = Non
             "latency_us": per_op * 1e6,
             "latency_includes": ("half a round trip, bare osu_latency loop" if test == "osu_latency"
                                  else f"one window (osu_{test[4:]}), bare loop"),
-            "verified": {"ok": True, "bytes_checked": int(out.get("bytes_checked", 0))},
+            # OSU fills r_buf once, before its warm-up: the check cannot say the timed messages
+            # arrived, only that messages did (docs/results-format.md, Verification).
+            "verified": {"ok": True, "bytes_checked": int(out.get("bytes_checked", 0)), "method": "bytes_once"},
         })
     return records
 
