@@ -47,6 +47,10 @@ const std::vector<TierRule>& tier_rules() {
        "the managed chain's latency within 5%; 4 GiB points cost 4-5 s each"},
       {"mpi.staged.*", {{"allocator", "managed"}}, "staging copies managed memory like device memory; the GPU-aware path shows managed"},
       {"mpi.*.bibw", {{"gpus", "0,0"}}, "two ranks on one GPU: both directions cross the same HBM, 45 s for a figure no link has"},
+      {"mpi.gpu_aware.*", {{"allocator", "pinned"}},
+       "host buffers handed to the GPU-aware path: 1.2 s per point on H100 (2 ranks, one GPU), mpi.* has host buffers"},
+      {"mpi.gpu_aware.*", {{"allocator", "pageable"}},
+       "host buffers handed to the GPU-aware path: 1.2 s per point on H100 (2 ranks, one GPU), mpi.* has host buffers"},
       {"reference.nccl_*", {}, "self-checks of the harness (a bare loop per size), 2.3 s per point"},
   };
   return rules;
