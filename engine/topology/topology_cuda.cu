@@ -61,7 +61,7 @@ TopologyAnswers ask_node() {
   const cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess) {
     answers.no_gpu_reason = gpu_error_text(rc, "cudaGetDeviceCount", __FILE__, __LINE__);
-    if (rc == cudaErrorNoDevice) answers.no_gpu_reason = "no CUDA device visible (" + answers.no_gpu_reason + ")";
+    if (rc == cudaErrorNoDevice) answers.no_gpu_reason = std::string(kGpuRuntimeName) + ": no device visible (" + answers.no_gpu_reason + ")";
     if (rc == cudaErrorInsufficientDriver)
       answers.no_gpu_reason = "no NVIDIA driver, or one older than the CUDA runtime (" + answers.no_gpu_reason + ")";
     return answers;
