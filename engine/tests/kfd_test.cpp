@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "topology/answers.h"
+#include "topology/goodput.h"
 #include "topology/kfd.h"
 
 namespace commatlas {
@@ -135,6 +136,23 @@ TEST(KfdPeaks, LinkCountFallsBackToTheKernelsPerLinkFigure) {
   link.max_bandwidth_mbs = 100000;  // min_bandwidth unset
   EXPECT_EQ(xgmi_answer(link, 0x74a0, "").links, 2);
   EXPECT_DOUBLE_EQ(xgmi_answer(link, 0x74a0, "").peak_gbps, 128);
+}
+
+}  // namespace
+}  // namespace commatlas
+
+namespace commatlas {
+namespace {
+
+// The studies' expected collective goodput routes over the direct xGMI links of the node.
+TEST(KfdPeaks, XgmiLinksFormTheGoodputGraph) {
+  const Topology topo = topology_of(read_kfd_topology(fixture("mi250x")));
+  const LinkGraph g = link_graph_of(topo);
+  EXPECT_EQ(g.gpus, 8);
+  EXPECT_EQ(g.bundles.size(), 12u);  // linked GCD pairs; routed pairs are no edge
+  EXPECT_EQ(g.source, "xGMI between GPUs");
+  const ExpectedAnswer e = expected_goodput_for("allreduce", 8, g);
+  EXPECT_TRUE(e.gbps) << e.text;
 }
 
 }  // namespace
