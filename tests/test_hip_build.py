@@ -130,3 +130,12 @@ def test_amd_environment_dimensions_sweep_and_are_recorded(engine_path: Path, tm
     results = [r for r in read_lines(out / "results.jsonl") if r.get("type") == "result"]
     seen = {(r["params"].get("env.HSA_ENABLE_SDMA"), r["params"].get("env.HSA_XNACK")) for r in results}
     assert seen == {("0", "1"), ("1", "1")}, seen
+
+
+def test_only_the_runtime_header_includes_the_cuda_headers() -> None:
+    """The HIP build sees CUDA names only through gpu_runtime.h; a direct <cuda_runtime.h> elsewhere
+    pulls NVIDIA's headers into an AMD compile (or fails where they are absent)."""
+    direct = sorted(str(p.relative_to(REPO)) for p in ENGINE_DIR.rglob("*")
+                    if p.suffix in (".cu", ".cpp", ".h") and p.name != "gpu_runtime.h"
+                    and re.search(r"#\s*include\s*<cuda(_runtime)?\.h>", p.read_text(errors="replace")))
+    assert not direct, f"include backends/cuda/gpu_runtime.h instead: {direct}"
