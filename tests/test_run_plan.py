@@ -96,3 +96,17 @@ def test_default_suites_follow_the_machine() -> None:
     without_nccl = {**built, "nccl": {"built": False, "reason": "no NCCL"}}
     assert default_suites({"backends": without_nccl}, four_gpus) == ("host", "gpu", "mpi", "mpi-gpu")
     assert default_suites({"backends": built}, {"gpus": []}) == ("host", "mpi")
+
+
+def test_an_amd_build_counts_as_the_gpu_backend() -> None:
+    from commatlas.selection import check_suites, default_suites, missing_backends
+
+    # What the HIP engine's info says (tests/test_hip_build.py checks the real one): hip built, cuda not.
+    hip = {"backends": {"host": {"built": True}, "hip": {"built": True}, "mpi": {"built": True},
+                        "cuda": {"built": False, "reason": "this build is for HIP (COMMATLAS_WITH_HIP)"},
+                        "nccl": {"built": False, "reason": "rccl.h or librccl not found"}}}
+    four_gpus = fixture_json("topo_4xh200.json")
+    assert missing_backends("gpu", hip) == [] and missing_backends("mpi-gpu", hip) == []
+    assert missing_backends("nccl", hip) == ["nccl"]
+    assert default_suites(hip, four_gpus) == ("host", "gpu", "mpi", "mpi-gpu")
+    check_suites(("gpu",), [{"key": "gpu.copy_ce", "suite": "gpu", "runnable": True}], hip, four_gpus)

@@ -87,3 +87,11 @@ def test_engine_shaped_topology_renders_the_same() -> None:
     text = rendered(json.loads(path.read_text()))
     assert text.count("NV18 478") == 12
     assert text.count("PCIe 63") == 4
+
+
+def test_xgmi_pairs_show_their_link_count() -> None:
+    from commatlas.topo import pair_cell
+
+    # The pair fields the HIP engine writes from the KFD topology (engine/topology/topology_json.cpp).
+    assert pair_cell({"link": "xgmi", "xgmi_links": 4, "xgmi_link_gbps": 50.0, "peak_gbps": 200.0}) == "xGMI4 200"
+    assert pair_cell({"link": "xgmi", "xgmi_links": 0, "xgmi_link_gbps": 0.0, "peak_gbps": 0.0}) == "xGMI0"

@@ -40,5 +40,57 @@ TEST(GpuAwarePolicy, HostAllocatorsRunOnAnyLibrary) {
   EXPECT_FALSE(gpu_pointer_refusal(GpuMessagePath::Direct, AllocatorMemory::Host, open_mpi_4_1_6()));
 }
 
+// The HIP build asks the ROCm way; the decision rules are the same pure function.
+CudaSupportReport rocm(std::string query, LibraryAnswer built, LibraryAnswer run, bool asserted) {
+  CudaSupportReport r;
+  r.runtime = "ROCm";
+  r.query = std::move(query);
+  r.built_with_cuda = built;
+  r.at_run_time = run;
+  r.user_asserts_support = asserted;
+  return r;
+}
+
+TEST(GpuAwarePolicyRocm, OpenMpi5SaysYes) {
+  const auto v = decide_cuda_support(
+      rocm("MPIX_Query_rocm_support (Open MPI extension)", LibraryAnswer::Yes, LibraryAnswer::Yes, false));
+  EXPECT_TRUE(v.supported());
+  EXPECT_NE(v.reason.find("reports ROCm support"), std::string::npos) << v.reason;
+  EXPECT_FALSE(gpu_pointer_refusal(GpuMessagePath::Direct, AllocatorMemory::Gpu, v));
+}
+
+TEST(GpuAwarePolicyRocm, UnknownIsNoUnlessTheUserAssertsIt) {
+  const auto unknown = decide_cuda_support(rocm("", LibraryAnswer::NotAsked, LibraryAnswer::NotAsked, false));
+  EXPECT_FALSE(unknown.supported());
+  EXPECT_NE(unknown.reason.find("MPIX_Query_rocm_support"), std::string::npos) << unknown.reason;
+  const auto refusal = gpu_pointer_refusal(GpuMessagePath::Direct, AllocatorMemory::Gpu, unknown);
+  ASSERT_TRUE(refusal);
+  EXPECT_NE(refusal->find("ROCm-aware"), std::string::npos) << *refusal;
+
+  const auto asserted = decide_cuda_support(rocm("", LibraryAnswer::NotAsked, LibraryAnswer::NotAsked, true));
+  EXPECT_TRUE(asserted.supported());
+  EXPECT_NE(asserted.reason.find("COMMATLAS_MPI_GPU_AWARE=1"), std::string::npos) << asserted.reason;
+  // MPI not initialised yet: the query exists but was not asked; the assertion covers it too.
+  EXPECT_TRUE(decide_cuda_support(rocm("MPIX_GPU_query_support(MPIX_GPU_SUPPORT_HIP) (MPICH)", LibraryAnswer::NotAsked,
+                                       LibraryAnswer::NotAsked, true))
+                  .supported());
+}
+
+TEST(GpuAwarePolicyRocm, TheLibrarysNoWinsOverTheAssertion) {
+  const auto built_without = decide_cuda_support(
+      rocm("MPIX_Query_rocm_support (Open MPI extension)", LibraryAnswer::No, LibraryAnswer::No, true));
+  EXPECT_FALSE(built_without.supported());
+  EXPECT_NE(built_without.reason.find("built without ROCm"), std::string::npos) << built_without.reason;
+  EXPECT_FALSE(decide_cuda_support(rocm("MPIX_GPU_query_support(MPIX_GPU_SUPPORT_HIP) (MPICH)", LibraryAnswer::NotAsked,
+                                        LibraryAnswer::No, true))
+                   .supported());
+}
+
+TEST(GpuAwarePolicy, CudaIgnoresTheAssertion) {
+  CudaSupportReport r;
+  r.user_asserts_support = true;  // ask_mpi_about_cuda never sets it on the CUDA build
+  EXPECT_FALSE(decide_cuda_support(r).supported());
+}
+
 }  // namespace
 }  // namespace commatlas

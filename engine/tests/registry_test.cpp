@@ -50,8 +50,15 @@ TEST(Select, OnlyAndExclude) {
   const auto excluded = keys(select_benchmarks({}, {"host.*"}, {"host.pointer*"}));
   EXPECT_TRUE(has(excluded, "host.memcpy"));
   EXPECT_FALSE(has(excluded, "host.pointer_chase"));
-  // Suite and --only intersect.
-  EXPECT_TRUE(keys(select_benchmarks({"host"}, {"nccl.*", "host.memcpy"}, {})) == std::vector<std::string>{"host.memcpy"});
+  // Suite and --only intersect: a benchmark of another suite named by --only stays out. Which other
+  // suites exist depends on the backends this build has, so take one that is registered.
+  for (const Benchmark* b : Registry::instance().all()) {
+    if (b->info().suite == "host") continue;
+    EXPECT_TRUE(keys(select_benchmarks({"host"}, {b->info().key, "host.memcpy"}, {})) ==
+                std::vector<std::string>{"host.memcpy"})
+        << b->info().key;
+    break;
+  }
 }
 
 TEST(Select, UnknownSuiteOrPatternIsUsageError) {

@@ -20,6 +20,15 @@ struct NvlinkAnswer {  // one active link
   LinkRemote remote = LinkRemote::Gpu;
 };
 
+// One xGMI link set from a GPU to another (AMD; from the KFD topology, see kfd.h).
+struct XgmiAnswer {
+  std::string remote_bus_id;  // canonical form
+  int links = 0;              // 0: no direct link (routed through another GPU)
+  double link_gbps = 0;       // per link, per direction; 0 when the model's rate is unknown
+  double peak_gbps = 0;       // per direction
+  std::string source;         // how peak_gbps was reached
+};
+
 struct GpuAnswers {
   // CUDA runtime and sysfs facts; hbm_peak_gbps and pcie.peak_gbps are left for build_topology.
   GpuInfo info;
@@ -28,6 +37,7 @@ struct GpuAnswers {
   std::vector<NvlinkAnswer> nvlinks;
   int nvml_nvlink_version = 0;    // nvmlDeviceGetNvLinkVersion of the first active link
   double nvlink_speed_gbps = 0;   // per link per direction from NVML field values; 0: none given
+  std::vector<XgmiAnswer> xgmi;   // AMD: links to other GPUs from the KFD topology
 };
 
 struct PeerAnswer {
@@ -42,6 +52,7 @@ struct TopologyAnswers {
   bool nvml_available = false;
   std::string nvml_detail;
   std::string no_gpu_reason;
+  bool kfd_available = false;  // AMD: links came from the KFD topology in sysfs
 };
 
 Topology build_topology(const TopologyAnswers& answers);

@@ -50,6 +50,15 @@ std::string number(double v) {
 }
 
 void link_pair(GpuPair& pair, const GpuAnswers& src, const GpuAnswers& dst) {
+  for (const XgmiAnswer& x : src.xgmi) {
+    if (x.remote_bus_id != dst.info.pci_bus_id) continue;
+    pair.link = "xgmi";
+    pair.xgmi_links = x.links;
+    pair.xgmi_link_gbps = x.link_gbps;
+    pair.peak_gbps = x.peak_gbps;
+    pair.peak_source = x.source;
+    return;
+  }
   const LinkCounts from = count_links(src), to = count_links(dst);
   const auto direct = from.to_gpu.find(dst.info.pci_bus_id);
   const int direct_links = direct == from.to_gpu.end() ? 0 : direct->second;
@@ -101,7 +110,7 @@ Topology build_topology(const TopologyAnswers& answers) {
   Topology topo;
   topo.nvml_available = answers.nvml_available;
   topo.nvml_detail = answers.nvml_detail;
-  topo.source = answers.nvml_available ? "nvml" : "cuda_runtime";
+  topo.source = answers.kfd_available ? "kfd" : answers.nvml_available ? "nvml" : "cuda_runtime";
   topo.no_gpu_reason = answers.no_gpu_reason;
   if (answers.gpus.empty() && topo.no_gpu_reason.empty()) topo.no_gpu_reason = "no GPU found";
 

@@ -243,6 +243,15 @@ LinkGraph link_graph_of(const Topology& topo) {
   if (!g.bundles.empty()) {
     g.gpus = n;
     g.source = "NVLink between GPUs";
+    return g;
+  }
+  // AMD: direct xGMI links from the KFD topology (a pair with 0 links is routed, not an edge).
+  for (const GpuPair& p : topo.pairs)
+    if (p.link == "xgmi" && p.xgmi_links > 0 && p.src < p.dst)
+      g.bundles.push_back({p.src, p.dst, p.xgmi_links, p.peak_gbps / p.xgmi_links});
+  if (!g.bundles.empty()) {
+    g.gpus = n;
+    g.source = "xGMI between GPUs";
   }
   return g;
 }

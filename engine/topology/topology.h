@@ -43,9 +43,11 @@ struct GpuPair {
   int src = 0, dst = 0;
   bool peer_access = false;
   bool peer_atomics = false;
-  std::string link = "none";  // "nvlink", "pcie", "none"
+  std::string link = "none";  // "nvlink", "xgmi", "pcie", "none"
   int nvlink_links = 0;
   double nvlink_link_gbps = 0;  // per link, per direction
+  int xgmi_links = 0;           // AMD Infinity Fabric (xGMI), from the KFD topology
+  double xgmi_link_gbps = 0;    // per link, per direction; 0 when the model's rate is unknown
   double peak_gbps = 0;         // per direction
   std::string peak_source;      // how peak_gbps was reached, for Peak::source
 };
@@ -55,7 +57,7 @@ struct Topology {
   std::vector<GpuPair> pairs;  // every ordered pair src != dst
   bool nvml_available = false;
   std::string nvml_detail;     // NVML version, or why it is unavailable
-  std::string source;          // "nvml" or "cuda_runtime"
+  std::string source;          // "nvml", "kfd" (AMD) or "cuda_runtime"
   std::string no_gpu_reason;   // set when gpus is empty
 
   const GpuPair* pair(int src, int dst) const;

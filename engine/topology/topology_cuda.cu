@@ -1,10 +1,16 @@
 // Discovery with the CUDA runtime (devices, peers), NVML (links) and sysfs (NUMA, PCIe).
+// On the HIP build (AMD): the HIP runtime (devices, peers) and the KFD topology in sysfs (xGMI links,
+// kfd.h) instead of NVML. rocm-smi/amd-smi are not asked: KFD has the link counts they report.
 #include <exception>
 
 #include "backends/cuda/gpu_runtime.h"
 #include "topology/answers.h"
-#include "topology/nvml_library.h"
 #include "topology/sysfs.h"
+#ifdef COMMATLAS_HIP
+#include "topology/kfd.h"
+#else
+#include "topology/nvml_library.h"
+#endif
 
 namespace commatlas {
 namespace {
@@ -53,26 +59,36 @@ PeerAnswer ask_peer(int src, int dst) {
 
 TopologyAnswers ask_node() {
   TopologyAnswers answers;
+#ifdef COMMATLAS_HIP
+  const KfdTopology kfd = read_kfd_topology();
+  answers.nvml_detail = kfd.error.empty() ? std::string("not used on AMD: links from the KFD topology (") + kKfdTopologyDir + ")"
+                                          : "not used on AMD; the KFD topology is unreadable: " + kfd.error;
+#else
   const NvmlLibrary nvml;
   answers.nvml_available = nvml.available();
   answers.nvml_detail = nvml.detail();
+#endif
 
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess) {
     answers.no_gpu_reason = gpu_error_text(rc, "cudaGetDeviceCount", __FILE__, __LINE__);
-    if (rc == cudaErrorNoDevice) answers.no_gpu_reason = "no CUDA device visible (" + answers.no_gpu_reason + ")";
+    if (rc == cudaErrorNoDevice) answers.no_gpu_reason = std::string(kGpuRuntimeName) + ": no device visible (" + answers.no_gpu_reason + ")";
     if (rc == cudaErrorInsufficientDriver)
       answers.no_gpu_reason = "no NVIDIA driver, or one older than the CUDA runtime (" + answers.no_gpu_reason + ")";
     return answers;
   }
   if (count == 0) {
-    answers.no_gpu_reason = "the CUDA runtime sees no device";
+    answers.no_gpu_reason = std::string("the ") + kGpuRuntimeName + " runtime sees no device";
     return answers;
   }
   for (int d = 0; d < count; ++d) {
     GpuAnswers gpu = ask_gpu(d);
+#ifdef COMMATLAS_HIP
+    if (describe_from_kfd(kfd, gpu)) answers.kfd_available = true;
+#else
     nvml.describe(gpu);
+#endif
     read_pci_sysfs(gpu.info);
     answers.gpus.push_back(gpu);
   }

@@ -29,7 +29,10 @@ void write_pair(const GpuPair& p, JsonWriter& out) {
   out.field("src", p.src).field("dst", p.dst);
   out.field("peer_access", p.peer_access).field("peer_atomics", p.peer_atomics);
   out.field("link", p.link).field("nvlink_links", p.nvlink_links);
-  out.field("nvlink_link_gbps", p.nvlink_link_gbps).field("peak_gbps", p.peak_gbps);
+  out.field("nvlink_link_gbps", p.nvlink_link_gbps);
+  // AMD pairs only, so NVIDIA nodes' topology stays as it was recorded.
+  if (p.link == "xgmi") out.field("xgmi_links", p.xgmi_links).field("xgmi_link_gbps", p.xgmi_link_gbps);
+  out.field("peak_gbps", p.peak_gbps);
   out.end_object();
 }
 

@@ -1,5 +1,5 @@
 // gpu_topology() for engines built without the CUDA backend (topology_cuda.cu is not compiled).
-#ifndef COMMATLAS_HAVE_CUDA
+#ifndef COMMATLAS_HAVE_GPU
 
 #include "topology/topology.h"
 

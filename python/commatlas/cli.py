@@ -247,7 +247,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 @command("topo", "show the GPU topology and the theoretical bandwidth of every path", json_argument)
 def cmd_topo(args: argparse.Namespace) -> int:
-    from commatlas.engine import backend_reason
+    from commatlas.engine import backend_reason, gpu_backend
     from commatlas.topo import render
 
     engine = Engine.find()
@@ -255,7 +255,10 @@ def cmd_topo(args: argparse.Namespace) -> int:
     if args.json:
         print_json(topology)
         return 0
-    reason = "" if topology is not None else f"this engine has no topo command: {backend_reason(engine.info(), 'cuda')}"
+    reason = ""
+    if topology is None:
+        info = engine.info()
+        reason = f"this engine has no topo command: {backend_reason(info, gpu_backend(info))}"
     render(stdout_console(), topology, reason)
     return 0
 

@@ -101,6 +101,11 @@ def backend_built(info: dict[str, Any], name: str) -> bool:
     return bool(info.get("backends", {}).get(name, {}).get("built"))
 
 
+def gpu_backend(info: dict[str, Any]) -> str:
+    """The GPU runtime the engine was built for: "hip" (AMD) when that backend is built, else "cuda"."""
+    return "hip" if backend_built(info, "hip") else "cuda"
+
+
 def backend_reason(info: dict[str, Any], name: str) -> str:
     backend = info.get("backends", {}).get(name)
     if backend is None:

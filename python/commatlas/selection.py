@@ -11,14 +11,15 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-from commatlas.engine import backend_built, backend_reason, gpu_count
+from commatlas.engine import backend_built, backend_reason, gpu_backend, gpu_count
 from commatlas.errors import UsageError
 
 MPI_SUITES = ("mpi", "mpi-gpu")
 KNOWN_SUITES = ("host", "gpu", "nccl", "mpi", "mpi-gpu")
 # Where in the engine's sources a GPU error was raised: for its developers, not in a one-line reason.
 SOURCE_LOCATION = re.compile(r"\s+at\s+\S+\.(?:cpp|cu|h|hpp|cuh):\d+")
-# The backends each suite's benchmarks are compiled with (a suite is empty without them).
+# The backends each suite's benchmarks are compiled with (a suite is empty without them); "cuda"
+# stands for the GPU runtime, which is "hip" in an AMD build (gpu_backend).
 SUITE_BACKENDS = {"host": (), "gpu": ("cuda",), "nccl": ("cuda", "nccl"), "mpi": ("mpi",), "mpi-gpu": ("mpi", "cuda")}
 ALL_SUITES = "all"
 
@@ -56,7 +57,8 @@ def default_suites(info: dict[str, Any], topology: dict[str, Any] | None) -> tup
 
 
 def missing_backends(suite: str, info: dict[str, Any]) -> list[str]:
-    return [name for name in SUITE_BACKENDS.get(suite, ()) if not backend_built(info, name)]
+    needed = (gpu_backend(info) if name == "cuda" else name for name in SUITE_BACKENDS.get(suite, ()))
+    return [name for name in needed if not backend_built(info, name)]
 
 
 def require_mpi(what: str, info: dict[str, Any]) -> None:

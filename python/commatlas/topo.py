@@ -19,6 +19,8 @@ def pair_cell(pair: dict[str, Any] | None) -> str:
     rate = f" {peak:.0f}" if peak else ""
     if link == "nvlink":
         return f"NV{pair.get('nvlink_links', '?')}{rate}"
+    if link == "xgmi":  # AMD Infinity Fabric; 0 links: routed through another GPU
+        return f"xGMI{pair.get('xgmi_links', '?')}{rate}"
     if link == "pcie":
         return f"PCIe{rate}"
     return "none"

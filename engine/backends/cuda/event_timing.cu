@@ -9,12 +9,9 @@ namespace {
 // Spins until the host writes 1 to *release, or until the timeout passes (so a host that died
 // between launch and release cannot wedge the GPU); *timed_out tells the host which happened.
 __global__ void spin_until_released(volatile int* release, volatile int* timed_out, unsigned long long timeout_ns) {
-  unsigned long long start;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  const unsigned long long start = device_time_ns();
   while (*release == 0) {
-    unsigned long long now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    if (now - start > timeout_ns) {
+    if (device_time_ns() - start > timeout_ns) {
       *timed_out = 1;
       return;
     }

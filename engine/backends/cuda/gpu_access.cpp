@@ -52,9 +52,18 @@ void require_kernel_access(MemoryKind kind, int gpu) {
   if (kind != MemoryKind::Pageable) return;
   int pageable = 0;
   COMMATLAS_GPU_CHECK(cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, gpu));
+#ifdef COMMATLAS_HIP
+  // On AMD a kernel reaches malloc memory only with XNACK on (HSA_XNACK=1, a GPU and kernel that
+  // support it, e.g. MI250X, MI300A): the runtime answers 0 otherwise.
+  if (!pageable)
+    throw Skip("GPU " + std::to_string(gpu) +
+               " cannot dereference pageable host memory (hipDeviceAttributePageableMemoryAccess = 0; on AMD it "
+               "needs XNACK: HSA_XNACK=1 on a GPU and kernel that support it)");
+#else
   if (!pageable)
     throw Skip("GPU " + std::to_string(gpu) +
                " cannot dereference pageable host memory (cudaDevAttrPageableMemoryAccess = 0)");
+#endif
 }
 
 cudaMemLocation gpu_location(int gpu) {

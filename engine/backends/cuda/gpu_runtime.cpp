@@ -3,7 +3,11 @@
 namespace commatlas {
 
 std::string gpu_error_text(cudaError_t rc, const char* call, const char* file, int line) {
-  return std::string(call) + " failed: " + cudaGetErrorName(rc) + " (" + cudaGetErrorString(rc) + ") at " + file +
+  std::string text = call;
+#ifdef COMMATLAS_HIP
+  if (text.rfind("cuda", 0) == 0) text.replace(0, 4, "hip");
+#endif
+  return text + " failed: " + cudaGetErrorName(rc) + " (" + cudaGetErrorString(rc) + ") at " + file +
          ":" + std::to_string(line);
 }
 

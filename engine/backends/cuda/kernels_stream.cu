@@ -38,8 +38,8 @@ __global__ void read_sum_kernel(const V* __restrict__ src, std::size_t n, unsign
     for (int u = 0; u < U; ++u) acc += contribution(v[u], i + u * stride);
   }
   for (; i < n; i += stride) acc += contribution(src[i], i);
-  for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_down_sync(0xffffffffu, acc, offset);
-  if ((threadIdx.x & 31) == 0) atomicAdd(sum, acc);
+  acc = warp_sum(acc);
+  if (threadIdx.x % warpSize == 0) atomicAdd(sum, acc);
 }
 
 template <typename V, int U>

@@ -31,7 +31,8 @@ inline MpiPointer pointer_handed_to_mpi(GpuMessagePath path, AllocatorMemory mem
 inline std::optional<std::string> gpu_pointer_refusal(GpuMessagePath path, AllocatorMemory memory,
                                                       const CudaSupportVerdict& verdict) {
   if (pointer_handed_to_mpi(path, memory) == MpiPointer::Host || verdict.supported()) return std::nullopt;
-  return "GPU-aware MPI refused: device pointers are passed only to a CUDA-aware MPI library, and " + verdict.reason;
+  return "GPU-aware MPI refused: device pointers are passed only to a " + verdict.runtime + "-aware MPI library, and " +
+         verdict.reason;
 }
 
 }  // namespace commatlas

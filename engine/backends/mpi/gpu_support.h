@@ -5,6 +5,11 @@
 // decision is a pure function so the rules are unit-tested without any particular MPI installed.
 // The default is "not supported": Open MPI 4.1.6 without CUDA support crashes on device pointers,
 // so a GPU-aware benchmark runs only when the library says yes.
+//
+// The HIP build asks the ROCm way (Open MPI 5's MPIX_Query_rocm_support, MPICH's
+// MPIX_GPU_SUPPORT_HIP). Older libraries offer no query: "unknown" is "no" there, unless the user
+// asserts support with COMMATLAS_MPI_GPU_AWARE=1 (HIP build only; the verdict's reason records it).
+// An explicit "no" from the library wins over the assertion.
 #pragma once
 
 #include <string>
@@ -14,6 +19,8 @@ namespace commatlas {
 // One answer of the library: a query that was not available or not asked is NotAsked.
 enum class LibraryAnswer { Yes, No, NotAsked };
 
+constexpr const char* kMpiGpuAwareEnv = "COMMATLAS_MPI_GPU_AWARE";
+
 struct CudaSupportReport {
   // The query the library offers: "MPIX_Query_cuda_support (Open MPI extension)",
   // "MPIX_GPU_query_support (MPICH)", or empty when it offers none.
@@ -22,6 +29,10 @@ struct CudaSupportReport {
   LibraryAnswer built_with_cuda = LibraryAnswer::NotAsked;
   // What the query returned at run time (needs MPI initialised).
   LibraryAnswer at_run_time = LibraryAnswer::NotAsked;
+  // The user's word where the library cannot tell (COMMATLAS_MPI_GPU_AWARE=1; HIP build only).
+  bool user_asserts_support = false;
+  // Whose support is asked: "CUDA", or "ROCm" on the HIP build.
+  std::string runtime = "CUDA";
 };
 
 enum class CudaAwareness { Supported, NotSupported };
@@ -29,12 +40,14 @@ enum class CudaAwareness { Supported, NotSupported };
 struct CudaSupportVerdict {
   CudaAwareness awareness = CudaAwareness::NotSupported;
   std::string reason;  // always set: why yes, or why not (the Skip reason of GPU-aware benchmarks)
+  std::string runtime = "CUDA";  // "CUDA" or "ROCm": what "aware" means here
   bool supported() const { return awareness == CudaAwareness::Supported; }
 };
 
 CudaSupportVerdict decide_cuda_support(const CudaSupportReport& report);
 
 // Queries the linked MPI library; call after MPI_Init (before it, the run-time answer is NotAsked).
+// On the HIP build it asks about ROCm and reads COMMATLAS_MPI_GPU_AWARE.
 CudaSupportReport ask_mpi_about_cuda();
 
 // decide_cuda_support(ask_mpi_about_cuda()): what a GPU-aware benchmark calls before using

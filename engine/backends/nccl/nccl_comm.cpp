@@ -76,7 +76,7 @@ const NcclTeam& nccl_team(NcclLaunch launch, Context& ctx) {
 
 std::optional<std::string> nccl_unavailable(NcclLaunch launch, const Context& ctx, int min_gpus) {
   const int gpus = gpu_count();
-  if (gpus == 0) return "no GPU visible (no CUDA device or driver)";
+  if (gpus == 0) return "no GPU visible (no device or driver)";
   if (launch == NcclLaunch::SingleProcess) {
     if (ctx.group.size() > 1) return "single-process NCCL drives every GPU from one process: run it without mpiexec";
     if (gpus < min_gpus && !test_share_gpu())

@@ -32,7 +32,7 @@ class GpuCollective final : public Benchmark {
 
   std::optional<std::string> unavailable(const Context& ctx) const override {
     if (auto why = mpi_run_unavailable(ctx)) return why;
-    if (gpu_count() == 0) return "no GPU visible (no CUDA device or driver)";
+    if (gpu_count() == 0) return "no GPU visible (no device or driver)";
     if (!find_mpi_collective(op_)) return "no MPI definition of " + to_string(op_) + " is built in";
     return std::nullopt;
   }

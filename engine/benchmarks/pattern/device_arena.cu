@@ -31,11 +31,10 @@ dim3 face_grid(const HaloGeometry& g) {
 
 // Stands for the backward pass: every SM busy until `ns` of GPU time have passed.
 __global__ void spin_for(unsigned long long ns) {
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < ns);
+  // device_time_ns: %globaltimer on NVIDIA, s_memrealtime on AMD (gpu_runtime.h).
+  const unsigned long long start = device_time_ns();
+  while (device_time_ns() - start < ns) {
+  }
 }
 
 class SpinCompute final : public GpuCompute {

@@ -5,7 +5,7 @@
 //   ipc:       CUDA IPC: each rank maps its neighbours' receive buffers once and copies its
 //              messages straight into them (copy engine), with zero-byte MPI messages saying
 //              "slot free" before and "data there" after
-#include <cuda_runtime.h>
+#include "backends/cuda/gpu_runtime.h"
 
 #include <map>
 

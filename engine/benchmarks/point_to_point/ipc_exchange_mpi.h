@@ -2,7 +2,7 @@
 // never timed), and map what the peer exported.
 #pragma once
 
-#include <cuda_runtime.h>
+#include "backends/cuda/gpu_runtime.h"
 
 #include <vector>
 

@@ -48,7 +48,7 @@ class GpuP2p final : public Benchmark {
 
   std::optional<std::string> unavailable(const Context& ctx) const override {
     if (auto why = mpi_run_unavailable(ctx)) return why;
-    if (gpu_count() == 0) return "no GPU visible (no CUDA device or driver)";
+    if (gpu_count() == 0) return "no GPU visible (no device or driver)";
     return std::nullopt;
   }
 
