@@ -38,7 +38,7 @@ Movement chase_movement(const Params& p, bool gpu_chases) {
 
 // L1, L2 and HBM once each (x16 steps): building a 4 GiB chain cost more than every other point.
 std::vector<std::uint64_t> chase_sizes() { return geometric_sizes(4096, 256ull << 20, 16); }
-std::vector<std::uint64_t> chase_quick_sizes() { return {64ull << 10, 256ull << 20}; }
+std::vector<std::uint64_t> chase_quick_sizes() { return {64ull << 10, 16ull << 20}; }
 
 class GpuChaseWorkload final : public Workload {
  public:
