@@ -17,7 +17,7 @@ import pytest
 from conftest import assert_valid_run, have_mpiexec, read_lines, run_cli
 
 # A 2-rank allreduce over 18 sizes at 0.3 s each: far longer than any test waits for.
-MPI_RUN = ["run", "--only", "mpi.allreduce", "--ranks", "2", "--sizes", "8:1M", "--time-budget", "0.3"]
+MPI_RUN = ["run", "--only", "mpi.allreduce", "--ranks", "2", "--sizes", "8:1M", "--time-budget", "0.3", "--precision", "off"]
 # How long ranks may outlive a signal or a killed peer: the CLI's grace is 5 s, then SIGKILL.
 GONE_WITHIN_S = 12
 

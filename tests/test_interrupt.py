@@ -28,7 +28,7 @@ def test_sigint_keeps_records_and_ends_interrupted(engine_path: Path, tmp_path: 
     # 21 sizes at 0.5 s each: far longer than the test waits.
     process = subprocess.Popen(
         [sys.executable, "-m", "commatlas", "run", "--only", "reference.harness_overhead", "--sizes", "1:1M",
-         "--time-budget", "0.5", "--out", str(out)],
+         "--time-budget", "0.5", "--precision", "off", "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         measured = wait_for(lambda: results.exists() and len(read_lines(results)) >= 2, timeout_s=120)
@@ -52,7 +52,7 @@ def test_engine_is_stopped_with_the_run(engine_path: Path, tmp_path: Path) -> No
     out = tmp_path / "run"
     process = subprocess.Popen(
         [sys.executable, "-m", "commatlas", "run", "--only", "reference.harness_overhead", "--sizes", "1:1M",
-         "--time-budget", "0.5", "--out", str(out)],
+         "--time-budget", "0.5", "--precision", "off", "--out", str(out)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         assert wait_for(lambda: (out / "results.jsonl").exists() and len(read_lines(out / "results.jsonl")) >= 2, 120)

@@ -94,7 +94,8 @@ def test_watchdog_names_the_rank_that_stopped(engine_path: Path, tmp_path: Path)
     # Rank 1 stops once the first point is written; the watchdog's limit is far above a --quick point's
     # time even on two shared cores, and the stop lasts until the job is gone.
     proc = commatlas(engine_path, "run", "--suite", "mpi", "--only", "mpi.allreduce", "--sizes", "8,16,32,64,128,256",
-                     "--quick", "--watchdog", "20", "--out", str(run_dir), "--launcher", launcher(),
+                     "--precision", "off", "--time-budget", "0.5", "--watchdog", "20", "--out", str(run_dir),
+                     "--launcher", launcher(),
                      env={"COMMATLAS_PID_DIR": str(pid_dir)}, background=True)
     try:
         rank1 = pid_of(pid_dir, 1)

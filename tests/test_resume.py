@@ -14,7 +14,7 @@ from conftest import assert_one_line_error, assert_valid_run, run_cli
 from test_faults import finish, record_count, start_cli, wait_for
 
 # 7 sizes at 0.3 s each: long enough to interrupt after two, short enough to finish on resume.
-OPTIONS = ["--only", "reference.harness_overhead", "--sizes", "1:64", "--time-budget", "0.3"]
+OPTIONS = ["--only", "reference.harness_overhead", "--sizes", "1:64", "--time-budget", "0.3", "--precision", "off"]
 SIZES = 7
 
 
