@@ -162,15 +162,17 @@ def bands(row: MapRow, bins: list[dict[str, Any]]) -> list[Band]:
             return
         first, last = run[0], run[-1]
         figs = [c.figure for _, c in run]
+        fraction = run[-1][1].fraction
         if len(set(figs)) == 1:
             text = figs[0]
         elif figs[0].endswith(" GB/s"):
-            text = f"up to {max(figs, key=lambda f: float(f.split()[0].replace(',', '')))}"
+            # The fraction shown is the best figure's own, so "up to X Y%" reads as X being Y% of peak.
+            best = max(run, key=lambda bc: float(bc[1].figure.split()[0].replace(",", "")))[1]
+            text, fraction = f"up to {best.figure}", best.fraction
         else:
             text = f"{figs[0]}–{figs[-1]}"
-        fr = [c.fraction for _, c in run if c.fraction]
-        if fr:
-            text += f" {fr[-1]}"
+        if fraction:
+            text += f" {fraction}"
         out.append(Band(_low(first[0]), _high(last[0]), first[1].name, text))
         run.clear()
     for b, cell in zip(bins, row.cells):
