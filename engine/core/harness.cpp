@@ -81,7 +81,8 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
 
   // First op: pays for first touch, lazy module loads, connection setup. Never kept. With the
   // previous size's time known, it is the whole probe: that time, scaled up by the size ratio
-  // (sizes ascend, and an op never gets faster with more bytes), sizes the first warm-up; the
+  // (sizes run largest first, so the estimate is high; an op never gets faster with more bytes, and a
+  // size larger than the hint's is scaled up), sizes the first warm-up; the
   // warm-up re-sizes the batch anyway.
   auto t0 = Clock::now();
   std::vector<double> probe;
