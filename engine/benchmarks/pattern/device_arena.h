@@ -34,4 +34,23 @@ class DeviceArena {
   std::vector<std::unique_ptr<GpuBuffer>> owned_;
 };
 
+// A pattern mechanism whose buffers live on one GPU: the buffer calls every such mechanism answers
+// from its arena, written once here for the GPU-aware/staged MPI and NCCL mechanisms.
+template <typename Base>
+class OnDeviceArena : public Base {
+ public:
+  OnDeviceArena(int device, std::size_t send_bytes, std::size_t recv_bytes) : arena_(device, send_bytes, recv_bytes) {}
+  void* send_home() override { return arena_.send(); }
+  void* recv_home() override { return arena_.recv(); }
+  void* allocate(std::size_t bytes) override { return arena_.allocate(bytes); }
+  void upload(void* dst, const void* host, std::size_t bytes) override { arena_.upload(dst, host, bytes); }
+  void download(void* host, const void* src, std::size_t bytes) override { arena_.download(host, src, bytes); }
+  void fill(void* dst, unsigned char byte, std::size_t bytes) override { arena_.fill(dst, byte, bytes); }
+  void pack(const HaloGeometry& g, const double* grid, void* send) override { arena_.pack(g, grid, send); }
+  void unpack(const HaloGeometry& g, const void* recv, double* grid) override { arena_.unpack(g, recv, grid); }
+
+ protected:
+  DeviceArena arena_;
+};
+
 }  // namespace commatlas

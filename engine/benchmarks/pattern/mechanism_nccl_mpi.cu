@@ -20,23 +20,15 @@ std::vector<PeerMessage> by_tag(std::vector<PeerMessage> messages) {
   return messages;
 }
 
-class NcclMechanism final : public PatternMechanism {
+class NcclMechanism final : public OnDeviceArena<PatternMechanism> {
  public:
   NcclMechanism(const NcclMember& member, std::size_t send_bytes, std::size_t recv_bytes)
-      : member_(member), arena_(member.device, send_bytes, recv_bytes),
+      : OnDeviceArena(member.device, send_bytes, recv_bytes), member_(member),
         counts_(static_cast<std::uint64_t*>(arena_.allocate(2 * kMaxPeers * 8))) {}
 
   std::string describe() const override {
     return "device buffers of GPU " + std::to_string(arena_.device()) + ", NCCL (one MPI rank per GPU)";
   }
-  void* send_home() override { return arena_.send(); }
-  void* recv_home() override { return arena_.recv(); }
-  void* allocate(std::size_t bytes) override { return arena_.allocate(bytes); }
-  void upload(void* dst, const void* host, std::size_t bytes) override { arena_.upload(dst, host, bytes); }
-  void download(void* host, const void* src, std::size_t bytes) override { arena_.download(host, src, bytes); }
-  void fill(void* dst, unsigned char byte, std::size_t bytes) override { arena_.fill(dst, byte, bytes); }
-  void pack(const HaloGeometry& g, const double* grid, void* send) override { arena_.pack(g, grid, send); }
-  void unpack(const HaloGeometry& g, const void* recv, double* grid) override { arena_.unpack(g, recv, grid); }
 
   void exchange(const std::vector<PeerMessage>& sends, const std::vector<PeerMessage>& recvs) override {
     grouped(static_cast<const unsigned char*>(arena_.send()), static_cast<unsigned char*>(arena_.recv()), by_tag(sends),
@@ -78,7 +70,6 @@ class NcclMechanism final : public PatternMechanism {
     COMMATLAS_NCCL(ncclGroupEnd());
   }
   const NcclMember& member_;
-  DeviceArena arena_;
   std::uint64_t* counts_;
 };
 
