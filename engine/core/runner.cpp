@@ -189,7 +189,11 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
           Measurement m = measure(*workload, ctx, hint ? &*hint : nullptr);
           m.cost.prepare_s = prepare_s;
           m.cost.wall_s = seconds_since(t0);
-          hint = MeasureHint{m.seconds_per_op, m.accounting.bytes_per_op};
+          // Only a verified time may size the next point: a loop that moved nothing times in
+          // nanoseconds, and the next size's untimed warm-up (which does move bytes) would be given
+          // a million operations per sample (staged MPI at 64 KiB ran into the watchdog that way).
+          hint.reset();
+          if (m.verification.ok) hint = MeasureHint{m.seconds_per_op, m.accounting.bytes_per_op};
           if (!m.verification.ok) {
             workload.reset();  // what it holds is not known to be right any more
             write(error_record(id, "data check failed: " + m.verification.detail));

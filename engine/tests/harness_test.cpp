@@ -340,5 +340,57 @@ TEST(Runner, FailedDataCheckBecomesErrorRecordWithoutBandwidth) {
   EXPECT_EQ(std::count(record.begin(), record.end(), '\n'), 1);
 }
 
+// A point whose check failed timed a loop that may have moved nothing (nanoseconds per op): its
+// time must not size the next point, whose untimed warm-up does move bytes.
+class FailsFirstSize final : public Benchmark {
+ public:
+  struct Logged final : FakeWorkload {
+    Logged(double t, Accounting a, std::vector<std::vector<Call>>* log) : FakeWorkload(t, a), log_(log) {}
+    ~Logged() override { log_->push_back(runs); }
+    std::vector<std::vector<Call>>* log_;
+  };
+  BenchmarkInfo info() const override {
+    return BenchmarkInfo{"test.fails_first_size", Category::ExplicitCopy, Interface::Memcpy, "test", "",
+                         Metric::Bandwidth, RankRange{1, 1}, {8192, 4096}, {4096}};
+  }
+  Movement movement(const Context&, const Params&) const override {
+    return movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy, host_memory(0, "pageable"),
+                            host_memory(0, "pageable"));
+  }
+  std::unique_ptr<Workload> prepare(Context&, const Params&, std::uint64_t bytes) const override {
+    Accounting a;
+    a.bytes_per_op = static_cast<double>(bytes);
+    const bool first = bytes == 8192;
+    auto w = std::make_unique<Logged>(first ? 1e-9 : 1e-5, a, &calls);
+    if (first) w->verification = {false, bytes, "destination byte 0 differs"};
+    return w;
+  }
+  mutable std::vector<std::vector<FakeWorkload::Call>> calls;
+};
+
+TEST(Runner, AFailedPointDoesNotSizeTheNext) {
+  char path[] = "/tmp/commatlas-runner-test-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  SingleProcessGroup group;
+  RunOptions o = precision_options(0.005, 0.001);
+  Context ctx(o, group, HostFacts{});
+  FailsFirstSize benchmark;
+  {
+    RecordFile out(path);
+    run_benchmarks({&benchmark}, ctx, &out, ProgressMode::None);
+  }
+  std::remove(path);
+  ASSERT_EQ(benchmark.calls.size(), 2u);
+  const auto& second = benchmark.calls[1];
+  ASSERT_GE(second.size(), 2u);
+  // Its own probe: one op, then three single ops to time it (with a hint the probe is the only one).
+  EXPECT_EQ(second[1].samples, 3);
+  EXPECT_EQ(second[1].ops, 1);
+  // And the warm-up sized on its own 10 us, not the failed point's 1 ns.
+  EXPECT_LE(second[2].ops, 10);
+}
+
 }  // namespace
 }  // namespace commatlas
