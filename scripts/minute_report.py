@@ -3,13 +3,16 @@
 default run against the fixed-budget run (--precision off --time-budget 0.2), the per-point
 cost summary, and the projected wall time of the default run on more GPUs.
 
-    python3 scripts/minute_report.py DEFAULT_RUN_DIR FIXED_RUN_DIR [--spread-from REPEAT_RUN_DIR]
+    python3 scripts/minute_report.py DEFAULT_RUN_DIR FIXED_RUN_DIR [--spread-from RUN_A RUN_B]...
+    python3 scripts/minute_report.py --project MULTI_GPU_DEFAULT_RUN_DIR
 
 Comparison rule (issue 11, item 4): every point of 256 MiB or more on device or pinned memory
 whose run-to-run spread is below 0.5% must agree within 1%; the others within their own spread.
-The spread of a point is read from the fixed run's own samples (p95/p5 of the reservoir is far
-wider than the median's spread, so the median's 95% interval half-width is used) unless a run
-measured twice is given with --spread-from.
+The spread of a point is the larger of the two runs' own median intervals (95% half-width; the
+p95/p5 of the reservoir is far wider than the median's spread) and, for each pair of identical runs
+given with --spread-from (e.g. default/default2 and fixed/fixed2), how far apart that pair's
+medians are: run-to-run spread, which a within-run interval cannot see (a pointer chase through
+freshly allocated host memory moves 10-20% between runs, with a 1-2% interval inside each).
 """
 
 from __future__ import annotations
@@ -60,15 +63,21 @@ def on_device_or_pinned(r: dict[str, Any]) -> bool:
     return not values & {"pageable", "managed", "managed_prefetched", "managed_host_preferred", "registered"}
 
 
+def run_to_run(pairs: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]) -> dict[str, float]:
+    """Per point, the largest relative difference of the medians within any pair of identical runs."""
+    spread: dict[str, float] = {}
+    for first, second in pairs:
+        a, b = results(first), results(second)
+        for key in set(a) & set(b):
+            d = abs(a[key]["stats"]["median_s"] / b[key]["stats"]["median_s"] - 1)
+            spread[key] = max(spread.get(key, 0.0), d)
+    return spread
+
+
 def compare(default: list[dict[str, Any]], fixed: list[dict[str, Any]],
-            spread_runs: list[dict[str, Any]] | None) -> tuple[list[str], int]:
+            spread_of: dict[str, float] | None = None) -> tuple[list[str], int]:
     a, b = results(default), results(fixed)
-    spread_of: dict[str, float] = {}
-    if spread_runs:
-        c = results(spread_runs)
-        for key, r in c.items():
-            if key in b:
-                spread_of[key] = abs(r["stats"]["median_s"] / b[key]["stats"]["median_s"] - 1)
+    spread_of = spread_of or {}
     lines = [f"{'point':<90} {'default':>10} {'fixed':>10} {'diff':>7} {'spread':>7} {'limit':>7}  ok"]
     failures = 0
     for key in sorted(set(a) & set(b)):
@@ -77,8 +86,8 @@ def compare(default: list[dict[str, Any]], fixed: list[dict[str, Any]],
             continue
         ma, mb = ra["stats"]["median_s"], rb["stats"]["median_s"]
         diff = abs(ma / mb - 1)
-        spread = spread_of.get(key, max(median_ci_half_width(rb.get("samples_s") or []),
-                                        median_ci_half_width(ra.get("samples_s") or [])))
+        spread = max(spread_of.get(key, 0.0), median_ci_half_width(rb.get("samples_s") or []),
+                     median_ci_half_width(ra.get("samples_s") or []))
         limit = 0.01 if spread < 0.005 and on_device_or_pinned(ra) else max(0.01, 2 * spread)
         ok = diff <= limit
         failures += not ok
@@ -174,14 +183,77 @@ def projection(records: list[dict[str, Any]], gpus: int) -> tuple[float, list[st
     return base + extra, notes
 
 
+GPUS_OF_RECORD = ("gpu", "src_gpu", "dst_gpu", "memory_gpu", "root_gpu")
+
+
+def gpus_in_run(records: list[dict[str, Any]]) -> int:
+    seen: set[int] = set()
+    for r in records:
+        if r.get("type") == "result":
+            for k in GPUS_OF_RECORD:
+                v = r.get("params", {}).get(k)
+                if isinstance(v, int):
+                    seen.add(v)
+    return len(seen)
+
+
+def projection_from_multi_gpu(records: list[dict[str, Any]], gpus: int) -> tuple[float, list[str]]:
+    """Projected wall time of the default run on `gpus` GPUs from a default run on n >= 2 GPUs.
+
+    Model: what the engine enumerates per GPU pair grows; the rest is already measured here.
+    - gpu.copy_{ce,sm}_matrix: N(N-1) ordered pairs uni plus N(N-1)/2 bi, each at this run's mean
+      cost per matrix point;
+    - gpu.copy_*_fanout (root 0 in the default tier): the same points, each moving to N-1 peers at
+      once, so its cost is scaled by (N-1)/(n-1) (an upper bound: the legs run concurrently);
+    - everything else (local and GPU 0 <-> GPU 1 variants, the MPI and NCCL phases, whose
+      point-to-point benchmarks use ranks 0 and 1 and whose collectives stop on precision) at the
+      cost measured here.
+    """
+    n = gpus_in_run(records)
+    base = float(end_of(records).get("wall_s") or 0)
+    notes = [f"measured here ({n} GPUs): {base:.1f} s"]
+    if n < 2:
+        return base, notes + ["not a multi-GPU run"]
+    extra = 0.0
+    for engine in ("gpu.copy_ce_matrix", "gpu.copy_sm_matrix"):
+        costs = [r["cost"]["wall_s"] for r in records
+                 if r.get("type") == "result" and r.get("benchmark") == engine and isinstance(r.get("cost"), dict)]
+        if not costs:
+            continue
+        per = statistics.mean(costs)
+        points = lambda g: g * (g - 1) + g * (g - 1) // 2  # noqa: E731
+        extra += (points(gpus) - points(n)) * per
+        notes.append(f"{engine}: {points(gpus)} points x {per:.3f} s (here {len(costs)})")
+    fan = sum(r["cost"]["wall_s"] for r in records if r.get("type") == "result" and
+              str(r.get("benchmark", "")).endswith("_fanout") and isinstance(r.get("cost"), dict))
+    if fan:
+        extra += fan * ((gpus - 1) / (n - 1) - 1)
+        notes.append(f"fan-out: {fan:.2f} s x {(gpus - 1) / (n - 1):.1f}")
+    return base + extra, notes
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("default_run", type=Path)
-    p.add_argument("fixed_run", type=Path)
-    p.add_argument("--spread-from", type=Path, help="a second fixed-budget run: run-to-run spread per point")
+    p.add_argument("fixed_run", type=Path, nargs="?")
+    p.add_argument("--spread-from", type=Path, nargs=2, action="append", default=[], metavar=("RUN_A", "RUN_B"),
+                   help="a pair of identical runs: their difference per point is run-to-run spread")
+    p.add_argument("--project", action="store_true",
+                   help="only project DEFAULT_RUN (a default run on 2+ GPUs) to 4 and 8 GPUs")
     args = p.parse_args(argv)
-    default, fixed = read(args.default_run), read(args.fixed_run)
-    spread = read(args.spread_from) if args.spread_from else None
+    default = read(args.default_run)
+    if args.project:
+        print(f"wall (end record): {end_of(default).get('wall_s')} s")
+        print("\n".join(cost_table(default)))
+        print("\n== projected default wall time")
+        for n in (4, 8):
+            total, notes = projection_from_multi_gpu(default, n)
+            print(f"{n} GPUs: {total:.0f} s  ({'; '.join(notes)})")
+        return 0
+    if args.fixed_run is None:
+        p.error("FIXED_RUN is needed unless --project")
+    fixed = read(args.fixed_run)
+    spread = run_to_run([(read(x), read(y)) for x, y in args.spread_from])
     print(f"wall (end record): default {end_of(default).get('wall_s')} s, fixed {end_of(fixed).get('wall_s')} s")
     print("\n== points >= 256 MiB: default (precision) vs fixed budget")
     lines, failures = compare(default, fixed, spread)

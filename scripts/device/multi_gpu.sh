@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Multi-GPU evidence (issue 16's run, and the 4/8-GPU wall-time projection of issue 11) in one
+# device call on nvidia-h200-x2 (or x4/x8): build for sm_90 against the CUDA-aware Open MPI of
+# /work/shared/gpu-mpi (carried in .device-carry/), then
+#   default   `time commatlas run` on every GPU (one rank per GPU in the MPI phase): answers.json,
+#             report, the GPU i -> GPU j rows of the map; then its projection to 4 and 8 GPUs
+#   tune      `commatlas run --tune nccl` over NCCL point-to-point, allreduce and two patterns
+#   patterns  every pattern over every mechanism, one rank per GPU (NCCL included)
+# Each run folder is packed into one tarball ($OUT returns 8 files at most).
+# Usage (repository root, .device-carry carried): OUT=/some/dir [RUNS="default tune patterns"] scripts/device/multi_gpu.sh
+set -uo pipefail
+OUT=${OUT:?set OUT to the folder that receives logs and records}
+export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on the lent machines
+W=$(mktemp -d)
+exec > >(tee "$W/multi_gpu.log") 2>&1
+start=$SECONDS
+phase() { echo; echo "== $* (t=$((SECONDS - start)) s, $(date -u +%FT%TZ))"; }
+
+phase "machine"
+nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,clocks.max.mem --format=csv | tee "$W/nvidia-smi.csv"
+nvidia-smi topo -m > "$W/topo-m.txt" 2>&1; head -5 "$W/topo-m.txt"
+
+phase "CUDA-aware Open MPI, then the engine against it"
+CUDA_OMPI=/opt/ompi-cuda
+tar xzf .device-carry/openmpi-4.1.4-cuda-ubuntu24.tgz -C /opt || exit 1
+export OPAL_PREFIX=$CUDA_OMPI PATH=$CUDA_OMPI/bin:$PATH LD_LIBRARY_PATH=$CUDA_OMPI/lib:${LD_LIBRARY_PATH:-}
+ompi_info --parsable --all 2>/dev/null | grep mpi_built_with_cuda_support
+{ cmake -B build-multi -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_CUDA=ON -DCOMMATLAS_WITH_NCCL=ON \
+    -DCOMMATLAS_WITH_MPI=ON -DCOMMATLAS_BUILD_TESTS=OFF -DMPI_C_COMPILER=$CUDA_OMPI/bin/mpicc &&
+  cmake --build build-multi -j32; } > "$W/build.log" 2>&1 || { tail -40 "$W/build.log"; exit 1; }
+echo "build: $((SECONDS - start)) s"
+export COMMATLAS_ENGINE=$PWD/build-multi/engine/commatlas-engine PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
+$COMMATLAS_ENGINE info > "$W/engine-info.json"
+python3 -m commatlas list > "$W/list.txt" 2>&1; tail -3 "$W/list.txt"
+
+run() {  # run NAME LIMIT ARGS...: one `time commatlas run` into $W/NAME, stopped at LIMIT seconds
+  local name=$1 limit=$2; shift 2
+  phase "commatlas run $*"
+  echo "commatlas run --out $name $*" >> "$W/commands.txt"
+  local t0; t0=$(date +%s.%N)
+  { time timeout -s INT "$limit" python3 -m commatlas run --out "$W/$name" "$@" > "$W/$name.log" 2>&1; } 2> "$W/$name.time"
+  local rc=$?
+  local wall; wall=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")
+  echo "$name: rc=$rc wall=${wall}s"; tail -3 "$W/$name.log"
+  echo "$name $wall $rc $*" >> "$W/walls.txt"
+  cp "$W/$name.log" "$W/$name/terminal.txt" 2>/dev/null
+  tar czf "$OUT/$name.tar.gz" -C "$W" "$name"  # now: a later step that overruns the call keeps this one
+}
+
+RUNS=${RUNS:-default tune patterns}
+for name in $RUNS; do
+  case $name in
+    default) run default 200
+      echo "--- first screen"; head -45 "$W/default.log"
+      python3 scripts/minute_report.py --project "$W/default" > "$W/default/projection.txt" 2>&1
+      tail -4 "$W/default/projection.txt"; tar czf "$OUT/default.tar.gz" -C "$W" default ;;
+    tune) run tune 130 --tune nccl --only 'nccl.bandwidth,nccl.allreduce,pattern.halo2d.nccl,pattern.bucketed_allreduce.nccl' \
+            --sizes 8,64K,1M,16M,256M --time-budget 0.05 --watchdog 40 ;;
+    patterns) run patterns 110 --only 'pattern.*' --time-budget 0.05 --watchdog 40 ;;
+  esac
+done
+
+phase "records"
+for name in $RUNS; do
+  python3 - "$W/$name/results.jsonl" "$name" <<'EOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+end = [r for r in recs if r.get("type") == "end"]
+res = [r for r in recs if r.get("type") == "result"]
+over = [r for r in res if (r.get("peak") or {}).get("fraction", 0) > 1.0]
+print(sys.argv[2], "results", len(res), "errors", sum(r.get("type") == "error" for r in recs),
+      "skips", sum(r.get("type") == "skip" for r in recs), "end wall_s", end[-1].get("wall_s") if end else None,
+      "fractions > 1:", len(over))
+for r in recs:
+    if r.get("type") == "error":
+        print("  error", r.get("benchmark"), r.get("bytes"), r.get("message", "")[:160])
+EOF
+done
+cat "$W/walls.txt"
+tar czf "$OUT/logs.tar.gz" -C "$W" multi_gpu.log build.log list.txt engine-info.json nvidia-smi.csv topo-m.txt \
+  walls.txt commands.txt default.log tune.log patterns.log 2>/dev/null
+echo "total $((SECONDS - start)) s"
+ls -la "$OUT"
+exit 0
