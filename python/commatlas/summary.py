@@ -1,6 +1,6 @@
 """The summary printed at the end of a run, answer first: the best-interface map condensed to
 size bands over which the winner does not change (one line per band), the findings, then pair
-matrices, skips and errors. It fits the terminal, and NO_TERMINAL_WIDTH columns when there is no
+matrices, one line on the harness against its bare reference loops, skips and errors. It fits the terminal, and NO_TERMINAL_WIDTH columns when there is no
 terminal (CI, `| tee`): rich would otherwise lay tables out for 80 columns and fold every cell."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 
 from commatlas.answers import compute_answers
+from commatlas.harness_check import harness_check
 from commatlas.osu import comparison_rows
 from commatlas.pair_matrix import matrix_table, pair_matrices
 from commatlas.report.bestmap import bands, map_rows
@@ -124,6 +125,9 @@ def print_summary(console: Console, records: list[dict[str, Any]]) -> None:
         parts.append("Findings")
         parts += lines
     parts += [matrix_table(m) for m in pair_matrices(records)]
+    check = harness_check(run).summary_line()  # evidence about the tool, below the answers
+    if check:
+        parts.append(check)
     parts += [t for t in (osu_table(records), skips_table(records), errors_table(records)) if t is not None]
     if not parts:
         return

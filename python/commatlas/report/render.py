@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from commatlas.answers import collect, compute_answers, write_answers
-from commatlas import osu
+from commatlas import harness_check, osu
 from commatlas.records import read_records
 from commatlas.repeats import benchmark_spreads
 from commatlas.report import bestmap, figures, machine, multinode, variability
@@ -105,6 +105,8 @@ def build_context(run: Run, allocator: str | None = None) -> dict:
         + [NotMeasured(r.benchmark, _variant(r), format_size(r.bytes), "data check did not pass") for r in unverified],
         missing=_missing(run, series),
         osu_rows=osu.comparison_rows(read_records(run.path)) if run.path.is_file() else [],
+        harness=harness_check.harness_check(run),
+        harness_rule=harness_check.RULE,
         counts=dict(results=len(run.results), series=len(series), skipped=len(run.skips), failed=len(run.failures),
                     movements=len(answers["movements"])),
         # Multi-node part (node pairs, expected goodput, soak noise): its own module, one fragment.

@@ -1,0 +1,283 @@
+"""The harness against its bare reference loops.
+
+A reference loop (`reference.host_memcpy`, `reference.mpi_pingpong`, `reference.nccl_*`) times the
+same operation as a harnessed benchmark with one clock pair and no harness, and its record says
+which benchmark it checks (`movement.reference_of`). `harness_check(run)` sets each reference
+point beside that benchmark's point of the same movement and size, and says whether the two agree:
+
+- within 3% of the bare loop's figure (GB/s or us, the records' own metric), at every size;
+- or, up to SMALL_BYTES where the bare loop's operation takes at least 1 us, within 1 us per
+  operation: there a call's fixed cost (a kernel launch, an event pair) sets the time, and the bare
+  loops' own medians move by about 1 us between identical runs (results/nvidia-h200-x2/
+  nccl-overhead: 6.7-9.7 us at 8 B). Below 1 us per operation the allowance would be larger than
+  the time itself, so only the 3% holds there.
+
+The partner is found by movement, never by parameter names: same operation, direction,
+mechanism, the same places at both ends (memory, GPU, NUMA node, rank, allocator, first touch)
+and every choice the reference declares (`threads`, `launch`). A reference that does not place
+its memory (NUMA node unknown) matches a variant placed on the host's only NUMA node, and the
+pair says so. A reference point without a partner is listed with the reason, never dropped.
+
+The OSU-method reference (`reference.osu_*`) has its own comparison (commatlas.osu) and is left out.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from commatlas import osu
+from commatlas.results import Endpoint, Movement, Result, Run
+from commatlas.units import format_ratio, format_size, format_value
+
+AGREE_FRACTION = 0.03
+AGREE_US = 1.0
+SMALL_BYTES = 64 * 1024
+RULE = (f"agree within {AGREE_FRACTION:.0%} of the bare loop's figure; up to {format_size(SMALL_BYTES)}, "
+        f"where the bare loop's operation takes {AGREE_US:g} us or more, within {AGREE_US:g} us per operation")
+_OSU_REFERENCES = frozenset(benchmark for benchmark, _, _ in osu.TESTS.values())
+ParamsKey = tuple[tuple[str, str], ...]
+_ENDPOINT_FIELDS = ("memory", "gpu", "numa", "rank", "node", "processor", "allocator", "first_touch")
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One size of a reference loop beside the harnessed benchmark it checks (medians over passes)."""
+
+    reference: str  # the reference loop's benchmark key
+    benchmark: str  # the harnessed benchmark (reference_of)
+    variant: str  # the harnessed benchmark's parameters
+    bytes: int
+    metric: str  # bandwidth (GB/s) or latency (us)
+    harnessed: float
+    bare: float
+    harnessed_us: float  # time per operation, both
+    bare_us: float
+    passes: int  # passes (--repeat) that measured both
+    rule: str  # the bound that decided: "3%" or "1 us"
+    agree: bool
+    note: str = ""  # how the partner was matched, where it needed saying
+
+    @property
+    def ratio(self) -> float:
+        """Harnessed over bare, in the metric's figure (> 1: the harness reads more GB/s, or more us)."""
+        return self.harnessed / self.bare if self.bare > 0 else float("inf")
+
+    @property
+    def difference(self) -> float:
+        return self.ratio - 1.0
+
+    def describe_difference(self) -> str:
+        d = self.difference
+        return f"{d * 100:+.1f}%".replace("-", "−") if abs(d) < 1 else format_ratio(self.ratio)
+
+
+@dataclass(frozen=True)
+class Unpaired:
+    """Reference points that have no harnessed partner, and why."""
+
+    reference: str
+    checks: str  # what it declares it checks ("" when it declares no movement)
+    sizes: str
+    points: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class HarnessCheck:
+    pairs: list[Pair] = field(default_factory=list)
+    unpaired: list[Unpaired] = field(default_factory=list)
+
+    @property
+    def agreeing(self) -> int:
+        return sum(1 for p in self.pairs if p.agree)
+
+    @property
+    def worst(self) -> Pair | None:
+        """The pair furthest apart (in the metric's figure, either way)."""
+        return max(self.pairs, key=lambda p: abs(_log_ratio(p)), default=None)
+
+    def summary_line(self) -> str | None:
+        """'harness vs bare loops: 5 of 6 points agree (...); worst host.memcpy at 1 MiB: ...'."""
+        return f"harness vs bare loops: {self.verdict()}" if self.pairs or self.unpaired else None
+
+    def verdict(self, rule: bool = True) -> str:
+        parts = [f"{self.agreeing} of {len(self.pairs)} points agree" + (
+            f" (within {AGREE_FRACTION:.0%}, or {AGREE_US:g} us per operation up to {format_size(SMALL_BYTES)})"
+            if rule else "")]
+        worst = self.worst
+        if worst is not None and not worst.agree:
+            parts.append(f"worst {worst.benchmark} at {format_size(worst.bytes)}: "
+                         f"{format_value(worst.harnessed, worst.metric)} harnessed vs "
+                         f"{format_value(worst.bare, worst.metric)} bare ({worst.describe_difference()})")
+        if self.unpaired:
+            parts.append(f"{sum(u.points for u in self.unpaired)} reference point(s) without a partner")
+        return "; ".join(parts)
+
+
+def harness_check(run: Run) -> HarnessCheck:
+    """Every reference loop's points beside the harnessed benchmark they check."""
+    numa_nodes = _numa_nodes(run.meta)
+    references: dict[tuple[str, ParamsKey, int], list[Result]] = {}
+    undeclared: dict[str, list[Result]] = {}
+    for r in run.results:
+        if r.benchmark in _OSU_REFERENCES:
+            continue
+        if r.movement is None:
+            if r.category == "reference":
+                undeclared.setdefault(r.benchmark, []).append(r)
+        elif r.movement.reference_of:
+            references.setdefault((r.benchmark, r.params_key, r.ranks), []).append(r)
+    by_benchmark: dict[str, list[Result]] = {}
+    for r in run.results:
+        if r.verified_ok and r.movement is not None and not r.movement.reference_of:
+            by_benchmark.setdefault(r.benchmark, []).append(r)
+
+    check = HarnessCheck()
+    for name, results in sorted(undeclared.items()):
+        check.unpaired.append(Unpaired(name, "", _sizes(results), len(results),
+                                       "the record declares no movement (written before the engine declared "
+                                       "movements): what it checks is not stated"))
+    for (name, _, ranks), results in sorted(references.items()):
+        _check_reference(run, name, ranks, results, by_benchmark, numa_nodes, check)
+    check.pairs.sort(key=lambda p: (p.reference, p.variant, p.bytes))
+    return check
+
+
+def _check_reference(run: Run, name: str, ranks: int, results: list[Result], by_benchmark: dict[str, list[Result]],
+                     numa_nodes: list[int] | None, check: HarnessCheck) -> None:
+    movement = results[0].movement
+    assert movement is not None
+    target = movement.reference_of
+    failed = [r for r in results if not r.verified_ok]
+    if failed:
+        check.unpaired.append(Unpaired(name, target, _sizes(failed), len(failed), "its data check did not pass"))
+    results = [r for r in results if r.verified_ok]
+    if not results:
+        return
+    env = _env(results[0])
+    candidates = [c for c in by_benchmark.get(target, []) if c.ranks == ranks and _env(c) == env]
+    if not candidates:
+        skipped = next((s.reason for s in run.skips if s.benchmark == target), None)
+        why = (f"{target} was skipped: {skipped}" if skipped
+               else f"the run has no verified {target} result" + (f" on {ranks} ranks" if ranks > 1 else ""))
+        check.unpaired.append(Unpaired(name, target, _sizes(results), len(results), why))
+        return
+    series: dict[ParamsKey, list[Result]] = {}
+    for c in candidates:
+        series.setdefault(c.params_key, []).append(c)
+    matching: list[tuple[ParamsKey, list[Result], str]] = []
+    nearest: tuple[ParamsKey, list[str]] | None = None
+    for key, points in sorted(series.items()):
+        differences, note = _differences(movement, points[0].movement, numa_nodes)
+        if not differences:
+            matching.append((key, points, note))
+        elif nearest is None or len(differences) < len(nearest[1]):
+            nearest = (key, differences)
+    if nearest is not None and not matching:
+        why = (f"no {target} variant has the same movement; the nearest ({_variant(nearest[0])}) "
+               f"differs in {', '.join(nearest[1])}")
+        check.unpaired.append(Unpaired(name, target, _sizes(results), len(results), why))
+    for key, points, note in matching:
+        harnessed = _by_size(points)
+        missing: dict[str, list[int]] = {}
+        for size, bare_passes in sorted(_by_size(results).items()):
+            partner = harnessed.get(size, {})
+            passes = sorted(set(bare_passes) & set(partner), key=repr)
+            if passes:
+                check.pairs.append(_pair(name, target, _variant(key), size, [partner[p] for p in passes],
+                                         [bare_passes[p] for p in passes], note))
+            elif partner:
+                missing.setdefault(f"{target} ({_variant(key)}) measured this size only in other passes (--repeat)",
+                                   []).append(size)
+            else:
+                missing.setdefault(f"{target} ({_variant(key)}) did not measure this size (it measured "
+                                   f"{', '.join(format_size(s) for s in sorted(harnessed))})", []).append(size)
+        for why, sizes in missing.items():
+            check.unpaired.append(Unpaired(name, target, ", ".join(format_size(s) for s in sizes), len(sizes), why))
+
+
+def _pair(name: str, target: str, variant: str, size: int, harnessed: list[Result], bare: list[Result],
+          note: str) -> Pair:
+    metric = bare[0].metric if bare[0].metric == harnessed[0].metric else "latency"
+    h, b = _median(harnessed, metric), _median(bare, metric)
+    h_us, b_us = _median(harnessed, "latency"), _median(bare, "latency")
+    within_fraction = b > 0 and abs(h - b) / b <= AGREE_FRACTION
+    small = size <= SMALL_BYTES and b_us >= AGREE_US
+    within_time = small and abs(h_us - b_us) <= AGREE_US
+    rule = f"{AGREE_US:g} us" if small and not within_fraction else f"{AGREE_FRACTION:.0%}"
+    return Pair(name, target, variant, size, metric, h, b, h_us, b_us, len(bare), rule,
+                bool(within_fraction or within_time), note)
+
+
+def _median(points: list[Result], metric: str) -> float:
+    return statistics.median(p.bandwidth_gbps if metric == "bandwidth" else p.latency_us for p in points)
+
+
+def _log_ratio(p: Pair) -> float:
+    return math.log(p.ratio) if 0 < p.ratio < float("inf") else float("inf")
+
+
+def _differences(ref: Movement, other: Movement | None, numa_nodes: list[int] | None) -> tuple[list[str], str]:
+    """What differs between the reference's movement and a harnessed one (empty: the same), and a
+    note on how a difference that is no difference was read."""
+    if other is None:
+        return ["movement (none declared)"], ""
+    out = [name for name in ("operation", "direction", "mechanism", "same_node")
+           if getattr(ref, name) != getattr(other, name)]
+    notes: set[str] = set()
+    for side, a, b in (("from", ref.source, other.source), ("to", ref.target, other.target)):
+        out += [f"{side}.{d}" for d in _endpoint_differences(a, b, numa_nodes, notes)]
+    theirs = dict(other.choices)
+    out += [f"choices.{k} ({v} vs {theirs.get(k, 'absent')})" for k, v in ref.choices if theirs.get(k) != v]
+    note = ""
+    if notes and not out:
+        nodes = ", ".join(sorted(notes))
+        note = f"placed on NUMA node {nodes}, the host's only node; the reference does not place its memory"
+    return out, note
+
+
+def _endpoint_differences(a: Endpoint | None, b: Endpoint | None, numa_nodes: list[int] | None,
+                          notes: set[str]) -> list[str]:
+    if a is None or b is None:
+        return [] if a is b else ["endpoint"]
+    out = []
+    for name in _ENDPOINT_FIELDS:
+        mine, theirs = getattr(a, name), getattr(b, name)
+        if mine == theirs:
+            continue
+        if name == "numa" and mine is None and numa_nodes == [theirs]:
+            notes.add(str(theirs))  # unplaced memory on a one-node host is on that node
+            continue
+        out.append(f"{name} ({_text(mine)} vs {_text(theirs)})")
+    return out
+
+
+def _text(value: Any) -> str:
+    return "unplaced" if value is None else str(value)
+
+
+def _numa_nodes(meta: dict[str, Any] | None) -> list[int] | None:
+    nodes = (((meta or {}).get("engine") or {}).get("host") or {}).get("numa_nodes")
+    return [int(n) for n in nodes] if isinstance(nodes, list) else None
+
+
+def _env(r: Result) -> ParamsKey:
+    return tuple((k, v) for k, v in r.params_key if k.startswith("env."))
+
+
+def _by_size(points: list[Result]) -> dict[int, dict[int | None, Result]]:
+    """Per size, per pass (--repeat), one result: the later record where a pass measured twice."""
+    out: dict[int, dict[int | None, Result]] = {}
+    for p in points:
+        out.setdefault(p.bytes or 0, {})[p.repeat] = p
+    return out
+
+
+def _sizes(points: list[Result]) -> str:
+    return ", ".join(format_size(s) for s in sorted({p.bytes or 0 for p in points}))
+
+
+def _variant(key: ParamsKey) -> str:
+    return ", ".join(f"{k}={v}" for k, v in key) or "-"
