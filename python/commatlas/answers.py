@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from commatlas.results import Endpoint, Movement, Result, Run, load_run
-from commatlas.units import format_size
+from commatlas.units import format_size, format_size_range
 
 FORMAT = "commatlas-answers/1"
 ANSWERS_FILE = "answers.json"
@@ -62,10 +62,7 @@ def make_bin(i: int) -> Bin:
     if i == 0:
         return Bin(f"≤ {format_size(top)}", 1, top)
     low = top // BIN_FACTOR
-    lo_text, hi_text = format_size(low), format_size(top)
-    if lo_text.split()[1] == hi_text.split()[1]:  # "1–4 MiB", not "1 MiB–4 MiB"
-        lo_text = lo_text.split()[0]
-    return Bin(f"{lo_text}–{hi_text}", low + 1, top)
+    return Bin(format_size_range(low, top), low + 1, top)  # "1–4 MiB", not "1 MiB–4 MiB"
 
 
 # --- places and movement keys ----------------------------------------------------------------

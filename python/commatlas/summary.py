@@ -39,7 +39,7 @@ def map_table(answers: dict[str, Any]) -> Table | None:
     table.add_column("fastest", no_wrap=True)
     table.add_column("figure, % of peak", overflow="fold", min_width=12)
     for row in rows:
-        for i, band in enumerate(bands(row, answers["bins"])):
+        for i, band in enumerate(bands(row)):
             table.add_row(row.short if i == 0 else "", band.sizes, band.name, band.figures)
     return table
 
