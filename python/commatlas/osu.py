@@ -198,6 +198,20 @@ class ComparisonRow:
     ratio: float            # engine / reference
     agree: bool
 
+    @property
+    def engine_text(self) -> str:
+        return format_figure(self.engine, self.metric)
+
+    @property
+    def reference_text(self) -> str:
+        return format_figure(self.reference, self.metric)
+
+
+def format_figure(value: float, metric: str) -> str:
+    """In OSU's units, without exponents: "0.4535 us", "252.1 MB/s", "10,350 MB/s"."""
+    unit = "us" if metric == "latency" else "MB/s"
+    return f"{value:,.0f} {unit}" if value >= 1000 else f"{value:.4g} {unit}"
+
 
 def _figure(record: dict[str, Any]) -> float | None:
     if record.get("metric") == "latency":

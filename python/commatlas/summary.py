@@ -61,8 +61,7 @@ def osu_table(records: list[dict[str, Any]]) -> Table | None:
     for column in ("benchmark", "size", "engine", "OSU method", "engine/OSU", "agree"):
         table.add_column(column, overflow="fold")
     for r in rows:
-        unit = "us" if r.metric == "latency" else "MB/s"
-        table.add_row(r.benchmark, format_size(r.bytes), f"{r.engine:.4g} {unit}", f"{r.reference:.4g} {unit}",
+        table.add_row(r.benchmark, format_size(r.bytes), r.engine_text, r.reference_text,
                       f"{r.ratio:.3f}", "yes" if r.agree else "no")
     return table
 
