@@ -34,3 +34,16 @@ def test_osu_figures_have_no_exponents(records) -> None:
     assert "│ mpi.pingpong  │ 1 B    │ 0.4772 us   │ 0.4535 us   │ 1.052" in table
     assert max(len(line) for line in text.splitlines()) <= 80
 
+
+def test_skips_are_one_row_per_reason(records) -> None:
+    """Was one row per benchmark: 45 rows for 6 reasons, the GPU-aware MPI one 14 times over."""
+    skips = [r for r in records if r["type"] == "skip"]
+    text = printed(records, 100)
+    table = text[text.index("Skipped"):]
+    assert table.count("GPU-aware MPI refused") == 1
+    assert table.count("needs one GPU per rank") == 1
+    rows = [line.split("│")[1:4] for line in table.splitlines() if line.startswith("│")]
+    named = {name.strip() for first, _, _ in rows for name in first.split(",") if name.strip()}
+    assert named == {r["benchmark"] for r in skips}
+    points = [int(count) for _, count, _ in rows if count.strip()]
+    assert sorted(points) == sorted([4, 25, 2, 42, 15, 9]) and sum(points) == len(skips)

@@ -67,15 +67,20 @@ def osu_table(records: list[dict[str, Any]]) -> Table | None:
 
 
 def skips_table(records: list[dict[str, Any]]) -> Table | None:
-    reasons = Counter((r["benchmark"], r.get("reason", "")) for r in records if r.get("type") == "skip")
-    if not reasons:
+    """One row per reason, with the benchmarks it stopped: a one-GPU machine skips dozens of
+    benchmarks for the same two or three reasons, and a row each repeated them."""
+    points = Counter((r.get("reason", ""), r["benchmark"]) for r in records if r.get("type") == "skip")
+    if not points:
         return None
+    by_reason: dict[str, list[str]] = {}
+    for reason, key in sorted(points):
+        by_reason.setdefault(reason, []).append(key)
     table = Table(title="Skipped", title_justify="left")
-    table.add_column("benchmark", no_wrap=True)
+    table.add_column("benchmarks", overflow="fold", ratio=1)
     table.add_column("points", justify="right")
     table.add_column("reason", overflow="fold", ratio=1)
-    for (key, reason), count in sorted(reasons.items()):
-        table.add_row(key, str(count), reason)
+    for reason, keys in sorted(by_reason.items(), key=lambda kv: kv[1][0]):
+        table.add_row(", ".join(keys), str(sum(points[reason, k] for k in keys)), reason)
     return table
 
 
