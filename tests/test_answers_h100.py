@@ -63,3 +63,122 @@ def test_findings_are_short_sentences_without_parameter_dumps(answers) -> None:
         text = f["text"]
         assert len(text) <= 200 and text.endswith("."), text
         assert "=" not in text, f"parameter dump in a finding: {text}"
+
+
+# --- host places: one NUMA node is one place ----------------------------------------------------
+
+def _host_copies(answers: dict) -> list[dict]:
+    return [m for m in answers["movements"] if m["operation"] == "copy" and m["ranks"] == 1
+            and m["from"]["memory"] == "host" and m["to"]["memory"] == "host" and m["metric"] == "bandwidth"]
+
+
+def test_one_numa_node_host_memory_is_one_place(answers) -> None:
+    """Was: host.memcpy (NUMA 0, placed by libnuma) and the GPU kernel copying pinned host memory
+    (NUMA not placed) were two movements, two "CPU memory, copy" rows on a one-node host."""
+    copies = _host_copies(answers)
+    assert len(copies) == 1, [m["key"] for m in copies]
+    assert {"cpu_memcpy", "gpu_load_store"} <= set(copies[0]["mechanisms"])
+    assert copies[0]["from"] == {"memory": "host"} and copies[0]["to"] == {"memory": "host"}
+    # host.pointer_chase (NUMA 0) and host.pointer_chase_gpu_memory (pinned) chase the same memory
+    chases = [m for m in answers["movements"] if m["operation"] == "load_latency" and m["to"].get("processor")
+              and m["to"]["memory"] == "host"]
+    assert len(chases) == 1 and set(chases[0]["mechanisms"]) == {"cpu_load_store"}
+    labels = [m["label"] for m in answers["movements"]]
+    assert len(labels) == len(set(labels)), sorted(x for x in labels if labels.count(x) > 1)
+
+
+def _with_numa_nodes(records: list[dict], nodes: list[int]) -> list[dict]:
+    out = [dict(r) for r in records]
+    meta = json.loads(json.dumps(out[0]))
+    meta["engine"]["host"]["numa_nodes"] = nodes
+    out[0] = meta
+    return out
+
+
+def test_several_numa_nodes_keep_a_placed_and_an_unplaced_buffer_apart(records) -> None:
+    """The same records as if the host had two NUMA nodes: NUMA 0 (host.memcpy) and pinned memory
+    the engine did not place may be on different nodes, so they stay two movements, named apart."""
+    from commatlas.results import run_from_records
+
+    answers = compute_answers(run_from_records(_with_numa_nodes(records, [0, 1])))
+    copies = {m["label"]: m for m in _host_copies(answers)}
+    assert set(copies) == {"CPU memory (NUMA 0), copy", "CPU memory, copy"}
+    assert copies["CPU memory (NUMA 0), copy"]["mechanisms"] == ["cpu_memcpy"]
+    assert copies["CPU memory (NUMA 0), copy"]["from"] == {"memory": "host", "numa": 0}
+    assert "cpu_memcpy" not in copies["CPU memory, copy"]["mechanisms"]
+
+
+def test_a_record_on_another_node_than_the_meta_names_is_not_merged(records) -> None:
+    """No meta's word against a record's: a run whose records name NUMA 1 has more than one node."""
+    from commatlas.results import run_from_records
+
+    changed = [json.loads(json.dumps(r)) for r in records]
+    for r in changed:
+        if r.get("benchmark") == "host.memcpy" and r["type"] == "result":
+            r["movement"]["from"]["numa"] = r["movement"]["to"]["numa"] = 1
+    answers = compute_answers(run_from_records(changed))
+    assert len(_host_copies(answers)) == 2
+
+
+# --- sizes shown are sizes measured -------------------------------------------------------------
+
+def _band_sizes(records: list[dict], width: int) -> dict[str, list[str]]:
+    """The terminal map's sizes column, per movement (its first line's label), as printed."""
+    import io
+
+    from rich.console import Console
+
+    from commatlas.summary import print_summary
+
+    out = io.StringIO()
+    print_summary(Console(file=out, width=width, force_terminal=True, color_system=None), records)
+    lines = out.getvalue().splitlines()
+    header = next(line for line in lines if line.startswith("movement "))
+    at = header.index("sizes")
+    table: dict[str, list[str]] = {}
+    label = ""
+    for line in lines[lines.index(header) + 2:lines.index("Findings")]:
+        sizes = line[at:].strip().split("  ")[0]
+        if line[:at].strip() and sizes:
+            label = line[:at].strip()
+            table[label] = []
+        if sizes:
+            table[label].append(sizes)
+    return table
+
+
+def test_terminal_bands_show_the_sizes_measured_not_bin_bounds(records, answers) -> None:
+    """Was: "host memory → GPU 0  1 B–256 MiB" (nothing below 4 KiB was measured there), and
+    "within GPU 0  64 MiB–256 MiB" (only 256 MiB was)."""
+    from commatlas.report.bestmap import bands, map_rows
+
+    table = _band_sizes(records, 100)
+    assert table["host memory → GPU 0"] == ["4 KiB–256 MiB"]
+    assert table["host memory → GPU 0 (latency)"] == ["4–32 KiB"]  # gpu.copy_latency's 4 and 32 KiB
+    assert table["within GPU 0"] == ["4 KiB–16 MiB", "256 MiB"]
+    assert table["rank 0 → rank 1, host buffers, ping-pong"] == ["4 KiB–1 MiB"]
+    for width in (100, 80):
+        assert not any(s.startswith("1 B") for sizes in _band_sizes(records, width).values() for s in sizes)
+    rows, _ = map_rows(answers)
+    for mrow in rows:
+        for band in bands(mrow):
+            sizes = {c.bytes for c in mrow.cells if c is not None}
+            assert band.low in sizes and band.high in sizes, (mrow.label, band)
+
+
+def test_map_columns_are_headed_by_the_sizes_measured(tmp_path) -> None:
+    """Was: summary.md and report.html headed columns with bins ("4–16 MiB" over 16 MiB figures)
+    and kept a column no movement measured in (4–16 KiB)."""
+    import shutil
+
+    from commatlas.report import write_report
+
+    shutil.copy(RUN / "results.jsonl", tmp_path / "results.jsonl")
+    paths = write_report(tmp_path)
+    markdown = paths.markdown.read_text()
+    header = next(line for line in markdown.splitlines() if line.startswith("| movement |"))
+    assert header == "| movement | 4 KiB | 64 KiB | 256 KiB | 1 MiB | 2 MiB | 16 MiB | 32 MiB | 256 MiB |"
+    row = next(line for line in markdown.splitlines() if line.startswith("| [allgather, host buffers"))
+    assert row.split(" | ")[1] == "MPI 0.384 GB/s at 1 KiB"  # measured at 1 KiB, in the 4 KiB column
+    html = paths.html.read_text()
+    assert '<th title="bin 4–16 MiB">16 MiB</th>' in html and "<th>4–16 KiB</th>" not in html

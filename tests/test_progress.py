@@ -49,3 +49,42 @@ def test_bar_counts_points_and_keeps_other_lines_for_the_log() -> None:
     assert "2/4" in shown and "host.memcpy 4 KiB 3 GB/s" in shown
     assert re.search(r"eta [-\d]+:[-\d]+:[-\d]+", shown), shown  # the time-left estimate (unknown yet: -:--:--)
     assert log.getvalue() == "[vm:1] a launcher warning\n"
+
+
+def test_osu_reference_counts_its_tests_at_80_columns() -> None:
+    """Was "OSU-method reference ━━━ 0/? 0:00:01 eta": the reference prints figures, not progress
+    events. Its real output (the committed H100 run's engine.log) now counts tests × sizes."""
+    import io
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from commatlas import osu
+    from commatlas.progress import PhaseProgress
+
+    log_path = Path(__file__).resolve().parent.parent / "results/nvidia-h100-x1/atlas-default/default/engine.log"
+    lines = log_path.read_text().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if "commatlas-osu-ref" in line and line.startswith("$ "))
+    command = lines[start].split()
+    tests = command[command.index("--tests") + 1].split(",")
+    sizes = [int(s) for s in command[command.index("--sizes") + 1].split(",")]
+    output = [line for line in lines[start + 1:] if line.startswith('{"test"')]
+    assert len(output) == osu.reference_total(tests, sizes) == 15
+    screen, log = io.StringIO(), io.StringIO()
+    with PhaseProgress(Console(file=screen, width=80, force_terminal=False)) as progress:
+        progress.follow("OSU method", iter(["[vm:1] launcher noise\n", *output]), log,
+                        osu.PROGRESS_METRICS, total=osu.reference_total(tests, sizes), point_of=osu.progress_point)
+    shown = screen.getvalue().splitlines()[-1]
+    assert "15/15" in shown and "?" not in shown, shown
+    assert "osu_bibw 1 MiB 10.7 GB/s" in shown, shown
+    assert len(shown.rstrip()) <= 80
+    assert log.getvalue() == "[vm:1] launcher noise\n" + "".join(output)  # the figures stay in the log
+
+
+def test_osu_reference_latency_point_shows_time() -> None:
+    from commatlas import osu
+
+    line = '{"test":"osu_latency","bytes":1,"latency_us":0.453482,"seconds":0.00906965,"iterations":10000,' \
+           '"skip":100,"verified":true,"bytes_checked":2}'
+    assert describe_point(osu.progress_point(line), osu.PROGRESS_METRICS["osu_latency"]) == "osu_latency 1 B 453 ns"
+    assert osu.progress_point("[vm:1] noise") is None

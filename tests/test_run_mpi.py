@@ -35,6 +35,7 @@ def mpi_run(engine_path: Path, engine_info, engine_benchmarks, tmp_path_factory)
     done = run_cli("run", "--quick", "--suite", "mpi", "--ranks", str(RANKS), "--sizes", "8,64K",
                    "--out", str(out), timeout=600)
     assert done.returncode == 0, done.stderr + done.stdout + (out / "engine.log").read_text()
+    (out.parent / "terminal.txt").write_text(done.stdout + done.stderr)  # what the user saw
     return out
 
 
@@ -79,6 +80,9 @@ def test_run_starts_the_osu_reference_at_the_engines_sizes(mpi_run: Path, valida
     rows = osu.comparison_rows(records)
     assert {(row.benchmark, row.bytes) for row in rows} == measured
     assert all(row.engine > 0 and row.reference > 0 and row.rounds == 1 for row in rows)
+    # Its progress line counts what it ran (was "0/?": the reference prints no progress events).
+    shown = [line for line in (mpi_run.parent / "terminal.txt").read_text().splitlines() if line.startswith("OSU method")]
+    assert shown and f"{len(references)}/{len(references)}" in shown[-1] and "?" not in shown[-1], shown
 
 
 def test_collectives_carry_osu_average_next_to_the_max(mpi_run: Path, validator) -> None:

@@ -7,6 +7,10 @@ Rules (docs/answers.md says them for users):
 - Alternatives compete only within one movement: same operation, direction, metric, from place,
   to place and rank count. A place is memory kind + GPU index / NUMA node / rank (+ processor for
   read, write and load latency). Allocator, first touch, mechanism and choices are what competes.
+- On a host with one NUMA node (the run's meta says so, and no record names another) all host
+  memory is on that node: a buffer the engine placed there (numa 0) and one it did not place
+  (numa null: pinned memory, MPI buffers) are one place, keyed without the node. With several
+  nodes, a known node and an unknown one stay apart.
 - Bins: one per ×4 of size, the first "≤ 4 KiB". A cell compares contenders at one size: the
   size of the bin that the most contenders measured (the largest of those on a tie).
 - A cache-resident figure is never a cell's winner; a cell with only such figures is marked
@@ -27,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from commatlas.results import Endpoint, Movement, Result, Run, load_run
-from commatlas.units import format_size
+from commatlas.units import format_size, format_size_range
 
 FORMAT = "commatlas-answers/1"
 ANSWERS_FILE = "answers.json"
@@ -58,32 +62,30 @@ def make_bin(i: int) -> Bin:
     if i == 0:
         return Bin(f"≤ {format_size(top)}", 1, top)
     low = top // BIN_FACTOR
-    lo_text, hi_text = format_size(low), format_size(top)
-    if lo_text.split()[1] == hi_text.split()[1]:  # "1–4 MiB", not "1 MiB–4 MiB"
-        lo_text = lo_text.split()[0]
-    return Bin(f"{lo_text}–{hi_text}", low + 1, top)
+    return Bin(format_size_range(low, top), low + 1, top)  # "1–4 MiB", not "1 MiB–4 MiB"
 
 
 # --- places and movement keys ----------------------------------------------------------------
 
-def place_key(e: Endpoint | None) -> str:
+def place_key(e: Endpoint | None, numa: bool = True) -> str:
+    """`numa`: whether host places are told apart by NUMA node (False on a one-node host)."""
     if e is None:
         return "none"
     if e.memory == "gpu":
         text = "gpu" + ("" if e.gpu is None else str(e.gpu)) + (".sm" if e.processor else "")
     elif e.memory == "host":
-        text = ("cpu" if e.processor else "host") + ("" if e.numa is None else f".numa{e.numa}")
+        text = ("cpu" if e.processor else "host") + ("" if e.numa is None or not numa else f".numa{e.numa}")
     else:
         text = e.memory
     return (f"rank{e.rank}:" if e.rank is not None else "") + text
 
 
-def place_json(e: Endpoint | None) -> dict[str, Any] | None:
+def place_json(e: Endpoint | None, numa: bool = True) -> dict[str, Any] | None:
     if e is None:
         return None
     out: dict[str, Any] = {"memory": e.memory}
     for name in ("gpu", "numa", "rank"):
-        if getattr(e, name) is not None:
+        if getattr(e, name) is not None and (numa or name != "numa"):
             out[name] = getattr(e, name)
     if e.processor:
         out["processor"] = True
@@ -107,25 +109,46 @@ class MoveKey:
         return key + (f"|{self.ranks} ranks" if self.ranks > 1 else "") + ("|inter-node" if self.remote else "")
 
 
-def move_key(r: Result) -> MoveKey:
+def move_key(r: Result, numa: bool = True) -> MoveKey:
     m = r.movement
     assert m is not None
-    return MoveKey(m.operation, m.direction, r.metric, place_key(m.source), place_key(m.target), r.ranks,
+    return MoveKey(m.operation, m.direction, r.metric, place_key(m.source, numa), place_key(m.target, numa), r.ranks,
                    m.same_node is False)
+
+
+@dataclass(frozen=True)
+class NumaView:
+    keyed: bool  # host places are told apart by NUMA node
+    named: bool  # labels name the node (the host has several)
+
+
+def numa_view(run: Run) -> NumaView:
+    """How a run's host places read: one NUMA node makes every host buffer one place (see the
+    module's rules); several keep each node, and an unplaced buffer, apart, and say which."""
+    declared = {e.numa for r in run.results if r.movement for e in (r.movement.source, r.movement.target)
+                if e is not None and e.numa is not None}
+    nodes = (((run.meta or {}).get("engine") or {}).get("host") or {}).get("numa_nodes")
+    nodes = set(nodes) if isinstance(nodes, list) else None
+    one_node = nodes is not None and len(nodes) == 1 and declared <= nodes
+    return NumaView(keyed=not one_node, named=len(declared) > 1 or (nodes is not None and len(nodes) > 1))
+
+
+def _numa_words(e: Endpoint, numa: bool) -> str:
+    return f" (NUMA {e.numa})" if numa and e.numa is not None else ""
 
 
 def _memory_words(e: Endpoint, numa: bool) -> str:
     if e.memory == "gpu":
         return "GPU memory" if e.gpu is None else f"GPU {e.gpu}"
     if e.memory == "host":
-        return "host memory" + (f" (NUMA {e.numa})" if numa and e.numa is not None else "")
+        return "host memory" + _numa_words(e, numa)
     return e.memory
 
 
 def _processor_words(e: Endpoint, numa: bool) -> str:
     if e.memory == "gpu":
         return "GPU" if e.gpu is None else f"GPU {e.gpu}"
-    return "CPU" + (f" (NUMA {e.numa})" if numa and e.numa is not None else "")
+    return "CPU" + _numa_words(e, numa)
 
 
 def movement_label(m: Movement, metric: str, ranks: int, numa: bool = False) -> str:
@@ -147,13 +170,14 @@ def movement_label(m: Movement, metric: str, ranks: int, numa: bool = False) -> 
     if m.operation in ("read", "write", "load_latency"):
         memory, cpu = (a, b) if m.operation != "write" else (b, a)
         verb = {"read": "reads", "write": "writes", "load_latency": "load latency,"}[m.operation]
-        if memory.memory == "host" and cpu.memory == "host" and m.operation != "load_latency":
-            return f"CPU memory, {m.operation}"
+        if memory.memory == "host" and cpu.memory == "host" and m.operation != "load_latency" \
+                and (not numa or memory.numa == cpu.numa):
+            return f"CPU memory{_numa_words(memory, numa)}, {m.operation}"
         return f"{_processor_words(cpu, numa)} {verb} {_memory_words(memory, numa)}"
     if a.memory == "gpu" and b.memory == "gpu" and a.gpu == b.gpu and a.gpu is not None:
         return f"within GPU {a.gpu}" + latency
     if a.memory == "host" and b.memory == "host" and (not numa or a.numa == b.numa):
-        return "CPU memory, copy" + latency
+        return f"CPU memory{_numa_words(a, numa)}, copy" + latency
     if m.direction == "one_to_all":
         return f"{_memory_words(a, numa)} → every other GPU (fan-out){latency}"
     if m.direction == "all_to_one":
@@ -242,6 +266,7 @@ class MovementData:
     key: MoveKey
     movement: Movement  # of the first record seen (its places; mechanism varies)
     label: str
+    numa: bool = True  # whether its places are keyed (and written) with their NUMA node
     contenders: dict[Contender, dict[int, Result]] = field(default_factory=dict)
 
     @property
@@ -251,8 +276,7 @@ class MovementData:
 
 def collect(run: Run) -> tuple[list[MovementData], dict[str, int]]:
     """Results grouped by movement and contender; counts of what took no part, and why."""
-    numa = len({e.numa for r in run.results if r.movement for e in (r.movement.source, r.movement.target)
-                if e is not None and e.numa is not None}) > 1
+    numa = numa_view(run)
     table: dict[MoveKey, MovementData] = {}
     left_out = {"no_movement": 0, "reference": 0, "unverified": 0}
     for r in run.results:
@@ -268,10 +292,10 @@ def collect(run: Run) -> tuple[list[MovementData], dict[str, int]]:
             continue
         if r.bytes is None or not math.isfinite(value_of(r)) or value_of(r) <= 0:
             continue
-        key = move_key(r)
+        key = move_key(r, numa.keyed)
         data = table.get(key)
         if data is None:
-            data = table[key] = MovementData(key, m, movement_label(m, r.metric, r.ranks, numa))
+            data = table[key] = MovementData(key, m, movement_label(m, r.metric, r.ranks, numa.named), numa.keyed)
         data.contenders.setdefault(contender_of(r), {})[r.bytes] = r  # a repetition keeps the later record
     return sorted(table.values(), key=lambda d: _row_order(d)), left_out
 
@@ -375,7 +399,8 @@ def movement_answer(d: MovementData, bins: list[Bin]) -> dict[str, Any]:
             by_allocator[name] = _cells(bins, mine, d.metric)
     m = d.movement
     return {"key": d.key.text(), "label": d.label, "operation": m.operation, "direction": m.direction,
-            "metric": d.metric, "from": place_json(m.source), "to": place_json(m.target), "ranks": d.key.ranks,
+            "metric": d.metric, "from": place_json(m.source, d.numa), "to": place_json(m.target, d.numa),
+            "ranks": d.key.ranks,
             "same_node": m.same_node, "mechanisms": sorted({c.mechanism for c in d.contenders}),
             "allocators": allocators, "fastest_allocator": fastest_allocator(cells), "cells": cells,
             "crossovers": crossovers(cells), "by_allocator": by_allocator}

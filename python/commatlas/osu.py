@@ -95,6 +95,41 @@ def _method(test: str, iterations: int, skip: int, window: int | None) -> str:
             f"MPI_Wtime on rank 0 around {iterations} {what}, after {skip} skipped")
 
 
+def reference_total(tests: list[str], sizes: list[int]) -> int:
+    """Lines the reference will print: one per test and size, as it measures them."""
+    return len(tests) * len(sizes)
+
+
+def _output(line: str) -> dict[str, Any] | None:
+    """One of the reference's JSON lines, or None (launcher noise)."""
+    line = line.strip()
+    if not line.startswith("{"):
+        return None
+    try:
+        out = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return out if isinstance(out, dict) and out.get("test") in TESTS else None
+
+
+def progress_point(line: str) -> dict[str, Any] | None:
+    """A reference line as a progress point, in the engine's event shape ("osu_bw 1 MiB 10.6 GB/s")."""
+    out = _output(line)
+    if out is None:
+        return None
+    event: dict[str, Any] = {"event": "point", "benchmark": out["test"], "bytes": out.get("bytes"),
+                             "status": "ok" if out.get("verified") else "data check failed"}
+    if out.get("latency_us") is not None:
+        event["median_s"] = float(out["latency_us"]) / 1e6
+    if out.get("mb_per_s") is not None:
+        event["gbps"] = float(out["mb_per_s"]) / 1e3
+    return event
+
+
+# The figure each test's progress point is about (progress.describe_point's `metric`).
+PROGRESS_METRICS = {test: "latency" if test == "osu_latency" else "bandwidth" for test in TESTS}
+
+
 def reference_records(lines: Iterable[str], ranks: int, repeat: int | None = None,
                       env: tuple[tuple[str, str], ...] = (), now: float | None = None,
                       movements: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
@@ -103,14 +138,8 @@ def reference_records(lines: Iterable[str], ranks: int, repeat: int | None = Non
     records = []
     stamp = time.time() if now is None else now
     for line in lines:
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            out = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(out, dict) or out.get("test") not in TESTS:
+        out = _output(line)
+        if out is None:
             continue
         test = out["test"]
         benchmark, checks, _ = TESTS[test]
@@ -168,6 +197,20 @@ class ComparisonRow:
     reference_spread: float  # (max - min) / median of the reference over the passes
     ratio: float            # engine / reference
     agree: bool
+
+    @property
+    def engine_text(self) -> str:
+        return format_figure(self.engine, self.metric)
+
+    @property
+    def reference_text(self) -> str:
+        return format_figure(self.reference, self.metric)
+
+
+def format_figure(value: float, metric: str) -> str:
+    """In OSU's units, without exponents: "0.4535 us", "252.1 MB/s", "10,350 MB/s"."""
+    unit = "us" if metric == "latency" else "MB/s"
+    return f"{value:,.0f} {unit}" if value >= 1000 else f"{value:.4g} {unit}"
 
 
 def _figure(record: dict[str, Any]) -> float | None:

@@ -75,17 +75,25 @@ class PhaseProgress:
         self._progress.__exit__(*exc)
 
     def follow(self, title: str, stream: IO[str], log: IO[str], metrics: dict[str, str] | None = None,
-               on_event: Callable[[], None] | None = None) -> None:
+               on_event: Callable[[], None] | None = None, total: int | None = None,
+               point_of: Callable[[str], dict[str, Any] | None] | None = None) -> None:
         """Reads the engine's stdout until it closes; `metrics` maps benchmark keys to the
-        figure each is about (bandwidth or latency); `on_event` hears of every progress event."""
+        figure each is about (bandwidth or latency); `on_event` hears of every progress event.
+        A program that prints no events (the OSU-method reference) gives its `total` up front,
+        and `point_of` reads a point from one of its lines (which still go to the log)."""
         metrics = metrics or {}
-        task: TaskID = self._progress.add_task(title, total=None, last="")
+        task: TaskID = self._progress.add_task(title, total=total, last="")
+        done = 0
         for line in stream:
             event = parse_event(line)
             if event is None:
                 log.write(line)
                 log.flush()
-                continue
+                event = point_of(line) if point_of is not None else None
+                if event is None:
+                    continue
+                done += 1
+                event = {**event, "done": done}
             if on_event is not None:
                 on_event()
             if event["event"] == "start":

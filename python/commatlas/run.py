@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from rich.console import Console
 
@@ -263,9 +263,11 @@ class PhaseOutcome:
 
 def run_phase(command: list[str], title: str, log_path: Path, progress: PhaseProgress,
               metrics: dict[str, str], environment: dict[str, str] | None = None, unset: tuple[str, ...] = (),
-              startup_timeout_s: float | None = None, keep: list[str] | None = None) -> PhaseOutcome:
+              startup_timeout_s: float | None = None, keep: list[str] | None = None, total: int | None = None,
+              point_of: Callable[[str], dict[str, Any] | None] | None = None) -> PhaseOutcome:
     """Runs one phase to its end; `keep` collects every line it printed (the OSU reference's
-    figures), which also go to the log."""
+    figures), which also go to the log; `total` and `point_of`: PhaseProgress.follow's, for a
+    program that prints no progress events."""
     with log_path.open("a", encoding="utf-8") as log:
         log.write(f"$ {shlex.join(command)}\n")
         log.flush()
@@ -292,7 +294,7 @@ def run_phase(command: list[str], title: str, log_path: Path, progress: PhasePro
         try:
             assert process.stdout is not None
             lines = process.stdout if keep is None else _kept(process.stdout, keep)
-            progress.follow(title, lines, log, metrics, on_event=started.set)
+            progress.follow(title, lines, log, metrics, on_event=started.set, total=total, point_of=point_of)
             outcome.status = process.wait()
         except BaseException:
             stop_process_group(process)
@@ -329,8 +331,10 @@ def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Pat
     else:
         command = phase.launcher.command([str(program), *osu.reference_arguments(tests, sizes)], environment)
         lines: list[str] = []
-        outcome = run_phase(command, "OSU-method reference", log_path, progress, {}, environment, run_pass.unset(),
-                            startup_timeout(phase.launcher), keep=lines)
+        # "OSU method", short: the longest phase title widens every progress line's first column.
+        outcome = run_phase(command, "OSU method", log_path, progress, osu.PROGRESS_METRICS, environment,
+                            run_pass.unset(), startup_timeout(phase.launcher), keep=lines,
+                            total=osu.reference_total(tests, sizes), point_of=osu.progress_point)
         records = osu.reference_records(lines, ranks, run_pass.repeat, run_pass.env,
                                         movements=osu.engine_movements(this_pass))
         if outcome.status != 0:

@@ -40,7 +40,7 @@ def map_table(answers: dict[str, Any]) -> Table | None:
     table.add_column("fastest", no_wrap=True)
     table.add_column("figure, % of peak", overflow="fold", min_width=12)
     for row in rows:
-        for i, band in enumerate(bands(row, answers["bins"])):
+        for i, band in enumerate(bands(row)):
             table.add_row(row.short if i == 0 else "", band.sizes, band.name, band.figures)
     return table
 
@@ -62,22 +62,26 @@ def osu_table(records: list[dict[str, Any]]) -> Table | None:
     for column in ("benchmark", "size", "engine", "OSU method", "engine/OSU", "agree"):
         table.add_column(column, overflow="fold")
     for r in rows:
-        unit = "us" if r.metric == "latency" else "MB/s"
-        table.add_row(r.benchmark, format_size(r.bytes), f"{r.engine:.4g} {unit}", f"{r.reference:.4g} {unit}",
+        table.add_row(r.benchmark, format_size(r.bytes), r.engine_text, r.reference_text,
                       f"{r.ratio:.3f}", "yes" if r.agree else "no")
     return table
 
 
 def skips_table(records: list[dict[str, Any]]) -> Table | None:
-    reasons = Counter((r["benchmark"], r.get("reason", "")) for r in records if r.get("type") == "skip")
-    if not reasons:
+    """One row per reason, with the benchmarks it stopped: a one-GPU machine skips dozens of
+    benchmarks for the same two or three reasons, and a row each repeated them."""
+    points = Counter((r.get("reason", ""), r["benchmark"]) for r in records if r.get("type") == "skip")
+    if not points:
         return None
+    by_reason: dict[str, list[str]] = {}
+    for reason, key in sorted(points):
+        by_reason.setdefault(reason, []).append(key)
     table = Table(title="Skipped", title_justify="left")
-    table.add_column("benchmark", no_wrap=True)
+    table.add_column("benchmarks", overflow="fold", ratio=1)
     table.add_column("points", justify="right")
     table.add_column("reason", overflow="fold", ratio=1)
-    for (key, reason), count in sorted(reasons.items()):
-        table.add_row(key, str(count), reason)
+    for reason, keys in sorted(by_reason.items(), key=lambda kv: kv[1][0]):
+        table.add_row(", ".join(keys), str(sum(points[reason, k] for k in keys)), reason)
     return table
 
 

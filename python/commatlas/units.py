@@ -25,6 +25,16 @@ def format_size(num_bytes: int | float | None) -> str:
     return f"{text} {_BINARY_UNITS[unit]}"
 
 
+def format_size_range(low: int, high: int) -> str:
+    """'16 MiB', '4–32 KiB', '4 KiB–256 MiB': one unit written once where both ends share it."""
+    lo_text, hi_text = format_size(low), format_size(high)
+    if low == high:
+        return hi_text
+    if lo_text.split()[1] == hi_text.split()[1]:
+        lo_text = lo_text.split()[0]
+    return f"{lo_text}–{hi_text}"
+
+
 def format_gbps(gbps: float | None) -> str:
     if _missing(gbps):
         return "-"

@@ -3,17 +3,19 @@ per movement, one column per size bin, each cell the winning mechanism with its 
 fraction of peak (in the manner of the MI300A study's Figure 17).
 
 Movements of one kind whose winners agree bin by bin (GPU 0 → 1 and GPU 1 → 0, say) are one
-row. Cache-resident cells keep their own style and never name a winner. The fixed-allocator view
+row. Sizes shown are the sizes measured (each cell's `bytes`), never a bin's bounds: a column is
+headed by the size most of its cells compared at, and a cell at another size names its own. Cache-resident cells keep their own style and never name a winner. The fixed-allocator view
 shows, per movement, only the contenders of one allocator: the one named, or the fastest.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from commatlas.answers import spread_of, value_of  # noqa: F401 - compare.py reads them from here
 from commatlas.report.findings import anchor_of, mechanism_name, row_class
-from commatlas.units import format_gbps, format_latency_us, format_percent, format_ratio, format_size
+from commatlas.units import format_gbps, format_latency_us, format_percent, format_ratio, format_size, format_size_range
 
 # One colour per mechanism (matplotlib's tab10/tab20 hues, fixed so that runs read alike).
 MECHANISM_COLOURS = {
@@ -36,6 +38,11 @@ class MapCell:
     cache: bool
     clear: bool | None
     detail: str  # the winner's choices, the runner-up and the margin (a tooltip)
+    bytes: int = 0  # the size its contenders were compared at
+
+    @property
+    def size(self) -> str:
+        return format_size(self.bytes)
 
     @property
     def name(self) -> str:
@@ -87,10 +94,10 @@ def map_cell(cell: dict[str, Any] | None) -> MapCell | None:
     w = cell["winner"]
     if w is None:
         c = cell["cache_figure"]
-        return MapCell("", _figure(c), "", True, None, _detail(cell))
+        return MapCell("", _figure(c), "", True, None, _detail(cell), cell["bytes"])
     known = w["peak_fraction"] is not None and w["unit"] != "us"  # a latency is no fraction of a bandwidth
     fraction = format_percent(w["peak_fraction"]) if known else ""
-    return MapCell(w["mechanism"], _figure(w), fraction, False, cell["clear"], _detail(cell))
+    return MapCell(w["mechanism"], _figure(w), fraction, False, cell["clear"], _detail(cell), cell["bytes"])
 
 
 def _aligned(cells: list[dict[str, Any]], bins: list[str]) -> list[MapCell | None]:
@@ -140,54 +147,69 @@ def _allocator_of(mv: dict[str, Any], wanted: str | None) -> str | None:
 
 
 @dataclass(frozen=True)
-class Band:
-    """Neighbouring bins with one winner: the terminal's condensed map."""
+class MapColumn:
+    """A column of the grid: a bin some row has a cell in."""
 
-    first: str
-    last: str
+    index: int  # into the bins, and so into every row's cells
+    bytes: int  # the size most of its cells were compared at (the larger on a tie)
+    bin: str  # the bin's label ("4–16 MiB"), for a tooltip
+
+    @property
+    def size(self) -> str:
+        return format_size(self.bytes)
+
+
+def map_columns(rows: list[MapRow], bins: list[str]) -> list[MapColumn]:
+    """The grid's columns, headed by the sizes measured there; a bin no row measured in has none."""
+    out = []
+    for i, label in enumerate(bins):
+        sizes = Counter(row.cells[i].bytes for row in rows if row.cells[i] is not None)
+        if sizes:
+            out.append(MapColumn(i, max(sizes, key=lambda s: (sizes[s], s)), label))
+    return out
+
+
+@dataclass(frozen=True)
+class Band:
+    """Neighbouring cells with one winner: the terminal's condensed map. `low` and `high` are the
+    sizes its first and last cell compared (what was measured, not the bins' bounds)."""
+
+    low: int
+    high: int
     name: str
     figures: str  # "50–55 GB/s", with the fraction of peak where known
 
     @property
     def sizes(self) -> str:
-        return f"{self.first}–{self.last}"
+        return format_size_range(self.low, self.high)
 
 
-def bands(row: MapRow, bins: list[dict[str, Any]]) -> list[Band]:
+def bands(row: MapRow) -> list[Band]:
     out: list[Band] = []
-    run: list[tuple[dict[str, Any], MapCell]] = []
+    run: list[MapCell] = []
 
     def close() -> None:
         if not run:
             return
-        first, last = run[0], run[-1]
-        figs = [c.figure for _, c in run]
-        fraction = run[-1][1].fraction
+        figs = [c.figure for c in run]
+        fraction = run[-1].fraction
         if len(set(figs)) == 1:
             text = figs[0]
         elif figs[0].endswith(" GB/s"):
             # The fraction shown is the best figure's own, so "up to X Y%" reads as X being Y% of peak.
-            best = max(run, key=lambda bc: float(bc[1].figure.split()[0].replace(",", "")))[1]
+            best = max(run, key=lambda c: float(c.figure.split()[0].replace(",", "")))
             text, fraction = f"up to {best.figure}", best.fraction
         else:
             text = f"{figs[0]}–{figs[-1]}"
         if fraction:
             text += f" {fraction}"
-        out.append(Band(_low(first[0]), _high(last[0]), first[1].name, text))
+        out.append(Band(run[0].bytes, run[-1].bytes, run[0].name, text))
         run.clear()
-    for b, cell in zip(bins, row.cells):
+    for cell in row.cells:
         if cell is None:
             continue
-        if run and run[-1][1].name != cell.name:
+        if run and run[-1].name != cell.name:
             close()
-        run.append((b, cell))
+        run.append(cell)
     close()
     return out
-
-
-def _low(b: dict[str, Any]) -> str:
-    return format_size(b["min_bytes"] if b["min_bytes"] == 1 else b["min_bytes"] - 1)
-
-
-def _high(b: dict[str, Any]) -> str:
-    return format_size(b["max_bytes"])

@@ -1,0 +1,49 @@
+"""The end-of-run summary as printed, on the records of the committed real single-H100 run
+(results/nvidia-h100-x1/atlas-default): its tables read at 80 columns."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from commatlas.summary import print_summary
+
+RUN = Path(__file__).resolve().parent.parent / "results" / "nvidia-h100-x1" / "atlas-default" / "default"
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict]:
+    return [json.loads(line) for line in (RUN / "results.jsonl").read_text().splitlines() if line.strip()]
+
+
+def printed(records: list[dict], width: int = 80) -> str:
+    out = io.StringIO()
+    print_summary(Console(file=out, width=width, force_terminal=True, color_system=None), records)
+    return out.getvalue()
+
+
+def test_osu_figures_have_no_exponents(records) -> None:
+    """Was "1.035e+04 MB/s", folded over two lines at 80 columns."""
+    text = printed(records)
+    table = text[text.index("Engine vs OSU method"):text.index("Skipped")]
+    assert "e+" not in table
+    assert "│ mpi.bandwidth │ 64 KiB │ 8,305 MB/s  │ 10,346 MB/s │ 0.803" in table
+    assert "│ mpi.pingpong  │ 1 B    │ 0.4772 us   │ 0.4535 us   │ 1.052" in table
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_skips_are_one_row_per_reason(records) -> None:
+    """Was one row per benchmark: 45 rows for 6 reasons, the GPU-aware MPI one 14 times over."""
+    skips = [r for r in records if r["type"] == "skip"]
+    text = printed(records, 100)
+    table = text[text.index("Skipped"):]
+    assert table.count("GPU-aware MPI refused") == 1
+    assert table.count("needs one GPU per rank") == 1
+    rows = [line.split("│")[1:4] for line in table.splitlines() if line.startswith("│")]
+    named = {name.strip() for first, _, _ in rows for name in first.split(",") if name.strip()}
+    assert named == {r["benchmark"] for r in skips}
+    points = [int(count) for _, count, _ in rows if count.strip()]
+    assert sorted(points) == sorted([4, 25, 2, 42, 15, 9]) and sum(points) == len(skips)
