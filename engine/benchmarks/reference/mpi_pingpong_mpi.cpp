@@ -89,7 +89,7 @@ class ReferenceMpiPingPong final : public Benchmark {
   BenchmarkInfo info() const override {
     return {"reference.mpi_pingpong", Category::Reference, Interface::Mpi, "mpi",
             "bare osu_latency loop (one MPI_Wtime pair around 1000 round trips) to check mpi.pingpong against",
-            Metric::Latency, RankRange{2, 0}, {8}, {8}};
+            Metric::Latency, RankRange{2, 0}, {1, 64ull << 10}, {8}};  // sizes mpi.pingpong has
   }
   std::optional<std::string> unavailable(const Context& ctx) const override { return mpi_run_unavailable(ctx); }
   Movement movement(const Context&, const Params&) const override {

@@ -17,7 +17,7 @@ constexpr NcclLaunch kLaunch = NcclLaunch::RankPerProcess;
 BenchmarkInfo reference_info(std::string key, std::string description) {
   BenchmarkInfo i = nccl_info(std::move(key), Category::Reference, kLaunch, std::move(description), Metric::Bandwidth, 2);
   i.interface = Interface::Harness;
-  i.default_sizes = {8, 64ull << 10, 1ull << 20, 16ull << 20, 256ull << 20, 1ull << 30};
+  i.default_sizes = {8, 64ull << 10, 1ull << 20, 16ull << 20, 256ull << 20};  // sizes nccl.* has
   i.quick_sizes = {8, 1ull << 20, 256ull << 20};
   return i;
 }
