@@ -183,6 +183,8 @@ int cmd_list(const Args& a, Context& ctx) {
             full_list.emplace_back(p.describe(), rule->why);
           } else {
             ++default_variants;
+            if (const TierRule* cap = size_cap_rule(info.key, p))
+              full_list.emplace_back(p.describe() + " above " + format_size(cap->above_bytes), cap->why);
           }
         }
       } catch (const std::exception&) {

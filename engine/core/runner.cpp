@@ -113,11 +113,13 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
     std::optional<std::string> unavailable;
     std::vector<Params> variants;
     std::vector<std::uint64_t> sizes;
+    // Per variant, the largest default size the default tier measures (0: every size).
+    std::vector<std::uint64_t> size_caps;
   };
   std::vector<Plan> plans;
   int total = 0;
   for (const Benchmark* b : selected) {
-    Plan p{b, b->info(), std::nullopt, {}, {}};
+    Plan p{b, b->info(), std::nullopt, {}, {}, {}};
     if (!p.info.ranks.accepts(ranks)) {
       p.unavailable = "needs " + std::to_string(p.info.ranks.min) +
                       (p.info.ranks.max == 0 ? "+" : p.info.ranks.max == p.info.ranks.min ? "" : "-" + std::to_string(p.info.ranks.max)) +
@@ -129,13 +131,19 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
       // Rank 0 decides each variant's tier for every rank: params built from gathered facts (the
       // GPU of each rank, gathered to rank 0) are complete only there, and ranks that kept
       // different variants ran different points (a hang, or MPI_ERR_TRUNCATE, on H100 with 2 ranks).
-      for (Params& v : b->variants(ctx)) {
-        const bool keep = ctx.options.full || tier_of(p.info.key, v) == Tier::Default;
-        if (ctx.group.broadcast(keep ? 1 : 0) != 0) p.variants.push_back(std::move(v));
-      }
+      // A size cap applies to the default sizes only: sizes the user asked for are measured.
+      const bool capped_sizes = !ctx.options.full && ctx.options.sizes.empty();
       p.sizes = sizes_for(p.info, ctx.options);
       std::sort(p.sizes.begin(), p.sizes.end(), std::greater<>());
-      total += static_cast<int>(p.variants.size() * p.sizes.size());
+      for (Params& v : b->variants(ctx)) {
+        const bool keep = ctx.options.full || tier_of(p.info.key, v) == Tier::Default;
+        if (ctx.group.broadcast(keep ? 1 : 0) == 0) continue;
+        const TierRule* cap = capped_sizes ? size_cap_rule(p.info.key, v) : nullptr;
+        const auto cap_bytes = static_cast<std::uint64_t>(ctx.group.broadcast(cap ? static_cast<std::int64_t>(cap->above_bytes) : 0));
+        p.variants.push_back(std::move(v));
+        p.size_caps.push_back(cap_bytes);
+        for (std::uint64_t bytes : p.sizes) total += cap_bytes == 0 || bytes <= cap_bytes ? 1 : 0;
+      }
     }
     plans.push_back(std::move(p));
   }
@@ -159,7 +167,9 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
       ++summary.skipped;
       continue;
     }
-    for (const Params& params : plan.variants) {
+    for (std::size_t v = 0; v < plan.variants.size(); ++v) {
+      const Params& params = plan.variants[v];
+      const std::uint64_t size_cap = plan.size_caps[v];
       const Params recorded = recorded_params(params, ctx.options);
       const Movement movement = declared_movement(*plan.benchmark, ctx, &params, hosts);
       // Largest size first: the variant is prepared (allocated, filled) once, and each smaller
@@ -168,6 +178,7 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
       std::unique_ptr<Workload> workload;
       std::optional<MeasureHint> hint;
       for (std::uint64_t bytes : plan.sizes) {
+        if (size_cap > 0 && bytes > size_cap) continue;  // a --full size of this variant (core/tiers.cpp)
         const PointId id{plan.info, &recorded, bytes, ranks, ctx.options.repeat, &placement, &movement};
         if (ctx.options.skip_points.count(point_key(id))) {
           progress.point(plan.info, &params, bytes, "done earlier", nullptr);

@@ -6,6 +6,7 @@
 // that the default sweep can be read, and its cost judged, in one place.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,12 +21,18 @@ struct TierRule {
   // present at all; "!v": any value but v).
   std::vector<std::pair<std::string, std::string>> when;
   std::string why;  // one line, shown by `list --json`
+  // 0: the whole variant is in the full tier. Otherwise only its default sizes above this many
+  // bytes are (the variant stays in the default run at the sizes up to it).
+  std::uint64_t above_bytes = 0;
 };
 
 const std::vector<TierRule>& tier_rules();
 
 Tier tier_of(const std::string& benchmark, const Params& params);
-// The rule that put a variant in the full tier (nullptr for the default tier).
+// The rule that put a whole variant in the full tier (nullptr for the default tier).
 const TierRule* full_tier_rule(const std::string& benchmark, const Params& params);
+// The rule that keeps a default-tier variant's default sizes above `above_bytes` for --full
+// (nullptr: every default size is in the default run).
+const TierRule* size_cap_rule(const std::string& benchmark, const Params& params);
 
 }  // namespace commatlas

@@ -392,5 +392,48 @@ TEST(Runner, AFailedPointDoesNotSizeTheNext) {
   EXPECT_LE(second[2].ops, 10);
 }
 
+// A variant the tier table caps (mpi.gpu_aware.* on managed memory: sizes above 16 MiB are
+// --full): the default run measures it up to the cap; --full and sizes the user names, all of them.
+class CappedVariant final : public Benchmark {
+ public:
+  BenchmarkInfo info() const override {
+    return BenchmarkInfo{"mpi.gpu_aware.capped_for_test", Category::PointToPoint, Interface::Memcpy, "test", "",
+                         Metric::Bandwidth, RankRange{1, 0}, {64ull << 20, 1ull << 20}, {1ull << 20}};
+  }
+  std::vector<Params> variants(const Context&) const override {
+    return {Params{{"allocator", std::string("managed")}}, Params{{"allocator", std::string("device")}}};
+  }
+  Movement movement(const Context&, const Params&) const override {
+    return movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy, host_memory(0, "pageable"),
+                            host_memory(0, "pageable"));
+  }
+  std::unique_ptr<Workload> prepare(Context&, const Params& p, std::uint64_t bytes) const override {
+    measured.emplace_back(p.text("allocator"), bytes);
+    Accounting a;
+    a.bytes_per_op = static_cast<double>(bytes);
+    return std::make_unique<FakeWorkload>(1e-6, a);
+  }
+  mutable std::vector<std::pair<std::string, std::uint64_t>> measured;
+};
+
+std::vector<std::pair<std::string, std::uint64_t>> capped_points(RunOptions o) {
+  SingleProcessGroup group;
+  Context ctx(o, group, HostFacts{});
+  CappedVariant benchmark;
+  run_benchmarks({&benchmark}, ctx, nullptr, ProgressMode::None);
+  return benchmark.measured;
+}
+
+TEST(Runner, SizesAboveATierCapAreForFullOnly) {
+  using Points = std::vector<std::pair<std::string, std::uint64_t>>;
+  RunOptions o = options_with_budget(0.001);
+  EXPECT_EQ(capped_points(o), (Points{{"managed", 1ull << 20}, {"device", 64ull << 20}, {"device", 1ull << 20}}));
+  o.full = true;
+  EXPECT_EQ(capped_points(o).size(), 4u);
+  o.full = false;
+  o.sizes = {64ull << 20};
+  EXPECT_EQ(capped_points(o), (Points{{"managed", 64ull << 20}, {"device", 64ull << 20}}));
+}
+
 }  // namespace
 }  // namespace commatlas
