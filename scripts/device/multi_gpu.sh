@@ -6,6 +6,9 @@
 #             report, the GPU i -> GPU j rows of the map; then its projection to 4 and 8 GPUs
 #   tune      `commatlas run --tune nccl` over NCCL point-to-point, allreduce and two patterns
 #   patterns  every pattern over every mechanism, one rank per GPU (NCCL included)
+#   planted   the copy, NCCL, IPC and MPI paths at 3 sizes (so buffers are reused across sizes) with and
+#             without COMMATLAS_TEST_SKIP_MOVE=1: every byte-checked point must end "data check failed"
+#   onegpu    `time commatlas run` with CUDA_VISIBLE_DEVICES=0 (the one-GPU wall time on this machine)
 # Each run folder is packed into one tarball ($OUT returns 8 files at most).
 # Usage (repository root, .device-carry carried): OUT=/some/dir [RUNS="default tune patterns"] scripts/device/multi_gpu.sh
 set -uo pipefail
@@ -47,6 +50,44 @@ run() {  # run NAME LIMIT ARGS...: one `time commatlas run` into $W/NAME, stoppe
   tar czf "$OUT/$name.tar.gz" -C "$W" "$name"  # now: a later step that overruns the call keeps this one
 }
 
+planted() {  # both GPUs, one rank per GPU for the MPI paths; records in $W/planted
+  mkdir -p "$W/planted"
+  local mode skip
+  for mode in real planted; do
+    skip=0; [ "$mode" = planted ] && skip=1
+    phase "planted no-op: $mode"
+    COMMATLAS_TEST_SKIP_MOVE=$skip timeout 100 "$COMMATLAS_ENGINE" run \
+      --only 'gpu.copy_ce,gpu.copy_sm,gpu.stream_copy,nccl.single.bandwidth,nccl.single.allreduce,nccl.single.alltoall' \
+      --sizes 64M,1M,64K --time-budget 0.01 --watchdog 30 --progress none --out "$W/planted/single-$mode.jsonl" \
+      > "$W/planted/single-$mode.log" 2>&1
+    echo "single-$mode: rc=$?"
+    COMMATLAS_TEST_SKIP_MOVE=$skip timeout 120 mpirun --allow-run-as-root -n 2 -x NCCL_NVLS_ENABLE -x COMMATLAS_TEST_SKIP_MOVE \
+      -x OPAL_PREFIX -x LD_LIBRARY_PATH -x PATH "$COMMATLAS_ENGINE" run --mpi \
+      --only 'mpi.staged.bandwidth,mpi.staged.pingpong,mpi.staged.allreduce,mpi.gpu_aware.bandwidth,mpi.gpu_aware.pingpong,mpi.gpu_aware.allreduce,ipc.bandwidth,ipc.pingpong,nccl.bandwidth,nccl.pingpong,nccl.allreduce,nccl.alltoall,mpi.bandwidth,mpi.allreduce' \
+      --sizes 64M,1M,64K --time-budget 0.01 --watchdog 30 --progress none --out "$W/planted/mpi-$mode.jsonl" \
+      > "$W/planted/mpi-$mode.log" 2>&1
+    echo "mpi-$mode: rc=$?"
+  done
+  python3 - "$W/planted" <<'EOF'
+import json, sys
+from collections import Counter
+from pathlib import Path
+d = Path(sys.argv[1])
+for part in ("single", "mpi"):
+    for mode in ("real", "planted"):
+        f = d / f"{part}-{mode}.jsonl"
+        recs = [json.loads(l) for l in f.read_text().splitlines() if l.strip()] if f.exists() else []
+        kinds = Counter(r["type"] for r in recs if r.get("type") in ("result", "error", "skip"))
+        checked = [r for r in recs if r.get("type") == "result" and r["verified"]["method"] == "bytes"]
+        errors = [r for r in recs if r.get("type") == "error"]
+        bad = [r for r in errors if not r["message"].startswith("data check failed")]
+        print(f"{part}-{mode}: {dict(kinds)}; results checked by bytes {len(checked)}; errors not a data check {len(bad)}")
+        for r in bad[:5]:
+            print("   ", r["benchmark"], r["bytes"], r["message"][:150])
+EOF
+  tar czf "$OUT/planted.tar.gz" -C "$W" planted
+}
+
 RUNS=${RUNS:-default tune patterns}
 for name in $RUNS; do
   case $name in
@@ -57,11 +98,14 @@ for name in $RUNS; do
     tune) run tune 130 --tune nccl --only 'nccl.bandwidth,nccl.allreduce,pattern.halo2d.nccl,pattern.bucketed_allreduce.nccl' \
             --sizes 8,64K,1M,16M,256M --time-budget 0.05 --watchdog 40 ;;
     patterns) run patterns 110 --only 'pattern.*' --time-budget 0.05 --watchdog 40 ;;
+    planted) planted ;;
+    onegpu) CUDA_VISIBLE_DEVICES=0 run onegpu 120
+      python3 scripts/device/points_table.py --memcpy-vs-reference "$W/onegpu/results.jsonl" ;;
   esac
 done
 
 phase "records"
-for name in $RUNS; do
+for name in ${RUNS//planted/}; do
   python3 - "$W/$name/results.jsonl" "$name" <<'EOF'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -78,7 +122,7 @@ EOF
 done
 cat "$W/walls.txt"
 tar czf "$OUT/logs.tar.gz" -C "$W" multi_gpu.log build.log list.txt engine-info.json nvidia-smi.csv topo-m.txt \
-  walls.txt commands.txt default.log tune.log patterns.log 2>/dev/null
+  walls.txt commands.txt default.log tune.log patterns.log onegpu.log 2>/dev/null
 echo "total $((SECONDS - start)) s"
 ls -la "$OUT"
 exit 0
