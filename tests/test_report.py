@@ -69,7 +69,7 @@ def test_answers_json_is_written_and_valid(h200_report):
     jsonschema.Draft202012Validator.check_schema(schema)
     problems = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(answers)]
     assert not problems, problems[:3]
-    assert answers["format"] == "commatlas-answers/1"
+    assert answers["format"] == "commatlas-answers/2"
     assert [b["label"] for b in answers["bins"][:6]] == ["≤ 4 KiB", "4–16 KiB", "16–64 KiB", "64–256 KiB",
                                                          "256 KiB–1 MiB", "1–4 MiB"]
     assert all(b["max_bytes"] == 4 * a["max_bytes"] for a, b in zip(answers["bins"], answers["bins"][1:]))
