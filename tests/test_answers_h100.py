@@ -48,9 +48,13 @@ def test_no_winner_is_cache_resident_and_alternatives_share_the_movement(answers
                 record = by_point[pick["point"]]
                 assert not record["movement"].get("cache_resident"), (m["label"], cell["bin"], role)
                 # Same operation, direction and metric as the row: h2d never competes with d2h,
-                # read never with write, a latency never with a bandwidth.
-                assert record["movement"]["operation"] == m["operation"], (m["label"], pick["point"])
-                assert record["movement"]["direction"] == m["direction"], (m["label"], pick["point"])
+                # read never with write, a latency never with a bandwidth. A message is a move like
+                # a copy (send/recv in a copy row, a ping-pong's half round trip in a copy latency row).
+                operation, direction = record["movement"]["operation"], record["movement"]["direction"]
+                if operation in ("send_recv", "ping_pong"):
+                    operation, direction = "copy", "uni" if direction == "half_round_trip" else direction
+                assert operation == m["operation"], (m["label"], pick["point"])
+                assert direction == m["direction"], (m["label"], pick["point"])
                 assert record["metric"] == m["metric"], (m["label"], pick["point"])
                 assert record["movement"]["from"]["memory"] == m["from"]["memory"], (m["label"], pick["point"])
                 assert record["movement"]["to"]["memory"] == m["to"]["memory"], (m["label"], pick["point"])
@@ -68,21 +72,30 @@ def test_findings_are_short_sentences_without_parameter_dumps(answers) -> None:
 # --- host places: one NUMA node is one place ----------------------------------------------------
 
 def _host_copies(answers: dict) -> list[dict]:
-    return [m for m in answers["movements"] if m["operation"] == "copy" and m["ranks"] == 1
+    return [m for m in answers["movements"] if m["operation"] == "copy" and "rank" not in m["from"]
             and m["from"]["memory"] == "host" and m["to"]["memory"] == "host" and m["metric"] == "bandwidth"]
 
 
+def _cpu_chases(answers: dict) -> list[dict]:
+    return [m for m in answers["movements"] if m["operation"] == "load_latency" and m["to"].get("processor")
+            and m["to"]["memory"] == "host"]
+
+
 def test_one_numa_node_host_memory_is_one_place(answers) -> None:
-    """Was: host.memcpy (NUMA 0, placed by libnuma) and the GPU kernel copying pinned host memory
-    (NUMA not placed) were two movements, two "CPU memory, copy" rows on a one-node host."""
-    copies = _host_copies(answers)
-    assert len(copies) == 1, [m["key"] for m in copies]
-    assert {"cpu_memcpy", "gpu_load_store"} <= set(copies[0]["mechanisms"])
-    assert copies[0]["from"] == {"memory": "host"} and copies[0]["to"] == {"memory": "host"}
-    # host.pointer_chase (NUMA 0) and host.pointer_chase_gpu_memory (pinned) chase the same memory
-    chases = [m for m in answers["movements"] if m["operation"] == "load_latency" and m["to"].get("processor")
-              and m["to"]["memory"] == "host"]
+    """Was: host.pointer_chase (NUMA 0, placed by libnuma) and host.pointer_chase_gpu_memory (pinned,
+    NUMA not placed) were two movements, two "CPU load latency, host memory" rows on a one-node host."""
+    chases = _cpu_chases(answers)
     assert len(chases) == 1 and set(chases[0]["mechanisms"]) == {"cpu_load_store"}
+    assert {c["winner"]["benchmark"] if c["winner"] else c["cache_figure"]["benchmark"] for c in chases[0]["cells"]} \
+        == {"host.pointer_chase", "host.pointer_chase_gpu_memory"}
+    assert chases[0]["from"] == {"memory": "host"} and chases[0]["to"] == {"memory": "host", "processor": True}
+    # A GPU kernel copying pinned host memory (gpu.stream_copy, GPU 0's SMs) crosses PCIe twice: a
+    # movement of its own, apart from the CPU's memcpy.
+    copies = {m["label"]: m for m in _host_copies(answers)}
+    assert set(copies) == {"CPU memory, copy", "GPU 0 copies within host memory"}, sorted(copies)
+    assert copies["CPU memory, copy"]["mechanisms"] == ["cpu_memcpy"]
+    assert copies["CPU memory, copy"]["from"] == {"memory": "host"} and copies["CPU memory, copy"]["by"] is None
+    assert copies["GPU 0 copies within host memory"]["by"] == {"memory": "gpu", "gpu": 0, "processor": True}
     labels = [m["label"] for m in answers["movements"]]
     assert len(labels) == len(set(labels)), sorted(x for x in labels if labels.count(x) > 1)
 
@@ -101,11 +114,12 @@ def test_several_numa_nodes_keep_a_placed_and_an_unplaced_buffer_apart(records) 
     from commatlas.results import run_from_records
 
     answers = compute_answers(run_from_records(_with_numa_nodes(records, [0, 1])))
+    chases = {m["label"]: m for m in _cpu_chases(answers)}
+    assert set(chases) == {"CPU (NUMA 0) load latency, host memory (NUMA 0)", "CPU load latency, host memory"}
+    assert chases["CPU (NUMA 0) load latency, host memory (NUMA 0)"]["from"] == {"memory": "host", "numa": 0}
     copies = {m["label"]: m for m in _host_copies(answers)}
-    assert set(copies) == {"CPU memory (NUMA 0), copy", "CPU memory, copy"}
     assert copies["CPU memory (NUMA 0), copy"]["mechanisms"] == ["cpu_memcpy"]
     assert copies["CPU memory (NUMA 0), copy"]["from"] == {"memory": "host", "numa": 0}
-    assert "cpu_memcpy" not in copies["CPU memory, copy"]["mechanisms"]
 
 
 def test_a_record_on_another_node_than_the_meta_names_is_not_merged(records) -> None:
@@ -114,16 +128,16 @@ def test_a_record_on_another_node_than_the_meta_names_is_not_merged(records) -> 
 
     changed = [json.loads(json.dumps(r)) for r in records]
     for r in changed:
-        if r.get("benchmark") == "host.memcpy" and r["type"] == "result":
+        if r.get("benchmark") == "host.pointer_chase" and r["type"] == "result":
             r["movement"]["from"]["numa"] = r["movement"]["to"]["numa"] = 1
     answers = compute_answers(run_from_records(changed))
-    assert len(_host_copies(answers)) == 2
+    assert len(_cpu_chases(answers)) == 2
 
 
 # --- sizes shown are sizes measured -------------------------------------------------------------
 
 def _band_sizes(records: list[dict], width: int) -> dict[str, list[str]]:
-    """The terminal map's sizes column, per movement (its first line's label), as printed."""
+    """The terminal map's sizes column, per movement (its label, folded lines joined), as printed."""
     import io
 
     from rich.console import Console
@@ -142,6 +156,9 @@ def _band_sizes(records: list[dict], width: int) -> dict[str, list[str]]:
         if line[:at].strip() and sizes:
             label = line[:at].strip()
             table[label] = []
+        elif line[:at].strip():  # the rest of a folded label
+            table[label + " " + line[:at].strip()] = table.pop(label)
+            label += " " + line[:at].strip()
         if sizes:
             table[label].append(sizes)
     return table
@@ -155,7 +172,9 @@ def test_terminal_bands_show_the_sizes_measured_not_bin_bounds(records, answers)
     table = _band_sizes(records, 100)
     assert table["host memory → GPU 0"] == ["4 KiB–256 MiB"]
     assert table["host memory → GPU 0 (latency)"] == ["4–32 KiB"]  # gpu.copy_latency's 4 and 32 KiB
-    assert table["within GPU 0"] == ["4 KiB–16 MiB", "256 MiB"]
+    # Cache-resident bands name their fastest mechanism: the copy engine up to 1 MiB, the SM copy
+    # at 16 MiB (was one "cache" band), then the copy engine from HBM.
+    assert table["within GPU 0"] == ["4 KiB–1 MiB", "16 MiB", "256 MiB"]
     assert table["rank 0 → rank 1, host buffers, ping-pong"] == ["4 KiB–1 MiB"]
     for width in (100, 80):
         assert not any(s.startswith("1 B") for sizes in _band_sizes(records, width).values() for s in sizes)

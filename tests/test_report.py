@@ -1,7 +1,7 @@
-"""The answers and the report, on the engine's own records: the committed 2x H200 GPU records
-(with the SPEC's movement added by tests/fixtures/report/h200_movement.py until GPU records with
-movement are committed), the committed 2x H200 records as written (no movement: must still
-load), and a real host run of the engine built here. One regression test per fault of issue 10.
+"""The answers and the report, on the engine's own records: the committed default run on 2x H200
+(results/nvidia-h200-x2/atlas-2gpu/default, every record with the movement the engine declared),
+the older committed 2x H200 records written before engines declared movements (must still load),
+and a real host run of the engine built here. One regression test per fault of issue 10.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from commatlas.answers import compute_answers, move_key
+from commatlas.answers import compute_answers, move_key, numa_view
 from commatlas.report import write_report
 from commatlas.report.bestmap import map_rows
 from commatlas.report.figures import legend_labels, movement_figures
@@ -24,7 +24,7 @@ from commatlas.results import load_run
 from commatlas.summary import print_summary
 from conftest import FIXTURES, REPO, read_lines
 
-H200 = FIXTURES / "report" / "h200"
+H200 = REPO / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default"
 HOST = FIXTURES / "report" / "host"
 OLD_H200 = REPO / "results" / "nvidia-h200-x2" / "integration"
 SCHEMA = REPO / "schema" / "answers.schema.json"
@@ -69,7 +69,7 @@ def test_answers_json_is_written_and_valid(h200_report):
     jsonschema.Draft202012Validator.check_schema(schema)
     problems = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(answers)]
     assert not problems, problems[:3]
-    assert answers["format"] == "commatlas-answers/1"
+    assert answers["format"] == "commatlas-answers/2"
     assert [b["label"] for b in answers["bins"][:6]] == ["≤ 4 KiB", "4–16 KiB", "16–64 KiB", "64–256 KiB",
                                                          "256 KiB–1 MiB", "1–4 MiB"]
     assert all(b["max_bytes"] == 4 * a["max_bytes"] for a, b in zip(answers["bins"], answers["bins"][1:]))
@@ -79,9 +79,9 @@ def test_real_h200_answers(h200):
     _, answers = h200
     h2d = movement(answers, "host memory → GPU 0")
     top = h2d["cells"][-1]
-    # 55.4 GB/s from pinned or registered memory on the copy engine at 1 GiB, 88% of PCIe Gen5 x16.
-    assert top["bytes"] == 1024 * MiB and top["winner"]["mechanism"] == "copy_engine"
-    assert round(top["winner"]["value"], 1) == 55.4 and round(top["winner"]["peak_fraction"], 2) == 0.88
+    # 55.5 GB/s from pinned or registered memory on the copy engine at 256 MiB, 88% of PCIe Gen5 x16.
+    assert top["bytes"] == 256 * MiB and top["winner"]["mechanism"] == "copy_engine"
+    assert round(top["winner"]["value"], 1) == 55.5 and round(top["winner"]["peak_fraction"], 2) == 0.88
     assert top["winner"]["choices"]["from.allocator"] in ("pinned", "registered")
     allgather = movement(answers, "allgather, GPU buffers, 2 ranks")
     assert allgather["crossovers"][0]["below"] == "nccl" and allgather["crossovers"][0]["above"] == "mpi_gpu_aware"
@@ -131,11 +131,12 @@ def test_fault2_map_never_mixes_movements(h200):
     fan-out directions against each other."""
     run, answers = h200
     points = by_point(run)
+    keyed = numa_view(run).keyed  # one NUMA node: host places are keyed without it
     for mv in answers["movements"]:
         for cell in mv["cells"]:
             for side in ("winner", "runner_up", "cache_figure"):
                 if cell[side]:
-                    assert move_key(points[cell[side]["point"]]).text() == mv["key"], (mv["key"], cell[side])
+                    assert move_key(points[cell[side]["point"]], keyed).text() == mv["key"], (mv["key"], cell[side])
     h2d = movement(answers, "host memory → GPU 0")
     d2h = movement(answers, "GPU 0 → host memory")
     assert h2d["key"] != d2h["key"] and "prefetch" in h2d["mechanisms"] and "prefetch" in d2h["mechanisms"]

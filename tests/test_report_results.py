@@ -9,7 +9,7 @@ import pytest
 
 from commatlas.results import ResultsError, group_series, load_run
 
-GPU_LIKE = Path(__file__).parent / "fixtures" / "report" / "h200"
+H200X2 = Path(__file__).resolve().parent.parent / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default"
 
 
 def lines_of(path: Path) -> list[str]:
@@ -22,7 +22,7 @@ def write_run(tmp_path: Path, lines: list[str]) -> Path:
 
 
 def test_reads_every_record_type_into_typed_fields():
-    run = load_run(GPU_LIKE)
+    run = load_run(H200X2)
     assert run.meta["run_id"] and run.complete and run.end.results == len(run.results)
     assert run.skips and all(s.movement is not None for s in run.skips)
     r = next(r for r in run.results if r.benchmark == "nccl.allreduce")
@@ -30,7 +30,7 @@ def test_reads_every_record_type_into_typed_fields():
     assert r.movement.operation == "allreduce" and r.movement.mechanism == "nccl"
     assert r.movement.source.rank is None and r.movement.source.memory == "gpu"
     assert r.stats.p5_s <= r.stats.median_s <= r.stats.p95_s
-    assert r.samples.shape == (48,) and np.all(r.samples > 0)
+    assert r.samples.shape == (r.timing.samples,) and np.all(r.samples > 0)  # 8 samples of 4 GiB
     h2d = next(r for r in run.results if r.benchmark == "gpu.copy_ce" and r.params.get("path") == "h2d"
                and r.params.get("host_alloc") == "pinned")
     assert (h2d.movement.source.memory, h2d.movement.source.allocator, h2d.movement.target.gpu) == ("host", "pinned", 0)
@@ -40,13 +40,13 @@ def test_reads_every_record_type_into_typed_fields():
 
 
 def test_samples_parse_lazily_to_the_numbers_written():
-    first = json.loads(lines_of(GPU_LIKE)[1])
-    run = load_run(GPU_LIKE)
+    first = json.loads(lines_of(H200X2)[1])
+    run = load_run(H200X2)
     assert run.results[0].samples.tolist() == first["samples_s"]
 
 
 def test_truncated_last_line_keeps_the_whole_records_and_says_so(tmp_path):
-    lines = lines_of(GPU_LIKE)
+    lines = lines_of(H200X2)
     cut = lines[:50] + [lines[50][: len(lines[50]) // 2]]  # the writer died mid-record
     run = load_run(write_run(tmp_path, cut))
     assert len(run.results) == 49  # line 1 is meta
@@ -56,7 +56,7 @@ def test_truncated_last_line_keeps_the_whole_records_and_says_so(tmp_path):
 
 
 def test_corrupt_line_names_file_and_line(tmp_path):
-    lines = lines_of(GPU_LIKE)
+    lines = lines_of(H200X2)
     lines[9] = lines[9].replace("\"params\":", "\"params\"::", 1)
     path = write_run(tmp_path, lines)
     with pytest.raises(ResultsError) as e:
@@ -66,7 +66,7 @@ def test_corrupt_line_names_file_and_line(tmp_path):
 
 
 def test_record_missing_a_field_names_its_line(tmp_path):
-    lines = lines_of(GPU_LIKE)
+    lines = lines_of(H200X2)
     record = json.loads(lines[3])
     del record["stats"]
     lines[3] = json.dumps(record) + "\n"
@@ -89,14 +89,14 @@ def test_missing_file_and_empty_file(tmp_path):
 
 
 def test_series_group_by_benchmark_and_params_sorted_by_size():
-    series, notes = group_series(load_run(GPU_LIKE).results)
+    series, notes = group_series(load_run(H200X2).results)
     assert not notes
     ce = [s for s in series if s.benchmark == "gpu.copy_ce_matrix"]
     assert ce and all(list(s.sizes) == sorted(s.sizes) for s in ce)
 
 
 def test_precision_is_read_when_the_harness_writes_it(tmp_path):
-    lines = lines_of(GPU_LIKE)
+    lines = lines_of(H200X2)
     record = json.loads(lines[1])
     record["timing"]["precision"] = {"target": 0.01, "reached": 0.03, "stopped": "time budget"}
     lines[1] = json.dumps(record) + "\n"

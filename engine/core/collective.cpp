@@ -61,7 +61,7 @@ std::optional<CollectiveShape> collective_shape(CollectiveOp op, std::uint64_t b
   return s;
 }
 
-Movement collective_movement(CollectiveOp op, Mechanism mechanism, const Endpoint& every_rank) {
+Movement collective_movement(CollectiveOp op, Mechanism mechanism, const Endpoint& every_rank, int participants) {
   Operation operation = Operation::Allreduce;
   MoveDirection direction = MoveDirection::AllToAll;
   switch (op) {
@@ -78,7 +78,9 @@ Movement collective_movement(CollectiveOp op, Mechanism mechanism, const Endpoin
       direction = MoveDirection::AllToOne;
       break;
   }
-  return movement_between(operation, direction, mechanism, every_rank, every_rank);
+  Movement m = movement_between(operation, direction, mechanism, every_rank, every_rank);
+  m.participants = participants;
+  return m;
 }
 
 }  // namespace commatlas

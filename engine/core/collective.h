@@ -24,9 +24,9 @@ std::string to_string(CollectiveOp op);
 double bus_factor(CollectiveOp op, int ranks);
 
 // The movement of a collective over every rank's buffer in `memory` (rank unset: every rank has
-// one; the record's `ranks` says how many): its operation and direction (broadcast one_to_all,
-// reduce all_to_one, the rest all_to_all).
-Movement collective_movement(CollectiveOp op, Mechanism mechanism, const Endpoint& every_rank);
+// one) among `participants` members of the communicator (MPI ranks, or the GPUs one process
+// drives): its operation and direction (broadcast one_to_all, reduce all_to_one, the rest all_to_all).
+Movement collective_movement(CollectiveOp op, Mechanism mechanism, const Endpoint& every_rank, int participants);
 
 // Element counts of one rank's buffers for a message of `bytes` with elements of `element_size`.
 struct CollectiveShape {

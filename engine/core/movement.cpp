@@ -105,6 +105,11 @@ Movement movement_of_benchmark(Operation op, MoveDirection direction, Mechanism 
   return m;
 }
 
+int list_length(const std::string& list) {
+  if (list.empty()) return 0;
+  return 1 + static_cast<int>(std::count(list.begin(), list.end(), ','));
+}
+
 std::optional<int> gpu_of_rank(const Params& params, int rank) {
   if (!params.has("gpus")) return std::nullopt;
   const std::string list = params.text("gpus");
@@ -134,7 +139,7 @@ const std::vector<ConsumedParam>& consumed_params() {
       {"dst_gpu", "to.gpu"},
       {"location", "memory and allocator of the buffer a kernel or chase touches"},
       {"alloc", "allocator of that buffer"},
-      {"gpu", "gpu of the processor endpoint (prefetch: of the GPU-side endpoint)"},
+      {"gpu", "gpu of the processor endpoint, or of `by` (stream copy; prefetch: of the GPU-side endpoint)"},
       {"memory_gpu", "gpu of the memory endpoint"},
       {"chaser", "the processor endpoint: the GPU's SMs or a CPU core"},
       {"src_numa", "from.numa"},
@@ -144,7 +149,7 @@ const std::vector<ConsumedParam>& consumed_params() {
       {"numa_placement", "none: buffers are not placed, so every numa is null"},
       {"fan", "the direction (one_to_all, all_to_one)"},
       {"root_gpu", "gpu of the root endpoint (from for one_to_all, to for all_to_one)"},
-      {"gpus", "the GPUs of the endpoints (fan-out: how many take part)"},
+      {"gpus", "the GPUs of the endpoints (fan-out, collectives: how many take part, participants)"},
       {"allocator", "allocator of the message buffers, and so their memory"},
       {"engine", "the mechanism (cuda_ipc_ce, cuda_ipc_sm)"},
   };

@@ -116,6 +116,14 @@ struct Movement {
   MoveDirection direction = MoveDirection::Uni;
   Mechanism mechanism = Mechanism::Harness;
   std::optional<Endpoint> from, to;  // unset only on benchmark-wide records (no variant known)
+  // The processor that moves the bytes, where a benchmark declares it apart from the two places:
+  // the GPU whose SMs run a copy kernel over arrays that may live elsewhere (gpu.stream_copy: GPU
+  // 0 copying within GPU 1's memory crosses the link twice). Unset where the mover is one of the
+  // endpoints (a read's processor) or a choice between them (engine_side of gpu.copy_*).
+  std::optional<Endpoint> by;
+  // Collectives and patterns: how many members the communicator has, the ranks of an MPI job or
+  // the GPUs one process drives (single-process NCCL). Unset on point-to-point movements.
+  std::optional<int> participants;
   // What else a user can choose for this movement (engine_side, threads, kernel shape, launch, ...),
   // as named in the variant's params.
   Params choices;
@@ -146,6 +154,9 @@ Movement movement_between(Operation op, MoveDirection direction, Mechanism mecha
 void keep_choices(Movement& m, const Params& params, std::initializer_list<const char*> keys);
 // Only what is known of a benchmark before any variant is (benchmark-wide skip records).
 Movement movement_of_benchmark(Operation op, MoveDirection direction, Mechanism mechanism);
+
+// How many entries a comma-separated list param has ("0,1,2,3": 4; "": 0).
+int list_length(const std::string& list);
 
 // The GPU of each rank from a variant's "gpus" param ("0,1": rank 0 on GPU 0, ...); nullopt for a
 // rank the list does not name (ranks other than 0 may see an empty list).

@@ -102,6 +102,8 @@ void write_movement(JsonWriter& w, const Movement& m) {
   w.field("mechanism", to_string(m.mechanism));
   write_endpoint(w, "from", m.from);
   write_endpoint(w, "to", m.to);
+  if (m.by) write_endpoint(w, "by", m.by);
+  if (m.participants) w.field("participants", *m.participants);
   w.key("choices").begin_object();
   for (const auto& [k, v] : m.choices.entries()) w.field(k, v);
   w.end_object();

@@ -78,10 +78,12 @@ Movement declared_movement(const Benchmark& b, const Context& ctx, const Params*
   if (!params) {
     m.from.reset();
     m.to.reset();
+    m.by.reset();
+    m.participants.reset();
     return m;
   }
   const std::string own = hosts.empty() ? ctx.group.hostname() : hosts.front();
-  for (std::optional<Endpoint>* e : {&m.from, &m.to}) {
+  for (std::optional<Endpoint>* e : {&m.from, &m.to, &m.by}) {
     if (!*e || !(*e)->node.empty() || (*e)->memory == Memory::None) continue;
     const std::optional<int> rank = (*e)->rank;
     if (rank && *rank >= 0 && *rank < static_cast<int>(hosts.size()))

@@ -34,6 +34,22 @@ class FakeGpus {
   }
 };
 
+// Operations over a communicator: their movement says how many take part.
+bool over_a_communicator(Operation op) {
+  switch (op) {
+    case Operation::Allreduce:
+    case Operation::Allgather:
+    case Operation::ReduceScatter:
+    case Operation::Alltoall:
+    case Operation::Broadcast:
+    case Operation::Reduce:
+    case Operation::HaloExchange:
+    case Operation::NeighborExchange:
+    case Operation::BucketedAllreduce: return true;
+    default: return false;
+  }
+}
+
 std::set<std::string> consumed_keys() {
   std::set<std::string> keys;
   for (const ConsumedParam& c : consumed_params()) keys.insert(c.key);
@@ -61,6 +77,11 @@ TEST(MovementContract, EveryVariantDeclaresAMovementAndEveryParamIsClassified) {
       Movement m;
       ASSERT_NO_THROW(m = b->movement(ctx, p)) << key << " " << p.describe();
       EXPECT_TRUE(m.from && m.to) << key << " " << p.describe() << ": a variant must name both places";
+      if (over_a_communicator(m.operation))
+        EXPECT_TRUE(m.participants && *m.participants >= 1) << key << ": a collective says how many take part";
+      else
+        EXPECT_FALSE(m.participants) << key << ": only collectives and patterns have participants";
+      if (m.by) EXPECT_TRUE(m.by->processor) << key << ": `by` is a processor, not a place";
       for (const auto& [k, v] : p.entries())
         EXPECT_TRUE(consumed.count(k) || m.choices.has(k))
             << key << " " << p.describe() << ": param '" << k
@@ -135,6 +156,80 @@ TEST(MovementContract, GpuCopiesNameWhereTheBytesAre) {
   const Params* host_preferred = find_variant(variants, {{"path", "h2d"}, {"host_alloc", "managed"}, {"first_touch", "cpu"}});
   ASSERT_NE(host_preferred, nullptr);
   EXPECT_EQ(b->movement(ctx, *host_preferred).from->memory, Memory::Host);
+}
+
+// A STREAM copy by GPU 0 of arrays in GPU 1's memory is not a copy "within GPU 1": the GPU whose
+// SMs copy is declared (`by`), not left to a choice named `gpu`.
+TEST(MovementContract, StreamCopyNamesTheGpuThatCopies) {
+  const FakeGpus gpus(2);
+  SingleProcessGroup group;
+  const Context ctx(RunOptions{}, group, discover_host());
+  const Benchmark* b = Registry::instance().find("gpu.stream_copy");
+  ASSERT_NE(b, nullptr);
+  const auto variants = b->variants(ctx);
+  const Params* peer = find_variant(variants, {{"location", "peer"}});
+  ASSERT_NE(peer, nullptr);
+  const Movement m = b->movement(ctx, *peer);
+  std::cout << "gpu.stream_copy " << peer->describe() << "\n  movement: " << movement_json(m) << "\n";
+  EXPECT_EQ(m.from->gpu, 1);
+  EXPECT_EQ(m.to->gpu, 1);
+  ASSERT_TRUE(m.by);
+  EXPECT_TRUE(m.by->processor);
+  EXPECT_EQ(m.by->memory, Memory::Gpu);
+  EXPECT_EQ(m.by->gpu, 0);
+  EXPECT_FALSE(m.choices.has("gpu"));
+  const Params* local = find_variant(variants, {{"location", "local"}});
+  ASSERT_NE(local, nullptr);
+  const Movement here = b->movement(ctx, *local);
+  EXPECT_EQ(here.from->gpu, 0);
+  ASSERT_TRUE(here.by);
+  EXPECT_EQ(here.by->gpu, 0);
+}
+
+// Copies between two GPUs are run by one of them (engine_side, a choice): no `by`.
+TEST(MovementContract, PeerCopiesLeaveTheEngineSideAChoice) {
+  const FakeGpus gpus(2);
+  SingleProcessGroup group;
+  const Context ctx(RunOptions{}, group, discover_host());
+  for (const char* key : {"gpu.copy_ce", "gpu.copy_sm"}) {
+    const Benchmark* b = Registry::instance().find(key);
+    ASSERT_NE(b, nullptr) << key;
+    const auto variants = b->variants(ctx);
+    for (const char* side : {"src", "dst"}) {
+      const Params* p = find_variant(variants, {{"path", "peer"}, {"engine_side", side}});
+      ASSERT_NE(p, nullptr) << key << " " << side;
+      const Movement m = b->movement(ctx, *p);
+      EXPECT_EQ(m.from->gpu, 0) << key;
+      EXPECT_EQ(m.to->gpu, 1) << key;
+      EXPECT_FALSE(m.by) << key;
+      EXPECT_EQ(m.choices.text("engine_side"), side) << key;
+    }
+  }
+}
+
+// The same collective over the same GPUs keys alike however it is launched: the movement says
+// how many take part (one process driving 4 GPUs: 4), not how many processes the run has.
+TEST(MovementContract, CollectivesSayHowManyTakePart) {
+  if (!Registry::instance().find("nccl.single.allreduce")) GTEST_SKIP() << "built without NCCL";
+  const FakeGpus gpus(4);
+  SingleProcessGroup group;
+  const Context ctx(RunOptions{}, group, discover_host());
+  int seen = 0;
+  for (const Benchmark* b : Registry::instance().all()) {
+    const std::string key = b->info().key;
+    if (key.rfind("nccl.single.", 0) != 0) continue;
+    for (const Params& p : b->variants(ctx)) {
+      const Movement m = b->movement(ctx, p);
+      if (!over_a_communicator(m.operation)) {
+        EXPECT_FALSE(m.participants) << key;  // send/recv between two GPUs: no communicator size in the key
+        continue;
+      }
+      ++seen;
+      ASSERT_TRUE(m.participants) << key;
+      EXPECT_EQ(*m.participants, 4) << key << " " << p.describe();
+    }
+  }
+  EXPECT_EQ(seen, 6);
 }
 
 TEST(MovementContract, StreamReadHasTheGpuAsItsProcessor) {

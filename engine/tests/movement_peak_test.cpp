@@ -114,15 +114,20 @@ TEST(PeakOf, LatencyChasesClaimNoBandwidthButCanBeCacheResident) {
 TEST(PeakOf, StreamCopyOverALinkCountsReadsInAndWritesOut) {
   const Topology t = h200x2();
   Movement pinned = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::GpuLoadStore,
-                                     host_memory(std::nullopt, "pinned"), host_memory(std::nullopt, "pinned"),
-                                     Params{{"gpu", std::int64_t{0}}}, {"gpu"});
+                                     host_memory(std::nullopt, "pinned"), host_memory(std::nullopt, "pinned"));
+  pinned.by = gpu_processor(0);
   EXPECT_NEAR(peak_of(pinned, MiB, t, kCpuCache).gbps, 2 * 63.015, 2e-3);
   Movement peer = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::GpuLoadStore, gpu_memory(1, "device"),
-                                   gpu_memory(1, "device"), Params{{"gpu", std::int64_t{0}}}, {"gpu"});
+                                   gpu_memory(1, "device"));
+  peer.by = gpu_processor(0);
   peer.cache_working_set_per_byte = 2;
   const auto p = peak_of(peer, MiB, t, kCpuCache);
   EXPECT_FALSE(p.cache_resident);  // GPU 0's SMs reach GPU 1's memory over NVLink
   EXPECT_DOUBLE_EQ(p.gbps, 956.25);
+  // The same copy run by GPU 1's own SMs is local: its HBM, and its L2 at this size.
+  peer.by = gpu_processor(1);
+  EXPECT_TRUE(peak_of(peer, MiB, t, kCpuCache).cache_resident);
+  EXPECT_NEAR(peak_of(peer, 256 * MiB, t, kCpuCache).gbps, 4814.304, 1e-3);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "core/collective.h"
 #include "core/records.h"
 
 namespace commatlas {
@@ -88,7 +89,27 @@ TEST(Records, EveryTypeCarriesTheMovement) {
     EXPECT_TRUE(contains(r, "\"to\":{\"memory\":\"gpu\",\"gpu\":0,")) << r;
     EXPECT_TRUE(contains(r, "\"node\":\"node-a\"")) << r;
     EXPECT_TRUE(contains(r, "\"choices\":{\"engine_side\":\"dst\"}")) << r;
+    // Neither a copy kernel's GPU apart from the places nor a communicator: both fields absent.
+    EXPECT_FALSE(contains(r, "\"by\"")) << r;
+    EXPECT_FALSE(contains(r, "\"participants\"")) << r;
   }
+}
+
+TEST(Records, TheMoverApartFromThePlacesAndTheParticipantsAreWrittenWhenDeclared) {
+  Movement copy = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::GpuLoadStore,
+                                   gpu_memory(1, "device"), gpu_memory(1, "device"));
+  copy.by = gpu_processor(0);
+  const BenchmarkInfo info = test_info();
+  const std::string r = result_record(PointId{info, nullptr, 8ull, 1, std::nullopt, nullptr, &copy},
+                                      measurement(8, {1e-6}));
+  EXPECT_TRUE(contains(r, "\"by\":{\"memory\":\"gpu\",\"gpu\":0,\"numa\":null,\"rank\":null,\"node\":null,"
+                          "\"processor\":true,\"allocator\":null,\"first_touch\":null}")) << r;
+
+  const Movement all = collective_movement(CollectiveOp::AllReduce, Mechanism::Nccl, gpu_memory(std::nullopt, "device"), 4);
+  const std::string c = result_record(PointId{info, nullptr, 8ull, 1, std::nullopt, nullptr, &all},
+                                      measurement(8, {1e-6}));
+  EXPECT_TRUE(contains(c, "\"participants\":4,")) << c;
+  EXPECT_FALSE(contains(c, "\"by\"")) << c;
 }
 
 TEST(SkipAndErrorRecords, CarryReasonAndNoNumbers) {

@@ -76,6 +76,11 @@ std::optional<Peak> both_ways(const Topology& topo, int a, int b) {
 
 std::string gpu_name(int gpu) { return "GPU " + std::to_string(gpu); }
 
+// The GPU whose SMs move the bytes, where the movement declares it apart from its places.
+std::optional<int> kernel_gpu(const Movement& m) {
+  return m.by && m.by->memory == Memory::Gpu ? m.by->gpu : std::nullopt;
+}
+
 // The cache the working set could live in, when both ends are one memory: a GPU's L2 (its own
 // HBM, its own SMs) or the CPU's last-level cache (host memory touched by the CPU).
 struct Cache {
@@ -88,7 +93,7 @@ std::optional<Cache> shared_cache(const Movement& m, const Topology& topo, std::
   const Endpoint& b = *m.to;
   if (gpu_side(a) && gpu_side(b) && a.gpu && b.gpu && *a.gpu == *b.gpu && a.rank == b.rank) {
     // A copy kernel on another GPU reads and writes this one's memory over the link: no cache helps.
-    if (m.choices.has("gpu") && m.choices.integer("gpu") != *a.gpu) return std::nullopt;
+    if (kernel_gpu(m) && *kernel_gpu(m) != *a.gpu) return std::nullopt;
     const GpuInfo* g = find_gpu(topo, a.gpu);
     if (!g || g->l2_cache_bytes == 0) return std::nullopt;
     return Cache{g->l2_cache_bytes, gpu_name(*a.gpu) + "'s " + size_text(static_cast<double>(g->l2_cache_bytes)) + " L2"};
@@ -152,14 +157,13 @@ PeakAnswer gpu_path_peak(const Movement& m, const Topology& topo) {
   }
   // A copy kernel whose arrays both sit away from the GPU running it: reads come in while writes
   // go out over the same link.
-  const std::optional<int> kernel_gpu =
-      m.choices.has("gpu") ? std::optional<int>(static_cast<int>(m.choices.integer("gpu"))) : std::nullopt;
-  if (m.operation == Operation::Copy && kernel_gpu && from.memory == to.memory && from.gpu == to.gpu &&
-      (from.memory == Memory::Host || (from.gpu && *from.gpu != *kernel_gpu))) {
+  const std::optional<int> kernel = kernel_gpu(m);
+  if (m.operation == Operation::Copy && kernel && from.memory == to.memory && from.gpu == to.gpu &&
+      (from.memory == Memory::Host || (from.gpu && *from.gpu != *kernel))) {
     if (from.memory == Memory::Host)
-      return known(doubled(peak_host_link(topo, *kernel_gpu), "reads in, writes out"),
-                   "no PCIe peak known for " + gpu_name(*kernel_gpu));
-    return known(both_ways(topo, *kernel_gpu, *from.gpu), "no peak known for the GPU pair");
+      return known(doubled(peak_host_link(topo, *kernel), "reads in, writes out"),
+                   "no PCIe peak known for " + gpu_name(*kernel));
+    return known(both_ways(topo, *kernel, *from.gpu), "no peak known for the GPU pair");
   }
   if (gpu_side(from) && gpu_side(to)) {
     if (!from.gpu || !to.gpu) return unknown("the GPUs of the endpoints are not known");
@@ -178,9 +182,9 @@ PeakAnswer gpu_path_peak(const Movement& m, const Topology& topo) {
 }
 
 bool involves_gpu(const Movement& m) {
-  for (const auto* e : {&m.from, &m.to})
+  for (const auto* e : {&m.from, &m.to, &m.by})
     if (*e && ((*e)->memory == Memory::Gpu || (*e)->gpu)) return true;
-  return m.choices.has("gpu");
+  return false;
 }
 
 PeakAnswer answer(const Movement& m, std::uint64_t bytes, std::uint64_t cpu_cache_bytes) {

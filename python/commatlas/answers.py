@@ -5,8 +5,17 @@ schema/answers.schema.json); the report, the terminal summary and `commatlas com
 
 Rules (docs/answers.md says them for users):
 - Alternatives compete only within one movement: same operation, direction, metric, from place,
-  to place and rank count. A place is memory kind + GPU index / NUMA node / rank (+ processor for
-  read, write and load latency). Allocator, first touch, mechanism and choices are what competes.
+  to place, the mover where it is off both places, and for collectives the number of participants.
+  A place is memory kind + GPU index / NUMA node (+ processor for read, write and load latency).
+  Allocator, first touch, mechanism, launch and the other choices are what competes.
+- On one node a GPU's memory is one place whichever process owns the buffer: a message from rank
+  0's buffer on GPU 0 to rank 1's on GPU 1 competes with a copy from GPU 0 to GPU 1, send/recv
+  with copy (uni with uni, bi with bi), a ping-pong's half round trip with a copy's latency. The
+  rank stays in the place for host buffers of a rank, across nodes, and for two ranks sharing a GPU.
+- A copy kernel run by a GPU whose memory is neither place (GPU 0 copying within GPU 1, or within
+  host memory) is a movement of its own: its bytes cross the GPU's link twice.
+- Collectives key by their participants (the engine's `movement.participants`; for older records
+  the run's ranks, or the GPUs of a single-process NCCL launch), not by how many processes ran.
 - On a host with one NUMA node (the run's meta says so, and no record names another) all host
   memory is on that node: a buffer the engine placed there (numa 0) and one it did not place
   (numa null: pinned memory, MPI buffers) are one place, keyed without the node. With several
@@ -26,14 +35,14 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from commatlas.results import Endpoint, Movement, Result, Run, load_run
 from commatlas.units import format_size, format_size_range
 
-FORMAT = "commatlas-answers/1"
+FORMAT = "commatlas-answers/2"
 ANSWERS_FILE = "answers.json"
 FIRST_BIN_MAX = 4096
 BIN_FACTOR = 4
@@ -92,6 +101,97 @@ def place_json(e: Endpoint | None, numa: bool = True) -> dict[str, Any] | None:
     return out
 
 
+def rank_is_place(m: Movement, e: Endpoint) -> bool:
+    """Whether the rank owning `e` is part of its place. On one node a GPU's memory is one place
+    whichever process owns the buffer, so a message from rank 0's buffer on GPU 0 to rank 1's on
+    GPU 1 is a move from GPU 0 to GPU 1 like any copy. The rank stays where it is the only name the
+    record gives the memory (host buffers of a rank, a GPU buffer whose GPU is not known), across
+    nodes (GPU 0 of one node is not GPU 0 of another), and between two ranks sharing one GPU (their
+    staged MPI leaves the GPU and back: not a copy within that GPU, whose own copies are L2 figures
+    at the sizes a message is timed at)."""
+    if e.rank is None:
+        return False
+    if e.memory != "gpu" or e.gpu is None or m.same_node is False:
+        return True
+    other = m.target if e is m.source else m.source
+    return bool(other and other.memory == "gpu" and other.gpu == e.gpu and other.rank is not None
+                and other.rank != e.rank)
+
+
+def mover_of(m: Movement) -> Endpoint | None:
+    """The processor moving the bytes, where the engine declares it apart from the places
+    (`movement.by`: the GPU whose SMs run gpu.stream_copy). Records written before engines declared
+    it name that GPU only in the copy kernel's choice `gpu`: read there, for those records only."""
+    if m.by is not None:
+        return m.by
+    if m.operation == "copy" and m.mechanism == "gpu_load_store":
+        gpu = dict(m.choices).get("gpu")
+        if gpu is not None and str(gpu).isdigit():
+            return Endpoint("gpu", int(gpu), None, None, "", True, "", "")
+    return None
+
+
+def _mover_is_off(by: Endpoint, places: tuple[Endpoint | None, ...]) -> bool:
+    """A mover is part of the movement only where it is neither place's own processor: GPU 0's SMs
+    copying within GPU 1's memory (or host memory) cross the link twice; within GPU 0 they do not."""
+    for e in places:
+        if e is not None and e.memory == by.memory and (e.memory == "host" or e.gpu == by.gpu):
+            return False
+    return True
+
+
+def kind_of(m: Movement) -> tuple[str, str]:
+    """The operation and direction a movement competes under. A message from one place to another
+    is a move like a copy: send/recv competes with copy, uni with uni and bi with bi; a ping-pong's
+    half round trip (one message as an application sees it) with a copy's latency, which the
+    engine times launch and synchronisation included (each record's `latency_includes` says what)."""
+    if m.operation == "send_recv":
+        return "copy", m.direction
+    if m.operation == "ping_pong":
+        return "copy", "uni" if m.direction == "half_round_trip" else m.direction
+    return m.operation, m.direction
+
+
+def participants_of(r: Result) -> int:
+    """Members of a collective's communicator (0 for anything else): `movement.participants`; for
+    records written before engines declared it, the run's ranks, or the GPUs one process drove
+    (`launch` single_process over `params.gpus`)."""
+    m = r.movement
+    if m is None or m.operation not in COLLECTIVES:
+        return 0
+    if m.participants:
+        return m.participants
+    gpus = r.params.get("gpus")
+    if dict(m.choices).get("launch") == "single_process" and isinstance(gpus, str) and gpus:
+        return len(gpus.split(","))
+    return r.ranks
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where a movement goes as the map tells places apart: each endpoint without what is a choice
+    (allocator, first touch, node name), its NUMA node only where host places are told apart by
+    node, its rank only where the rank is part of the place; and the mover where it is off both."""
+
+    source: Endpoint | None
+    target: Endpoint | None
+    by: Endpoint | None
+
+
+def places_of(m: Movement, numa: bool = True) -> Places:
+    def place(e: Endpoint | None, keep_rank: bool) -> Endpoint | None:
+        if e is None:
+            return None
+        return replace(e, numa=e.numa if numa else None, rank=e.rank if keep_rank else None, node="",
+                       allocator="", first_touch="")
+
+    source = place(m.source, m.source is not None and rank_is_place(m, m.source))
+    target = place(m.target, m.target is not None and rank_is_place(m, m.target))
+    by = mover_of(m)
+    by = place(by, False) if by is not None and _mover_is_off(by, (m.source, m.target)) else None
+    return Places(source, target, by)
+
+
 @dataclass(frozen=True, order=True)
 class MoveKey:
     """What may compete: everything about a movement except how it is done."""
@@ -101,19 +201,23 @@ class MoveKey:
     metric: str
     source: str
     target: str
-    ranks: int
+    by: str  # the mover's place where it is off both places, else ""
+    participants: int  # collectives: members of the communicator; 0 otherwise
     remote: bool  # the endpoints are on different nodes
 
     def text(self) -> str:
         key = f"{self.operation}|{self.direction}|{self.metric}|{self.source}->{self.target}"
-        return key + (f"|{self.ranks} ranks" if self.ranks > 1 else "") + ("|inter-node" if self.remote else "")
+        return key + (f"|by {self.by}" if self.by else "") + \
+            (f"|{self.participants} ranks" if self.participants else "") + ("|inter-node" if self.remote else "")
 
 
 def move_key(r: Result, numa: bool = True) -> MoveKey:
     m = r.movement
     assert m is not None
-    return MoveKey(m.operation, m.direction, r.metric, place_key(m.source, numa), place_key(m.target, numa), r.ranks,
-                   m.same_node is False)
+    where = places_of(m, numa)
+    operation, direction = kind_of(m)
+    return MoveKey(operation, direction, r.metric, place_key(where.source), place_key(where.target),
+                   place_key(where.by) if where.by else "", participants_of(r), m.same_node is False)
 
 
 @dataclass(frozen=True)
@@ -151,38 +255,47 @@ def _processor_words(e: Endpoint, numa: bool) -> str:
     return "CPU" + _numa_words(e, numa)
 
 
-def movement_label(m: Movement, metric: str, ranks: int, numa: bool = False) -> str:
-    """A map row's name as a user says it: "host memory → GPU 0", "GPU 0 reads host memory"."""
-    a, b = m.source, m.target
-    latency = " (latency)" if metric == "latency" and m.operation not in ("load_latency", "ping_pong") else ""
+def movement_label(key: MoveKey, where: Places, numa: bool = False, ping_pong: bool = False) -> str:
+    """A map row's name as a user says it: "host memory → GPU 0", "GPU 0 reads host memory".
+    `ping_pong`: every contender of a latency row is a ping-pong (said so where ranks are named)."""
+    a, b = where.source, where.target
+    op, metric = key.operation, key.metric
+    latency = " (latency)" if metric == "latency" and op != "load_latency" else ""
+    arrow = "⇄" if key.direction == "bi" else "→"
     if a is None or b is None:
-        return m.operation
-    if m.operation in COLLECTIVES:
-        where = "GPU buffers" if a.memory == "gpu" else "host buffers"
-        return f"{m.operation}, {where}, {ranks} ranks{latency}"
+        return op
+    if op in COLLECTIVES:
+        where_words = "GPU buffers" if a.memory == "gpu" else "host buffers"
+        return f"{op}, {where_words}, {key.participants} ranks{latency}"
     if a.rank is not None or b.rank is not None:
-        where = "GPU buffers" if a.memory == "gpu" and b.memory == "gpu" else \
-            "host buffers" if a.memory == "host" and b.memory == "host" else \
-            f"{_memory_words(a, numa)} → {_memory_words(b, numa)}"
-        op = {"ping_pong": "ping-pong", "send_recv": ""}.get(m.operation, m.operation)
-        arrow = "⇄" if m.direction == "bi" else "→"
-        return f"rank {a.rank} {arrow} rank {b.rank}, {where}" + (f", {op}" if op else "") + latency
-    if m.operation in ("read", "write", "load_latency"):
-        memory, cpu = (a, b) if m.operation != "write" else (b, a)
-        verb = {"read": "reads", "write": "writes", "load_latency": "load latency,"}[m.operation]
-        if memory.memory == "host" and cpu.memory == "host" and m.operation != "load_latency" \
+        if a.memory == "gpu" and b.memory == "gpu":
+            where_words = f"both on GPU {a.gpu}" if a.gpu is not None and a.gpu == b.gpu else "GPU buffers"
+        elif a.memory == "host" and b.memory == "host":
+            where_words = "host buffers"
+        else:
+            where_words = f"{_memory_words(a, numa)} → {_memory_words(b, numa)}"
+        how = ", ping-pong" if ping_pong and metric == "latency" else latency
+        return f"rank {a.rank} {arrow} rank {b.rank}, {where_words}" + ("" if op == "copy" else f", {op}") + how
+    if where.by is not None:
+        mover = _processor_words(where.by, numa)
+        if place_key(a) == place_key(b):
+            return f"{mover} copies within {_memory_words(a, numa)}{latency}"
+        return f"{mover} copies {_memory_words(a, numa)} {arrow} {_memory_words(b, numa)}{latency}"
+    if op in ("read", "write", "load_latency"):
+        memory, cpu = (a, b) if op != "write" else (b, a)
+        verb = {"read": "reads", "write": "writes", "load_latency": "load latency,"}[op]
+        if memory.memory == "host" and cpu.memory == "host" and op != "load_latency" \
                 and (not numa or memory.numa == cpu.numa):
-            return f"CPU memory{_numa_words(memory, numa)}, {m.operation}"
+            return f"CPU memory{_numa_words(memory, numa)}, {op}"
         return f"{_processor_words(cpu, numa)} {verb} {_memory_words(memory, numa)}"
     if a.memory == "gpu" and b.memory == "gpu" and a.gpu == b.gpu and a.gpu is not None:
         return f"within GPU {a.gpu}" + latency
     if a.memory == "host" and b.memory == "host" and (not numa or a.numa == b.numa):
         return f"CPU memory{_numa_words(a, numa)}, copy" + latency
-    if m.direction == "one_to_all":
+    if key.direction == "one_to_all":
         return f"{_memory_words(a, numa)} → every other GPU (fan-out){latency}"
-    if m.direction == "all_to_one":
+    if key.direction == "all_to_one":
         return f"every other GPU → {_memory_words(b, numa)} (fan-in){latency}"
-    arrow = "⇄" if m.direction == "bi" else "→"
     return f"{_memory_words(a, numa)} {arrow} {_memory_words(b, numa)}{latency}"
 
 
@@ -265,13 +378,19 @@ def peak_fraction(r: Result) -> float | None:
 class MovementData:
     key: MoveKey
     movement: Movement  # of the first record seen (its places; mechanism varies)
-    label: str
+    places: Places
+    label: str = ""
     numa: bool = True  # whether its places are keyed (and written) with their NUMA node
     contenders: dict[Contender, dict[int, Result]] = field(default_factory=dict)
 
     @property
     def metric(self) -> str:
         return self.key.metric
+
+    @property
+    def operations(self) -> set[str]:
+        """The operations its records declared (a copy row may hold send/recv and ping-pongs)."""
+        return {r.movement.operation for points in self.contenders.values() for r in points.values() if r.movement}
 
 
 def collect(run: Run) -> tuple[list[MovementData], dict[str, int]]:
@@ -295,27 +414,28 @@ def collect(run: Run) -> tuple[list[MovementData], dict[str, int]]:
         key = move_key(r, numa.keyed)
         data = table.get(key)
         if data is None:
-            data = table[key] = MovementData(key, m, movement_label(m, r.metric, r.ranks, numa.named), numa.keyed)
+            data = table[key] = MovementData(key, m, places_of(m, numa.keyed), numa=numa.keyed)
         data.contenders.setdefault(contender_of(r), {})[r.bytes] = r  # a repetition keeps the later record
+    for data in table.values():
+        data.label = movement_label(data.key, data.places, numa.named, data.operations == {"ping_pong"})
     return sorted(table.values(), key=lambda d: _row_order(d)), left_out
 
 
 def _row_order(d: MovementData) -> tuple:
     """Host↔GPU first, then within/between GPUs, CPU memory, ranks, collectives (the study's order)."""
-    m = d.movement
-    a, b = m.source, m.target
-    if m.operation in COLLECTIVES:
+    a, b = d.places.source, d.places.target
+    if d.key.operation in COLLECTIVES:
         group = 6
     elif (a and a.rank is not None) or (b and b.rank is not None):
         group = 5
     elif a and b and a.memory == "host" and b.memory == "host":
         group = 4
     elif a and b and a.memory != b.memory:
-        group = 0 if m.operation == "copy" else 2
+        group = 0 if d.key.operation == "copy" else 2
     else:
-        group = 1 if m.operation == "copy" else 3
+        group = 1 if d.key.operation == "copy" else 3
     return (group, d.key.metric != "bandwidth", d.key.operation, d.key.direction, d.key.source, d.key.target,
-            d.key.ranks, d.key.remote)
+            d.key.by, d.key.participants, d.key.remote)
 
 
 # --- cells -----------------------------------------------------------------------------------
@@ -328,7 +448,10 @@ def _choice(c: Contender, r: Result) -> dict[str, Any]:
             "spread": [lo if math.isfinite(lo) else None, hi if math.isfinite(hi) else None],
             "peak_fraction": fraction,
             "peak_gbps": r.peak.gbps if r.peak and fraction is not None else None,
-            "point": r.point or f"line {r.line}"}
+            "point": r.point or f"line {r.line}",
+            # What one operation's time covers (a ping-pong's half round trip, a copy's launch and
+            # synchronisation): contenders of a latency row are timed by different methods.
+            "includes": r.latency_includes or None}
 
 
 def _cell(b: Bin, contenders: dict[Contender, dict[int, Result]], metric: str) -> dict[str, Any] | None:
@@ -398,9 +521,9 @@ def movement_answer(d: MovementData, bins: list[Bin]) -> dict[str, Any]:
             mine = {c: p for c, p in d.contenders.items() if c.allocator == name}
             by_allocator[name] = _cells(bins, mine, d.metric)
     m = d.movement
-    return {"key": d.key.text(), "label": d.label, "operation": m.operation, "direction": m.direction,
-            "metric": d.metric, "from": place_json(m.source, d.numa), "to": place_json(m.target, d.numa),
-            "ranks": d.key.ranks,
+    return {"key": d.key.text(), "label": d.label, "operation": d.key.operation, "direction": d.key.direction,
+            "metric": d.metric, "from": place_json(d.places.source, d.numa), "to": place_json(d.places.target, d.numa),
+            "by": place_json(d.places.by, d.numa), "participants": d.key.participants or None,
             "same_node": m.same_node, "mechanisms": sorted({c.mechanism for c in d.contenders}),
             "allocators": allocators, "fastest_allocator": fastest_allocator(cells), "cells": cells,
             "crossovers": crossovers(cells), "by_allocator": by_allocator}

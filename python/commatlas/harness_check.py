@@ -224,10 +224,11 @@ def _differences(ref: Movement, other: Movement | None, numa_nodes: list[int] | 
     note on how a difference that is no difference was read."""
     if other is None:
         return ["movement (none declared)"], ""
-    out = [name for name in ("operation", "direction", "mechanism", "same_node")
+    out = [name for name in ("operation", "direction", "mechanism", "same_node", "participants")
            if getattr(ref, name) != getattr(other, name)]
     notes: set[str] = set()
-    for side, a, b in (("from", ref.source, other.source), ("to", ref.target, other.target)):
+    ends = (("from", ref.source, other.source), ("to", ref.target, other.target), ("by", ref.by, other.by))
+    for side, a, b in ends:
         out += [f"{side}.{d}" for d in _endpoint_differences(a, b, numa_nodes, notes)]
     theirs = dict(other.choices)
     out += [f"choices.{k} ({v} vs {theirs.get(k, 'absent')})" for k, v in ref.choices if theirs.get(k) != v]

@@ -97,6 +97,12 @@ class Movement:
     same_node: bool | None
     cache_resident: bool
     reference_of: str
+    # The processor moving the bytes where the engine declares it apart from the places (a copy
+    # kernel's GPU); None where the mover is an endpoint or a choice, or the record predates it.
+    by: Endpoint | None = None
+    # Collectives and patterns: members of the communicator; None on point-to-point movements and
+    # in records written before the engine declared it (answers.participants_of falls back).
+    participants: int | None = None
 
 
 @dataclass(frozen=True)
@@ -373,7 +379,7 @@ def _movement(m: Any) -> Movement | None:
         found = Movement(str(m["operation"]), str(m["direction"]), str(m["mechanism"]), _endpoint(m.get("from")),
                          _endpoint(m.get("to")), tuple(sorted((str(k), str(v)) for k, v in choices.items())),
                          None if same is None else bool(same), bool(m.get("cache_resident", False)),
-                         str(m.get("reference_of") or ""))
+                         str(m.get("reference_of") or ""), _endpoint(m.get("by")), _opt_int(m.get("participants")))
         if len(_MOVEMENTS) < 100_000:
             _MOVEMENTS[key] = found
     return found

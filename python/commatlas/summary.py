@@ -33,12 +33,12 @@ def map_table(answers: dict[str, Any]) -> Table | None:
     rows, _ = map_rows(answers)
     if not rows:
         return None
-    table = Table(title="Best interface per movement and size (cache: only cache-resident figures)",
+    table = Table(title="Best interface per movement and size (in cache: only cache-resident figures, never a winner)",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("movement", overflow="fold", ratio=1, min_width=16)
     table.add_column("sizes", no_wrap=True)
     table.add_column("fastest", no_wrap=True)
-    table.add_column("figure, % of peak", overflow="fold", min_width=12)
+    table.add_column("figure, % of peak", no_wrap=True)
     for row in rows:
         for i, band in enumerate(bands(row)):
             table.add_row(row.short if i == 0 else "", band.sizes, band.name, band.figures)

@@ -63,7 +63,11 @@ def format_ratio(x: float) -> str:
 
 
 def format_percent(fraction: float | None) -> str:
+    """'88%', '5.1%', '<0.1%': never '0.0%', which reads as nothing measured (an 8 B collective
+    moves 0.0001% of a link's peak)."""
     if _missing(fraction):
         return "-"
     assert fraction is not None
+    if 0 < fraction < 0.00095:
+        return "<0.1%"
     return f"{fraction * 100:.0f}%" if fraction >= 0.1 else f"{fraction * 100:.1f}%"

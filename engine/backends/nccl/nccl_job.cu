@@ -19,6 +19,11 @@ std::string job_devices(NcclLaunch launch, Context& ctx) {
   return out;
 }
 
+int job_size(NcclLaunch launch, const Context& ctx, const Params& variant) {
+  if (launch == NcclLaunch::RankPerProcess) return ctx.group.size();
+  return variant.has("gpus") ? list_length(variant.text("gpus")) : gpu_count();
+}
+
 std::string launch_words(NcclLaunch launch) {
   return launch == NcclLaunch::RankPerProcess ? "one MPI rank per GPU" : "one process driving every GPU";
 }

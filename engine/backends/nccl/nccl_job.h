@@ -16,6 +16,10 @@ namespace commatlas {
 std::string job_devices(NcclLaunch launch, Context& ctx);
 
 
+// Members of the job's communicator, for a collective's movement: the GPUs of its "gpus" param
+// (one process drives every GPU it lists), or the MPI job's ranks with one rank per GPU.
+int job_size(NcclLaunch launch, const Context& ctx, const Params& variant);
+
 // "one MPI rank per GPU" / "one process driving every GPU", for timing descriptions.
 std::string launch_words(NcclLaunch launch);
 

@@ -45,10 +45,10 @@ class GpuCollective final : public Benchmark {
   }
 
   // Every rank's buffer on its own GPU (gpu unset: each rank has its own).
-  Movement movement(const Context&, const Params& p) const override {
+  Movement movement(const Context& ctx, const Params& p) const override {
     const Mechanism mechanism = path_ == GpuMessagePath::Staged ? Mechanism::MpiStaged : Mechanism::MpiGpuAware;
     const MemoryKind allocator = p.has("allocator") ? memory_kind_from_string(p.text("allocator")) : MemoryKind::Device;
-    return collective_movement(op_, mechanism, message_place(allocator, std::nullopt));
+    return collective_movement(op_, mechanism, message_place(allocator, std::nullopt), ctx.group.size());
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {

@@ -202,9 +202,10 @@ class GpuStream : public Benchmark {
         m = movement_between(op, MoveDirection::Uni, Mechanism::GpuLoadStore, gpu_processor(gpu), memory);
         break;
       case StreamKernel::Copy:
-        // Both arrays in one place; the GPU whose SMs copy is not an endpoint, so it is a choice
-        // (and what the peak of a copy over a link is taken from).
-        m = movement_between(op, MoveDirection::Uni, Mechanism::GpuLoadStore, memory, memory, p, {"gpu"});
+        // Both arrays in one place; the GPU whose SMs copy is declared apart (`by`): GPU 0 copying
+        // within GPU 1's memory reads and writes over the link, which no copy local to GPU 1 does.
+        m = movement_between(op, MoveDirection::Uni, Mechanism::GpuLoadStore, memory, memory);
+        m.by = gpu_processor(gpu);
         break;
     }
     keep_copy_choices(m, p);

@@ -376,6 +376,7 @@ class PatternBenchmark final : public Benchmark {
     e.first_touch = spec_.on_gpu ? "gpu" : "cpu";
     m.from = e;
     m.to = e;
+    m.participants = ctx.group.size();
     m.choices = params;
     return m;
   }

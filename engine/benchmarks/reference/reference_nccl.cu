@@ -32,8 +32,9 @@ class ReferenceNcclBase : public Benchmark {
 
 class ReferenceNcclAllReduce final : public ReferenceNcclBase {
  public:
-  Movement movement(const Context&, const Params& p) const override {
-    Movement m = collective_movement(CollectiveOp::AllReduce, Mechanism::Nccl, gpu_memory(std::nullopt, "device"));
+  Movement movement(const Context& ctx, const Params& p) const override {
+    Movement m = collective_movement(CollectiveOp::AllReduce, Mechanism::Nccl, gpu_memory(std::nullopt, "device"),
+                                     job_size(kLaunch, ctx, p));
     keep_choices(m, p, {"launch"});
     m.reference_of = "nccl.allreduce";
     return m;

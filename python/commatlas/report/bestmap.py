@@ -3,12 +3,15 @@ per movement, one column per size bin, each cell the winning mechanism with its 
 fraction of peak (in the manner of the MI300A study's Figure 17).
 
 Movements of one kind whose winners agree bin by bin (GPU 0 → 1 and GPU 1 → 0, say) are one
-row. Sizes shown are the sizes measured (each cell's `bytes`), never a bin's bounds: a column is
-headed by the size most of its cells compared at, and a cell at another size names its own. Cache-resident cells keep their own style and never name a winner. The fixed-allocator view
-shows, per movement, only the contenders of one allocator: the one named, or the fastest.
+row, which names the GPUs it stands for. Sizes shown are the sizes measured (each cell's `bytes`),
+never a bin's bounds: a column is headed by the size most of its cells compared at, and a cell at
+another size names its own. Cache-resident cells keep their own style and never hold a winner, but
+name their fastest mechanism ("copy engine (in cache)"). The fixed-allocator view shows, per
+movement, only the contenders of one allocator: the one named, or the fastest.
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +27,7 @@ MECHANISM_COLOURS = {
     "mpi_gpu_aware": "#bcbd22", "cuda_ipc_ce": "#17becf", "cuda_ipc_sm": "#aec7e8", "nccl": "#98df8a",
 }
 CACHE_COLOUR = "#eeeeee"
+MAX_NAMED = 6  # a merged row names the GPUs of at most this many movements
 
 
 def colour(mechanism: str) -> str:
@@ -32,10 +36,10 @@ def colour(mechanism: str) -> str:
 
 @dataclass(frozen=True)
 class MapCell:
-    mechanism: str  # the winner's; "" for a cache-resident cell
+    mechanism: str  # the winner's; for a cache-resident cell the fastest of its cache figures
     figure: str  # "55.4 GB/s"
-    fraction: str  # "88%", or "" without a known peak
-    cache: bool
+    fraction: str  # "88%", or "" without a known peak (always for a cache figure)
+    cache: bool  # only cache-resident figures here: no winner, but the fastest is still named
     clear: bool | None
     detail: str  # the winner's choices, the runner-up and the margin (a tooltip)
     bytes: int = 0  # the size its contenders were compared at
@@ -46,7 +50,8 @@ class MapCell:
 
     @property
     def name(self) -> str:
-        return mechanism_name(self.mechanism) if self.mechanism else "cache"
+        """The mechanism; "copy engine (in cache)" where every figure of the cell is a cache figure."""
+        return mechanism_name(self.mechanism) + (" (in cache)" if self.cache else "")
 
     @property
     def colour(self) -> str:
@@ -61,11 +66,19 @@ class MapRow:
     cells: list[MapCell | None]  # aligned with the bins
     also: list[str] = field(default_factory=list)  # labels of the other movements of this row
     kind: str = ""  # the label with GPU numbers as roles (GPU i → GPU j)
+    first: str = ""  # the label of the movement the row was started by
 
     @property
     def short(self) -> str:
-        """The row's name in a narrow place: the kind and how many movements it stands for."""
-        return f"{self.kind} (×{len(self.keys)})" if self.also else self.label
+        """The row's name in a narrow place: the kind and which GPUs it stands for ("GPU i → GPU j
+        (i,j = 0,1; 1,0)"), or how many movements where that would not fit."""
+        if not self.also:
+            return self.label
+        gpus = [re.findall(r"GPU (\d+)", label) for label in [self.first] + self.also]
+        roles = "ij"[:len(gpus[0])]
+        if 0 < len(gpus[0]) <= 2 and len(gpus) <= MAX_NAMED and all(len(g) == len(gpus[0]) for g in gpus):
+            return f"{self.kind} ({','.join(roles)} = " + "; ".join(",".join(g) for g in gpus) + ")"
+        return f"{self.kind} (×{len(self.keys)})"
 
 
 def _figure(choice: dict[str, Any]) -> str:
@@ -75,16 +88,32 @@ def _figure(choice: dict[str, Any]) -> str:
     return format_gbps(v)
 
 
+def _includes(choice: dict[str, Any]) -> str:
+    """What one timed operation of a latency covers: contenders of one latency row are timed
+    differently (a copy with its launch and synchronisation, a ping-pong's half round trip)."""
+    return f" (timed: {choice['includes']})" if choice.get("includes") and choice["unit"] == "us" else ""
+
+
+LAUNCH_WORDS = {"rank_per_gpu": "one rank per GPU", "single_process": "one process driving every GPU"}
+
+
+def contender_words(choice: dict[str, Any]) -> str:
+    """The mechanism as a user picks it: "NCCL, one rank per GPU" where the launch is a choice."""
+    launch = choice["choices"].get("launch")
+    return mechanism_name(choice["mechanism"]) + (f", {LAUNCH_WORDS.get(launch, launch)}" if launch else "")
+
+
 def _detail(cell: dict[str, Any]) -> str:
     w = cell["winner"] or cell["cache_figure"]
-    parts = [f"{mechanism_name(w['mechanism'])} ({w['benchmark']}; "
-             + ", ".join(f"{k}={v}" for k, v in w["choices"].items()) + f") at {cell['bytes']} B"]
+    parts = [f"{contender_words(w)} ({w['benchmark']}; "
+             + ", ".join(f"{k}={v}" for k, v in w["choices"].items()) + f") at {cell['bytes']} B" + _includes(w)]
     if cell["cache_resident"]:
         parts.append("cache-resident: every figure here can live in a cache; no winner")
     if cell["runner_up"]:
         r = cell["runner_up"]
-        parts.append(f"runner-up {mechanism_name(r['mechanism'])} [{r['allocator']}] {_figure(r)}, "
-                     f"margin {format_ratio(cell['margin'])}" + ("" if cell["clear"] else " (inside the spread)"))
+        parts.append(f"runner-up {contender_words(r)} [{r['allocator']}] {_figure(r)}, "
+                     f"margin {format_ratio(cell['margin'])}" + ("" if cell["clear"] else " (inside the spread)")
+                     + _includes(r))
     return "; ".join(parts)
 
 
@@ -94,7 +123,7 @@ def map_cell(cell: dict[str, Any] | None) -> MapCell | None:
     w = cell["winner"]
     if w is None:
         c = cell["cache_figure"]
-        return MapCell("", _figure(c), "", True, None, _detail(cell), cell["bytes"])
+        return MapCell(c["mechanism"], _figure(c), "", True, None, _detail(cell), cell["bytes"])
     known = w["peak_fraction"] is not None and w["unit"] != "us"  # a latency is no fraction of a bandwidth
     fraction = format_percent(w["peak_fraction"]) if known else ""
     return MapCell(w["mechanism"], _figure(w), fraction, False, cell["clear"], _detail(cell), cell["bytes"])
@@ -128,7 +157,7 @@ def map_rows(answers: dict[str, Any], allocator: str | None = None, fixed: bool 
             row.keys.append(mv["key"])
             row.also.append(label)
             continue
-        row = MapRow(label, anchor_of(mv["key"]), [mv["key"]], aligned, kind=kind[0])
+        row = MapRow(label, anchor_of(mv["key"]), [mv["key"]], aligned, kind=kind[0], first=label)
         by_kind[kind] = row
         rows.append(row)
     for row in rows:
@@ -172,12 +201,13 @@ def map_columns(rows: list[MapRow], bins: list[str]) -> list[MapColumn]:
 @dataclass(frozen=True)
 class Band:
     """Neighbouring cells with one winner: the terminal's condensed map. `low` and `high` are the
-    sizes its first and last cell compared (what was measured, not the bins' bounds)."""
+    sizes its first and last cell compared (what was measured, not the bins' bounds). Cells whose
+    figures are all cache figures are a band of their own, named by their fastest mechanism."""
 
     low: int
     high: int
-    name: str
-    figures: str  # "50–55 GB/s", with the fraction of peak where known
+    name: str  # the mechanism
+    figures: str  # "50–55 GB/s", with the fraction of peak where known; "... in cache" for cache figures
 
     @property
     def sizes(self) -> str:
@@ -203,12 +233,14 @@ def bands(row: MapRow) -> list[Band]:
             text = f"{figs[0]}–{figs[-1]}"
         if fraction:
             text += f" {fraction}"
-        out.append(Band(run[0].bytes, run[-1].bytes, run[0].name, text))
+        if run[0].cache:
+            text += " in cache"
+        out.append(Band(run[0].bytes, run[-1].bytes, mechanism_name(run[0].mechanism), text))
         run.clear()
     for cell in row.cells:
         if cell is None:
             continue
-        if run and run[-1].name != cell.name:
+        if run and run[-1].name != cell.name:  # "copy engine (in cache)" is not "copy engine"
             close()
         run.append(cell)
     close()

@@ -109,6 +109,7 @@ def movement_figures(data: list[MovementData], rows: list[MapRow]) -> list[Figur
             caption = f"{len(d.contenders) - plots.MAX_LINES} more contenders not drawn (slowest at the largest size). "
         if row.also:
             caption += f"Drawn for {d.label}; alike: {'; '.join(row.also)}. "
+        caption += _timed(d)
         caption += "Bands: p5–p95 of every sample. Hollow markers: cache-resident points (no winner)."
         if len(out) >= MAX_MOVEMENT_FIGURES:
             out.append(Figure(row.anchor, title, "", f"{title}: not drawn (at most {MAX_MOVEMENT_FIGURES} plots); "
@@ -118,6 +119,21 @@ def movement_figures(data: list[MovementData], rows: list[MapRow]) -> list[Figur
                             if d.metric != "bandwidth" else _rooflines([r for _, p in shown for r in p.values()])))
         out.append(Figure(row.anchor, title, svg, caption, row.keys[1:]))
     return out
+
+
+def _timed(d: MovementData) -> str:
+    """What one operation covers, per benchmark, where a latency row's contenders are timed
+    differently (a copy with its launch and synchronisation beside a ping-pong's half round trip)."""
+    if d.metric != "latency":
+        return ""
+    timed: dict[str, str] = {}
+    for c, points in d.contenders.items():
+        r = points[max(points)]
+        if r.latency_includes:
+            timed.setdefault(f"{mechanism_name(c.mechanism)} ({c.benchmark})", r.latency_includes)
+    if len(set(timed.values())) < 2:
+        return ""
+    return "One operation is, per contender: " + "; ".join(f"{k}: {v}" for k, v in timed.items()) + ". "
 
 
 def undeclared_figures(series: list[Series]) -> list[Figure]:
