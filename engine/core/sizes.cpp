@@ -94,6 +94,14 @@ std::uint64_t parse_size(const std::string& raw) {
   return bytes;
 }
 
+std::vector<std::uint64_t> transfer_sizes(std::uint64_t from, std::uint64_t to) {
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t s : {std::uint64_t{8}, std::uint64_t{4} << 10, std::uint64_t{64} << 10, std::uint64_t{1} << 20,
+                          std::uint64_t{16} << 20, std::uint64_t{256} << 20, std::uint64_t{4} << 30})
+    if (s >= from && s <= to) out.push_back(s);
+  return out;
+}
+
 std::vector<std::uint64_t> geometric_sizes(std::uint64_t lo, std::uint64_t hi, std::uint64_t factor) {
   std::vector<std::uint64_t> out;
   if (factor < 2) return out;

@@ -23,6 +23,12 @@ std::vector<std::uint64_t> parse_size_list(const std::string& text, std::size_t 
 // A geometric sweep from lo to hi (inclusive when hi is on the grid).
 std::vector<std::uint64_t> geometric_sizes(std::uint64_t lo, std::uint64_t hi, std::uint64_t factor);
 
+// The default sizes of every benchmark that moves bytes between two places (copies, messages,
+// collectives): 8 B, then x16 from 4 KiB (4 KiB, 64 KiB, 1 MiB, 16 MiB, 256 MiB, 4 GiB), from
+// `from` up to `to`. One grid, so that a map cell compares every mechanism at one size: when the
+// families swept sizes of their own, a cell could hold one family alone and call it fastest.
+std::vector<std::uint64_t> transfer_sizes(std::uint64_t from, std::uint64_t to);
+
 // "1 B", "4 KiB", "1.5 MiB": exact for powers of two, 3 significant digits otherwise.
 std::string format_size(std::uint64_t bytes);
 

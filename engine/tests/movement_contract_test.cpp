@@ -81,7 +81,9 @@ TEST(MovementContract, EveryVariantDeclaresAMovementAndEveryParamIsClassified) {
         EXPECT_TRUE(m.participants && *m.participants >= 1) << key << ": a collective says how many take part";
       else
         EXPECT_FALSE(m.participants) << key << ": only collectives and patterns have participants";
-      if (m.by) EXPECT_TRUE(m.by->processor) << key << ": `by` is a processor, not a place";
+      if (m.by) {
+        EXPECT_TRUE(m.by->processor) << key << ": `by` is a processor, not a place";
+      }
       for (const auto& [k, v] : p.entries())
         EXPECT_TRUE(consumed.count(k) || m.choices.has(k))
             << key << " " << p.describe() << ": param '" << k

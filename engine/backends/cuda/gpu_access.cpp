@@ -13,7 +13,7 @@ namespace commatlas::gpu {
 // suite must finish within 5 minutes on a 4-GPU node. --sizes gives any finer sweep.
 // x16 steps from 4 KiB to 256 MiB: launch-bound, L2-resident (64 KiB-16 MiB) and HBM-bound (256 MiB)
 // sizes once each; 1 GiB read within 0.1% of 256 MiB on H100 (first default run, atlas-1).
-std::vector<std::uint64_t> gpu_bandwidth_sizes() { return geometric_sizes(4096, 256ull << 20, 16); }
+std::vector<std::uint64_t> gpu_bandwidth_sizes() { return transfer_sizes(4096, 256ull << 20); }
 
 // --quick is a smoke test: 16 MiB buffers fill in a fraction of 256 MiB's time (the quick run took 21 s on H100).
 std::vector<std::uint64_t> gpu_bandwidth_quick_sizes() { return {64ull << 10, 16ull << 20}; }

@@ -89,7 +89,7 @@ class CollectiveWorkload final : public Workload {
 };
 
 std::vector<std::uint64_t> default_collective_sizes() {
-  return {8, 1024, 64ull << 10, 1ull << 20, 16ull << 20};  // x16-x64 steps: latency-bound to bandwidth-bound
+  return transfer_sizes(8, 16ull << 20);  // latency-bound to bandwidth-bound, on NCCL's sizes
 }
 
 }  // namespace

@@ -34,8 +34,7 @@ BenchmarkInfo nccl_info(std::string key, Category category, NcclLaunch launch, s
                   launch == NcclLaunch::RankPerProcess ? "mpi-gpu" : "nccl", std::move(description), metric,
                   // Single-process mode is one process however many GPUs it drives.
                   launch == NcclLaunch::RankPerProcess ? RankRange{min_ranks, 0} : RankRange{1, 1}, {}, {}};
-  i.default_sizes = {8, 1024, 64ull << 10, 1ull << 20, 16ull << 20, 256ull << 20};
-  i.default_sizes.push_back(4ull << 30);
+  i.default_sizes = transfer_sizes(8, 4ull << 30);
   i.quick_sizes = {8, 1ull << 20, 256ull << 20};
   return i;
 }

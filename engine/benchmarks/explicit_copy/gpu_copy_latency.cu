@@ -64,7 +64,7 @@ class GpuCopyLatency final : public Benchmark {
                          "launch-inclusive latency of one small cudaMemcpyAsync + synchronize: h2d, d2h, d2d, peer",
                          Metric::Latency,
                          RankRange{1, 1},
-                         geometric_sizes(8, 64ull << 10, 8),
+                         transfer_sizes(8, 64ull << 10),
                          {8, 4096, 64ull << 10}};
   }
 

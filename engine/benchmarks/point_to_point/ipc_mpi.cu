@@ -196,9 +196,7 @@ class IpcBenchmark final : public Benchmark {
                     latency ? "CUDA IPC ping-pong between ranks 0 and 1 (copy + flag in peer memory), half round trip"
                             : "CUDA IPC copy from rank 0's GPU straight into rank 1's buffer, back to back",
                     latency ? Metric::Latency : Metric::Bandwidth, RankRange{2, 0}, {}, {8, 1ull << 20, 256ull << 20}};
-    i.default_sizes = latency ? std::vector<std::uint64_t>{8, 4096, 256ull << 10, 4ull << 20}
-                              : std::vector<std::uint64_t>{8, 64ull << 10, 4ull << 20, 256ull << 20};
-    if (!latency) i.default_sizes.push_back(4ull << 30);
+    i.default_sizes = latency ? transfer_sizes(8, 1ull << 20) : transfer_sizes(8, 4ull << 30);
     if (latency) i.quick_sizes = {8, 4096, 1ull << 20};
     return i;
   }

@@ -43,6 +43,9 @@ class MapCell:
     clear: bool | None
     detail: str  # the winner's choices, the runner-up and the margin (a tooltip)
     bytes: int = 0  # the size its contenders were compared at
+    # Only one mechanism measured this size, in a movement where others measured other sizes: the
+    # winner had no rival here, which a plain "fastest" would hide (families sweep different sizes).
+    alone: bool = False
 
     @property
     def size(self) -> str:
@@ -51,7 +54,7 @@ class MapCell:
     @property
     def name(self) -> str:
         """The mechanism; "copy engine (in cache)" where every figure of the cell is a cache figure."""
-        return mechanism_name(self.mechanism) + (" (in cache)" if self.cache else "")
+        return mechanism_name(self.mechanism) + (" (in cache)" if self.cache else "") + (" (alone)" if self.alone else "")
 
     @property
     def colour(self) -> str:
@@ -117,7 +120,8 @@ def _detail(cell: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def map_cell(cell: dict[str, Any] | None) -> MapCell | None:
+def map_cell(cell: dict[str, Any] | None, rivals: bool = False) -> MapCell | None:
+    """`rivals`: the movement has more than one mechanism somewhere in its sweep."""
     if cell is None:
         return None
     w = cell["winner"]
@@ -126,12 +130,13 @@ def map_cell(cell: dict[str, Any] | None) -> MapCell | None:
         return MapCell(c["mechanism"], _figure(c), "", True, None, _detail(cell), cell["bytes"])
     known = w["peak_fraction"] is not None and w["unit"] != "us"  # a latency is no fraction of a bandwidth
     fraction = format_percent(w["peak_fraction"]) if known else ""
-    return MapCell(w["mechanism"], _figure(w), fraction, False, cell["clear"], _detail(cell), cell["bytes"])
+    alone = rivals and len(cell["best_by_mechanism"]) < 2
+    return MapCell(w["mechanism"], _figure(w), fraction, False, cell["clear"], _detail(cell), cell["bytes"], alone)
 
 
-def _aligned(cells: list[dict[str, Any]], bins: list[str]) -> list[MapCell | None]:
+def _aligned(cells: list[dict[str, Any]], bins: list[str], rivals: bool = False) -> list[MapCell | None]:
     by_bin = {c["bin"]: c for c in cells}
-    return [map_cell(by_bin.get(b)) for b in bins]
+    return [map_cell(by_bin.get(b), rivals) for b in bins]
 
 
 def map_rows(answers: dict[str, Any], allocator: str | None = None, fixed: bool = False) -> tuple[list[MapRow], list[str]]:
@@ -150,8 +155,8 @@ def map_rows(answers: dict[str, Any], allocator: str | None = None, fixed: bool 
                 continue
             cells = mv["by_allocator"].get(chosen, cells)
             label = f"{label} [{chosen}]"
-        aligned = _aligned(cells, bins)
-        kind = (row_class(label), tuple((c.mechanism, c.cache) if c else None for c in aligned))
+        aligned = _aligned(cells, bins, len(mv.get("mechanisms") or []) > 1)
+        kind = (row_class(label), tuple((c.mechanism, c.cache, c.alone) if c else None for c in aligned))
         row = by_kind.get(kind)
         if row is not None:
             row.keys.append(mv["key"])
