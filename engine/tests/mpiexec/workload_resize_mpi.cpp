@@ -1,6 +1,11 @@
-// The MPI workloads' resize (Workload::resize), with real ranks: its own program, which CTest starts
-// under mpiexec with 2 and 4 ranks (engine/CMakeLists.txt), once more with the planted no-op
-// (COMMATLAS_TEST_SKIP_MOVE=1, read once per process: the switch is the whole run's).
+// The message workloads' resize (Workload::resize), with real ranks: its own program, which CTest
+// starts under mpiexec with 2 and 4 ranks (engine/CMakeLists.txt), once more with the planted
+// no-op (COMMATLAS_TEST_SKIP_MOVE=1, read once per process: the switch is the whole run's).
+//
+// Covered: every point-to-point and collective benchmark that can run in this job, each variant:
+// host MPI everywhere; on a GPU machine also staged and GPU-aware MPI, CUDA IPC and NCCL with one
+// rank per GPU (`mpiexec -n 2 build/engine/commatlas-mpiexec-tests` there). Variants in managed
+// memory must refuse to resize (their page placement is part of what they measure).
 //
 // Every rank runs every test in the same order, and each test's control flow depends only on
 // answers all ranks share (the harness's verdicts are agreed over ranks, local answers are put to
@@ -22,17 +27,16 @@ namespace {
 
 Group* world = nullptr;
 
-// The host MPI benchmarks that move messages: point-to-point and collectives of the "mpi" suite
-// (the patterns and the bare reference loop prepare each size afresh).
-std::vector<const Benchmark*> message_benchmarks() {
-  std::vector<const Benchmark*> out;
-  for (const Benchmark* b : Registry::instance().all()) {
-    const BenchmarkInfo info = b->info();
-    if (info.suite == "mpi" && (info.category == Category::PointToPoint || info.category == Category::Collective))
-      out.push_back(b);
-  }
-  return out;
-}
+struct Case {
+  const Benchmark* benchmark;
+  Params params;
+  std::string name;
+  bool managed;  // must refuse to resize
+};
+
+constexpr std::uint64_t kLarge = 1ull << 20;
+// Odd sizes on purpose: a message that is not whole words, a collective rounded down to blocks.
+const std::uint64_t kSmaller[] = {(64ull << 10) + 12, 4096, 44, 12};
 
 class WorkloadResize : public ::testing::Test {
  protected:
@@ -45,8 +49,29 @@ class WorkloadResize : public ::testing::Test {
     ctx_ = std::make_unique<Context>(o, *world, discover_host());
   }
 
-  std::unique_ptr<Workload> prepare(const Benchmark& b, std::uint64_t bytes) {
-    return b.prepare(*ctx_, b.variants(*ctx_).front(), bytes);
+  // Point-to-point and collective benchmarks that can run in this job, one case per variant (the
+  // patterns and the reference loops prepare each size afresh).
+  std::vector<Case> cases() {
+    std::vector<Case> out;
+    for (const Benchmark* b : Registry::instance().all()) {
+      const BenchmarkInfo info = b->info();
+      if (info.category != Category::PointToPoint && info.category != Category::Collective) continue;
+      if (!info.ranks.accepts(world->size()) || b->unavailable(*ctx_)) continue;
+      for (const Params& p : b->variants(*ctx_))
+        out.push_back({b, p, info.key + (p.describe().empty() ? "" : " " + p.describe()),
+                       p.has("allocator") && p.text("allocator") == "managed"});
+    }
+    return out;
+  }
+
+  // nullptr where this size is not for this job: prepare() skipped it, with its reason, on every
+  // rank (a collective with less than one element per rank block, GPU pointers a library refuses).
+  std::unique_ptr<Workload> prepare(const Case& c, std::uint64_t bytes) {
+    try {
+      return c.benchmark->prepare(*ctx_, c.params, bytes);
+    } catch (const Skip&) {
+      return nullptr;
+    }
   }
   // The runner's way in, and its vote: every rank must have given the same answer.
   bool resize(Workload& w, std::uint64_t bytes, const std::string& what) {
@@ -60,31 +85,21 @@ class WorkloadResize : public ::testing::Test {
   std::unique_ptr<Context> ctx_;
 };
 
-constexpr std::uint64_t kLarge = 1ull << 20;
-// Odd sizes on purpose: a message that is not whole words, a collective rounded down to blocks.
-const std::uint64_t kSmaller[] = {(64ull << 10) + 12, 4096, 44, 12};
-
 TEST_F(WorkloadResize, ASmallerSizeMeasuresAsIfPreparedThere) {
   if (test_skip_move()) GTEST_SKIP() << "the planted no-op run checks failures instead";
-  const auto benchmarks = message_benchmarks();
-  ASSERT_GE(benchmarks.size(), 8u) << "ping-pong, bandwidth, bibw and five collectives";
-  for (const Benchmark* b : benchmarks) {
-    const std::string key = b->info().key;
-    auto w = prepare(*b, kLarge);
+  const auto all = cases();
+  ASSERT_GE(all.size(), 8u) << "host MPI alone: ping-pong, bandwidth, bibw and five collectives";
+  for (const Case& c : all) {
+    auto w = prepare(c, kLarge);
+    if (!w) continue;
     const Measurement large = measure(*w, *ctx_);
-    EXPECT_TRUE(large.verification.ok) << key << ": " << large.verification.detail;
+    EXPECT_TRUE(large.verification.ok) << c.name << ": " << large.verification.detail;
     for (std::uint64_t bytes : kSmaller) {
-      const std::string what = key + " at " + std::to_string(bytes) + " B";
-      // A smaller size this benchmark cannot run (a collective with less than one element per
-      // rank block) is prepare()'s to refuse with its reason: resize says no.
-      std::unique_ptr<Workload> fresh;
-      try {
-        fresh = prepare(*b, bytes);
-      } catch (const Skip&) {
-      }
-      if (!fresh) {
-        EXPECT_FALSE(resize(*w, bytes, what)) << what << ": prepare() skips this size, resize() must say no";
-        continue;
+      const std::string what = c.name + " at " + std::to_string(bytes) + " B";
+      auto fresh = prepare(c, bytes);
+      if (!fresh || c.managed) {
+        EXPECT_FALSE(resize(*w, bytes, what)) << what << (c.managed ? ": managed memory" : ": prepare() skips this size");
+        break;  // a refused resize leaves the workload to be dropped, as the runner does
       }
       ASSERT_TRUE(resize(*w, bytes, what)) << what;
       EXPECT_EQ(w->accounting().bytes_per_op, fresh->accounting().bytes_per_op) << what;
@@ -105,24 +120,25 @@ TEST_F(WorkloadResize, ASmallerSizeMeasuresAsIfPreparedThere) {
 // itself must make it wrong, so a receive that never happens cannot pass on it.
 TEST_F(WorkloadResize, TheReceiveSideIsPoisonedByTheResize) {
   if (test_skip_move()) GTEST_SKIP() << "the planted no-op run checks failures instead";
-  for (const Benchmark* b : message_benchmarks()) {
-    const std::string key = b->info().key;
-    auto w = prepare(*b, kLarge);
+  for (const Case& c : cases()) {
+    if (c.managed) continue;
+    auto w = prepare(c, kLarge);
+    if (!w) continue;
     const Measurement large = measure(*w, *ctx_);
-    EXPECT_TRUE(large.verification.ok) << key << ": " << large.verification.detail;
-    ASSERT_TRUE(resize(*w, 4096, key)) << key;
+    EXPECT_TRUE(large.verification.ok) << c.name << ": " << large.verification.detail;
+    ASSERT_TRUE(resize(*w, 4096, c.name)) << c.name;
     // No run in between: what the check finds is what resize left.
-    EXPECT_FALSE(world->all(w->verify().ok)) << key << ": the 4 KiB prefix of the 1 MiB receive buffer passed the check";
+    EXPECT_FALSE(world->all(w->verify().ok)) << c.name << ": the 4 KiB prefix of the 1 MiB receive buffer passed the check";
   }
 }
 
 TEST_F(WorkloadResize, ALargerSizeThanTheAllocationIsANoNotAThrow) {
-  for (const Benchmark* b : message_benchmarks()) {
-    const std::string key = b->info().key;
-    auto w = prepare(*b, 4096);
+  for (const Case& c : cases()) {
+    auto w = prepare(c, 4096);
+    if (!w) continue;
     bool said = true;
-    EXPECT_NO_THROW(said = resize(*w, 8192, key)) << key;
-    EXPECT_FALSE(said) << key << ": 8 KiB inside buffers made for 4 KiB";
+    EXPECT_NO_THROW(said = resize(*w, 8192, c.name)) << c.name;
+    EXPECT_FALSE(said) << c.name << ": 8 KiB inside buffers made for 4 KiB";
   }
 }
 
@@ -131,16 +147,17 @@ TEST_F(WorkloadResize, ALargerSizeThanTheAllocationIsANoNotAThrow) {
 // check must fail at every size, the resized ones included.
 TEST_F(WorkloadResize, APlantedNoOpAfterAResizeFailsTheCheck) {
   if (!test_skip_move()) GTEST_SKIP() << "runs with COMMATLAS_TEST_SKIP_MOVE=1 (CTest's planted run)";
-  for (const Benchmark* b : message_benchmarks()) {
-    const std::string key = b->info().key;
-    auto w = prepare(*b, kLarge);
-    EXPECT_FALSE(measure(*w, *ctx_).verification.ok) << key << " at 1 MiB";
+  for (const Case& c : cases()) {
+    if (c.managed) continue;
+    auto w = prepare(c, kLarge);
+    if (!w) continue;
+    EXPECT_FALSE(measure(*w, *ctx_).verification.ok) << c.name << " at 1 MiB";
     for (std::uint64_t bytes : {std::uint64_t{64ull << 10}, std::uint64_t{4096}}) {
-      ASSERT_TRUE(resize(*w, bytes, key)) << key;
+      ASSERT_TRUE(resize(*w, bytes, c.name)) << c.name;
       const Measurement m = measure(*w, *ctx_);
-      EXPECT_FALSE(m.verification.ok) << key << " resized to " << bytes << " B: a loop that moved nothing passed";
+      EXPECT_FALSE(m.verification.ok) << c.name << " resized to " << bytes << " B: a loop that moved nothing passed";
       if (world->rank() == 0) {
-        EXPECT_FALSE(m.verification.detail.empty()) << key;
+        EXPECT_FALSE(m.verification.detail.empty()) << c.name;
       }
     }
   }
