@@ -131,6 +131,13 @@ class Workload {
   // afresh; a workload whose meaning needs fresh memory (first touch, managed migration,
   // prefetch) says false.
   virtual bool resize(std::uint64_t /*bytes*/) { return false; }
+  // The runner's way in to resize(): after it, the probe and warm-up move bytes again even under
+  // the planted no-op, as they do after prepare(), so a destination they fill at the new size is
+  // what the poisoning before each timed batch must defeat there too.
+  bool resize_for_next_size(std::uint64_t bytes) {
+    timed_ = false;
+    return resize(bytes);
+  }
   // How verify() proves it: the record's verified.method.
   virtual VerifyMethod verify_method() const = 0;
 

@@ -196,7 +196,7 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context
                                   });
           const auto t0 = std::chrono::steady_clock::now();
           // Every rank must agree, or one rank would re-prepare (collectively) alone.
-          if (workload && !ctx.group.all(workload->resize(bytes))) workload.reset();
+          if (workload && !ctx.group.all(workload->resize_for_next_size(bytes))) workload.reset();
           if (!workload) workload = plan.benchmark->prepare(ctx, params, bytes);
           const double prepare_s = seconds_since(t0);
           Measurement m = measure(*workload, ctx, hint ? &*hint : nullptr);

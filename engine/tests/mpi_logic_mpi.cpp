@@ -7,6 +7,7 @@
 
 #include "backends/mpi/collective.h"
 #include "backends/mpi/gpu_support.h"
+#include "backends/mpi/message_buffers.h"
 #include "backends/mpi/point_to_point.h"
 
 namespace commatlas {
@@ -133,6 +134,28 @@ TEST(MpiCollectives, BroadcastRootReceivesNothingOthersEverything) {
 
 namespace commatlas {
 namespace {
+
+// A size sweep runs inside the buffers of its largest size: smaller sizes fit, the receive side
+// is poisoned again, the source is left as published; larger ones are refused, changing nothing.
+TEST(MessageBuffers, ResizeWorksInsideTheAllocationAndPoisonsTheReceiveSide) {
+  auto b = make_message_buffers(MessageMemory::Host, {4096, 4096});
+  for (std::size_t i = 0; i < 4096; ++i) {
+    b->send_view()[i] = static_cast<unsigned char>(i);
+    static_cast<unsigned char*>(b->recv_data())[i] = static_cast<unsigned char>(i);
+  }
+  b->publish_send();
+  EXPECT_FALSE(b->resize({8192, 4096}));
+  EXPECT_FALSE(b->resize({4096, 4097}));
+  EXPECT_EQ(b->send_bytes(), 4096u);
+  EXPECT_EQ(b->recv_bytes(), 4096u);
+  EXPECT_EQ(b->fetch_recv()[100], 100);  // a refused resize poisons nothing
+  ASSERT_TRUE(b->resize({0, 64}));
+  EXPECT_EQ(b->send_bytes(), 0u);
+  EXPECT_EQ(b->recv_bytes(), 64u);
+  for (std::size_t i = 0; i < 64; ++i) ASSERT_EQ(b->fetch_recv()[i], 0xFF) << i;
+  ASSERT_TRUE(b->resize({4096, 4096}));  // back up to the allocation: still inside it
+  EXPECT_EQ(b->send_view()[4095], static_cast<unsigned char>(4095));
+}
 
 // The report ranks series of one path against each other only when their direction matches: a
 // bibw figure (both directions summed) must never be called faster than a one-way figure.

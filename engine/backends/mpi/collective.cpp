@@ -19,18 +19,29 @@ class CollectiveWorkload final : public Workload {
  public:
   CollectiveWorkload(Context& ctx, const CollectiveDefinition& definition, const MessageBufferMaker& make,
                      const CollectiveShape& shape)
-      : definition_(definition), shape_(shape) {
-    layout_ = definition.layout ? definition.layout(shape, comm_.rank())
-                                : CollectiveLayout{static_cast<std::size_t>(shape.send_elements),
-                                                   static_cast<std::size_t>(shape.recv_elements)};
-    const MessageSizes sizes{layout_.send_elements * kCollectiveElementBytes, layout_.recv_elements * kCollectiveElementBytes};
-    buffers_ = make_on_all_ranks(ctx.group, [&] { return make(sizes); });
+      : definition_(definition), shape_(shape), allocated_(shape.counted_bytes) {
+    layout_ = layout_of(shape);
+    buffers_ = make_on_all_ranks(ctx.group, [&] { return make(sizes_of(layout_)); });
     unsigned char* send = buffers_->send_view();
     for (std::size_t i = 0; i < layout_.send_elements; ++i) {
       const CollectiveElement v = collective_source_value(comm_.rank(), i);
       std::memcpy(send + i * kCollectiveElementBytes, &v, kCollectiveElementBytes);
     }
     buffers_->publish_send();
+  }
+
+  // The shape and this rank's layout again for `bytes`, inside the buffers of the largest size.
+  // Each send element is a function of its rank and index only (collective_source_value), so the
+  // buffer's prefix is already the smaller size's source; MessageBuffers::resize poisons the
+  // receive side. Shapes depend on the size and the rank count alone: every rank answers alike.
+  bool resize(std::uint64_t bytes) override {
+    const auto shape = collective_shape(definition_.op, bytes, comm_.size(), kCollectiveElementBytes);
+    if (!shape || shape->counted_bytes > allocated_) return false;  // no shape: prepare() says why (Skip)
+    const CollectiveLayout layout = layout_of(*shape);
+    if (!buffers_->resize(sizes_of(layout))) return false;
+    shape_ = *shape;
+    layout_ = layout;
+    return true;
   }
 
   Accounting accounting() const override {
@@ -81,8 +92,18 @@ class CollectiveWorkload final : public Workload {
   // Staged buffers poison their host staging copy too (MessageBuffers::poison_recv).
   void prepare_batch() override { buffers_->poison_recv(); }
 
+  CollectiveLayout layout_of(const CollectiveShape& shape) const {
+    return definition_.layout ? definition_.layout(shape, comm_.rank())
+                              : CollectiveLayout{static_cast<std::size_t>(shape.send_elements),
+                                                 static_cast<std::size_t>(shape.recv_elements)};
+  }
+  static MessageSizes sizes_of(const CollectiveLayout& layout) {
+    return {layout.send_elements * kCollectiveElementBytes, layout.recv_elements * kCollectiveElementBytes};
+  }
+
   const CollectiveDefinition& definition_;
   CollectiveShape shape_;
+  std::uint64_t allocated_;  // counted bytes of the shape the buffers were made for
   MpiComm comm_;
   CollectiveLayout layout_;
   std::unique_ptr<MessageBuffers> buffers_;

@@ -59,13 +59,19 @@ class GpuMessageBuffers final : public MessageBuffers {
     for (GpuBuffer* b : {&recv_, staging_recv_.get()}) {
       if (!b) continue;
       // The runtime cannot memset pageable memory it does not know (H200 run: cudaErrorInvalidValue).
+      // recv_bytes(), not the allocation: after a resize the message is a prefix of it.
       if (b->kind() == MemoryKind::Pageable)
-        std::memset(b->data(), 0xFF, b->bytes());
+        std::memset(b->data(), 0xFF, recv_bytes());
       else
-        COMMATLAS_GPU_CHECK(cudaMemsetAsync(b->data(), 0xFF, b->bytes(), stream_.get()));
+        COMMATLAS_GPU_CHECK(cudaMemsetAsync(b->data(), 0xFF, recv_bytes(), stream_.get()));
     }
     stream_.synchronize();
   }
+
+ protected:
+  // A message in managed memory is measured where the fill left its pages (message_place: on the
+  // GPU); the larger size's MPI calls may have moved them, so each size gets fresh buffers.
+  bool reusable() const override { return allocator_ != MemoryKind::Managed; }
 
  private:
   // cudaMemcpyDefault: unified addressing tells device, managed, pinned and pageable apart.

@@ -56,6 +56,15 @@ std::string to_string(MessageMemory memory) {
   return "?";
 }
 
+bool MessageBuffers::resize(MessageSizes sizes) {
+  if (!reusable() || sizes.send_bytes > capacity_.send_bytes || sizes.recv_bytes > capacity_.recv_bytes) return false;
+  sizes_ = sizes;
+  // The destination's prefix holds the larger size's message, which a receive that did nothing
+  // would pass.
+  poison_recv();
+  return true;
+}
+
 std::unique_ptr<MessageBuffers> make_message_buffers(MessageMemory memory, MessageSizes sizes) {
   switch (memory) {
     case MessageMemory::Host: return std::make_unique<HostMessageBuffers>(sizes);

@@ -48,15 +48,27 @@ class MessageBuffers {
   virtual void publish_send() {}
   // What the destination holds now, readable on the host.
   virtual const unsigned char* fetch_recv() = 0;
-  // Overwrites the destination with bytes no sender writes, so a message that never arrived
-  // cannot pass the data check on a previous run's bytes.
+  // Overwrites the destination (its first recv_bytes()) with bytes no sender writes, so a message
+  // that never arrived cannot pass the data check on a previous run's bytes.
   virtual void poison_recv() = 0;
 
+  // Works on the first `sizes` of the buffers from now on, the destination poisoned, so a size
+  // sweep runs inside the buffers made for its largest size. The source keeps what was last
+  // published: callers whose data is a function of the element's index (core/pattern.h, the
+  // collectives' source values) find it already right for the smaller size. False, changing
+  // nothing, past the sizes the buffers were made with or where reused memory is not the same
+  // measurement (reusable()).
+  bool resize(MessageSizes sizes);
+
  protected:
-  explicit MessageBuffers(MessageSizes sizes) : sizes_(sizes) {}
+  explicit MessageBuffers(MessageSizes sizes) : sizes_(sizes), capacity_(sizes) {}
+  // Managed memory: where its pages live depends on what touched them last (the larger size's
+  // messages), so a smaller size inside it measures a different placement than a fresh buffer.
+  virtual bool reusable() const { return true; }
 
  private:
   MessageSizes sizes_;
+  MessageSizes capacity_;
 };
 
 // Allocates both buffers (page-aligned, touched). Throws std::bad_alloc when memory is short.

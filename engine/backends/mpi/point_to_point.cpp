@@ -29,17 +29,25 @@ bool receives_payload(P2pProtocol p, int rank) { return rank == kPeer || (rank =
 class P2pWorkload final : public Workload {
  public:
   P2pWorkload(Context& ctx, const P2pSpec& spec, std::size_t bytes)
-      : spec_(spec), bytes_(bytes), run_seed_(ctx.options.seed) {
-    const int me = comm_.rank();
-    const MessageSizes sizes{sends_payload(spec.protocol, me) ? bytes : 0, receives_payload(spec.protocol, me) ? bytes : 0};
+      : spec_(spec), bytes_(bytes), allocated_(bytes), run_seed_(ctx.options.seed) {
+    const MessageSizes sizes = sizes_of(bytes);
     buffers_ = make_on_all_ranks(ctx.group, [&] {
       return spec.make_buffers ? spec.make_buffers(sizes) : make_message_buffers(spec.memory, sizes);
     });
     if (sizes.send_bytes > 0) {
-      fill_pattern(buffers_->send_view(), bytes, sender_seed(run_seed_, me));
+      fill_pattern(buffers_->send_view(), bytes, sender_seed(run_seed_, comm_.rank()));
       buffers_->publish_send();
     }
     requests_.resize(2 * kMessageWindow, MPI_REQUEST_NULL);
+  }
+
+  // Inside the buffers of the largest size: the sent pattern is a function of the byte's index, so
+  // its prefix is the smaller message; MessageBuffers::resize poisons the receive side. Every rank
+  // compares with the same allocated size and the same memory kind, so all answer alike.
+  bool resize(std::uint64_t bytes) override {
+    if (bytes > allocated_ || !buffers_->resize(sizes_of(bytes))) return false;
+    bytes_ = static_cast<std::size_t>(bytes);
+    return true;
   }
 
   Accounting accounting() const override {
@@ -97,6 +105,10 @@ class P2pWorkload final : public Workload {
     if (active()) buffers_->poison_recv();
   }
   bool active() const { return comm_.rank() == kOrigin || comm_.rank() == kPeer; }
+  MessageSizes sizes_of(std::size_t bytes) const {
+    const int me = comm_.rank();
+    return {sends_payload(spec_.protocol, me) ? bytes : 0, receives_payload(spec_.protocol, me) ? bytes : 0};
+  }
   int peer() const { return comm_.rank() == kOrigin ? kPeer : kOrigin; }
   int count() const { return static_cast<int>(bytes_); }
 
@@ -167,6 +179,7 @@ class P2pWorkload final : public Workload {
 
   P2pSpec spec_;
   std::size_t bytes_;
+  std::size_t allocated_;  // the message size the buffers were made for
   std::uint64_t run_seed_;
   MpiComm comm_;
   std::unique_ptr<MessageBuffers> buffers_;

@@ -19,7 +19,7 @@ class NcclCollectiveWorkload final : public Workload {
  public:
   NcclCollectiveWorkload(const NcclTeam& team, Context& ctx, const NcclCollectiveDef& def, CollectiveShape shape,
                          NcclTiming timing)
-      : team_(team), def_(def), shape_(shape), timing_(timing), seed_(ctx.options.seed) {
+      : team_(team), def_(def), shape_(shape), allocated_(shape), timing_(timing), seed_(ctx.options.seed) {
     buffers_ = make_on_all_ranks(ctx.group, [&] {
       std::vector<std::unique_ptr<RankBuffers>> made;
       for (const auto& m : team_.members())
@@ -33,16 +33,20 @@ class NcclCollectiveWorkload final : public Workload {
       DeviceScope scope(m.device);
       fill_collective_input(buffers_[i]->send.as<float>(), shape_.send_elements, seed_, m.rank, m.stream.get());
     }
-    // NCCL connects peers on first use of an algorithm; let that happen here, untimed and without
-    // a start-blocking kernel ahead of it (setup may wait on the device). Then poison the output,
-    // so only the timed calls can make it right.
-    team_.enqueue_phase([&](const NcclMember& m) { enqueue_for(m); });
-    for (std::size_t i = 0; i < buffers_.size(); ++i) {
-      const NcclMember& m = *team_.members()[i];
-      m.stream.synchronize();
-      poison_output(i);
-      m.stream.synchronize();
-    }
+    connect_and_poison();
+  }
+
+  // Inside the buffers of the largest size: each input element is a function of its rank and
+  // index (gpu_collective_data.h), so the buffer's prefix is the smaller size's input. The shape
+  // depends on the size and the team's rank count alone, so every rank answers alike before any
+  // of them makes the NCCL call in connect_and_poison().
+  bool resize(std::uint64_t bytes) override {
+    const auto shape = collective_shape(def_.op, bytes, team_.ranks(), sizeof(float));
+    if (!shape || shape->send_elements > allocated_.send_elements || shape->recv_elements > allocated_.recv_elements)
+      return false;  // no shape: prepare() says why (Skip)
+    shape_ = *shape;
+    connect_and_poison();
+    return true;
   }
 
   Accounting accounting() const override {
@@ -112,13 +116,27 @@ class NcclCollectiveWorkload final : public Workload {
     }
   }
 
+  // NCCL connects peers on first use of an algorithm, and a smaller size may pick another one:
+  // let that happen here, untimed and without a start-blocking kernel ahead of it (setup may wait
+  // on the device). Then poison the output, so only the timed calls can make it right.
+  void connect_and_poison() {
+    team_.enqueue_phase([&](const NcclMember& m) { enqueue_for(m); });
+    for (std::size_t i = 0; i < buffers_.size(); ++i) {
+      const NcclMember& m = *team_.members()[i];
+      m.stream.synchronize();
+      poison_output(i);
+      m.stream.synchronize();
+    }
+  }
+
   CollectiveExpectation expectation(int rank) const {
     return {def_.op, seed_, rank, team_.ranks(), kCollectiveRoot, shape_.chunk_elements};
   }
 
   void poison_output(std::size_t i) {
     const NcclMember& m = *team_.members()[i];
-    COMMATLAS_GPU_CHECK(cudaMemsetAsync(buffers_[i]->recv.data(), 0xFF, buffers_[i]->recv.bytes(), m.stream.get()));
+    // The shape's output, not the allocation: after a resize it is a prefix of it.
+    COMMATLAS_GPU_CHECK(cudaMemsetAsync(buffers_[i]->recv.data(), 0xFF, shape_.recv_elements * sizeof(float), m.stream.get()));
   }
 
   void enqueue_for(const NcclMember& m) {
@@ -130,6 +148,7 @@ class NcclCollectiveWorkload final : public Workload {
   const NcclTeam& team_;
   const NcclCollectiveDef& def_;
   CollectiveShape shape_;
+  CollectiveShape allocated_;  // the shape the buffers were made for
   NcclTiming timing_;
   std::uint64_t seed_;
   std::vector<std::unique_ptr<RankBuffers>> buffers_;

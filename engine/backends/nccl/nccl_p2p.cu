@@ -28,7 +28,7 @@ struct PairBuffers {
 class NcclP2pWorkload final : public Workload {
  public:
   NcclP2pWorkload(const NcclTeam& team, Context& ctx, NcclP2p kind, std::size_t bytes, NcclTiming timing)
-      : team_(team), kind_(kind), bytes_(bytes), timing_(timing), seed_(ctx.options.seed) {
+      : team_(team), kind_(kind), bytes_(bytes), allocated_(bytes), timing_(timing), seed_(ctx.options.seed) {
     buffers_ = make_on_all_ranks(ctx.group, [&] {
       std::vector<std::unique_ptr<PairBuffers>> made;
       for (const auto& m : team_.members()) {
@@ -44,15 +44,16 @@ class NcclP2pWorkload final : public Workload {
       if (b->send.bytes()) fill_pattern_on_device(b->send.data(), bytes_, sender_seed(seed_, b->member->rank), b->member->stream.get());
       b->member->stream.synchronize();
     }
-    // NCCL connects a peer pair on its first send/recv: let that happen untimed, without a
-    // start-blocking kernel ahead of it, then poison what it delivered.
-    one_op();
-    for (const auto& m : team_.members()) m->stream.synchronize();
-    for (const auto& b : buffers_) {
-      DeviceScope scope(b->member->device);
-      if (b->recv.bytes()) poison_on_device(b->recv.data(), bytes_, b->member->stream.get());
-      b->member->stream.synchronize();
-    }
+    connect_and_poison();
+  }
+
+  // Inside the buffers of the largest size: the sent pattern is a function of the byte's index, so
+  // its prefix is the smaller message. Every rank compares with the same allocated size.
+  bool resize(std::uint64_t bytes) override {
+    if (bytes > allocated_) return false;
+    bytes_ = static_cast<std::size_t>(bytes);
+    connect_and_poison();
+    return true;
   }
 
   Accounting accounting() const override {
@@ -134,6 +135,19 @@ class NcclP2pWorkload final : public Workload {
     }
   }
 
+  // NCCL connects a peer pair on its first send/recv (and a smaller size may take another
+  // protocol): let that happen untimed, without a start-blocking kernel ahead of it, then poison
+  // what it delivered.
+  void connect_and_poison() {
+    one_op();
+    for (const auto& m : team_.members()) m->stream.synchronize();
+    for (const auto& b : buffers_) {
+      DeviceScope scope(b->member->device);
+      if (b->recv.bytes()) poison_on_device(b->recv.data(), bytes_, b->member->stream.get());
+      b->member->stream.synchronize();
+    }
+  }
+
   const PairBuffers* buffers_of(const NcclMember& m) const {
     for (const auto& b : buffers_)
       if (b->member == &m) return b.get();
@@ -168,6 +182,7 @@ class NcclP2pWorkload final : public Workload {
   const NcclTeam& team_;
   NcclP2p kind_;
   std::size_t bytes_;
+  std::size_t allocated_;  // the message size the buffers were made for
   NcclTiming timing_;
   std::uint64_t seed_;
   std::vector<std::unique_ptr<PairBuffers>> buffers_;

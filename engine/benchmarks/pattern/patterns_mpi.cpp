@@ -62,6 +62,10 @@ void plan_messages(int rank, const std::vector<int>& nb, const std::vector<std::
   }
 }
 
+// No resize(): a pattern's size changes its whole layout (subdomain grid and faces, message
+// slots, buckets), laid out by the mechanism in memory it sized once (the IPC and NCCL ones map or
+// register it), and the default sweeps have one or two sizes per variant, so each size is
+// prepared afresh.
 class StepWorkload : public Workload {
  public:
   StepWorkload(Context& ctx, std::unique_ptr<PatternMechanism> mech) : ctx_(ctx), mech_(std::move(mech)) {}

@@ -37,7 +37,7 @@ struct IpcEndpoint {
 class IpcWorkload final : public Workload {
  public:
   IpcWorkload(Context& ctx, IpcProtocol protocol, gpu::Engine engine, std::size_t bytes)
-      : group_(ctx.group), protocol_(protocol), engine_(engine), bytes_(bytes), seed_(ctx.options.seed),
+      : group_(ctx.group), protocol_(protocol), engine_(engine), bytes_(bytes), allocated_(bytes), seed_(ctx.options.seed),
         rank_(ctx.group.rank()), device_(ctx.group.local_rank() % gpu_count()), stream_(device_) {
     if (active()) {
       endpoint_ = make_on_all_ranks(group_, [&] {
@@ -77,6 +77,21 @@ class IpcWorkload final : public Workload {
       group_.barrier();
     } catch (...) {
     }
+  }
+
+  // Inside the buffers of the largest size, whose handles were exchanged and mapped once: the
+  // sent pattern is a function of the byte's index, so its prefix is the smaller message. The
+  // inbox is poisoned here, before the runner's vote on the answer lets any peer write into it;
+  // the round-trip counters go on from where they are (both ranks ran the same round trips).
+  bool resize(std::uint64_t bytes) override {
+    if (bytes > allocated_) return false;  // the same answer on every rank
+    bytes_ = static_cast<std::size_t>(bytes);
+    if (active()) {
+      DeviceScope scope(device_);
+      poison_on_device(endpoint_->inbox.data(), bytes_, stream_.get());
+      stream_.synchronize();
+    }
+    return true;
   }
 
   Accounting accounting() const override {
@@ -173,6 +188,7 @@ class IpcWorkload final : public Workload {
   IpcProtocol protocol_;
   gpu::Engine engine_;
   std::size_t bytes_;
+  std::size_t allocated_;  // the message size the buffers were made (and exchanged) for
   std::uint64_t seed_;
   int rank_;
   int device_;
