@@ -20,6 +20,11 @@ struct RunSummary {
 // Sizes a benchmark runs at under these options.
 std::vector<std::uint64_t> sizes_for(const BenchmarkInfo& info, const RunOptions& options);
 
+// `selected` with every bare reference loop moved right behind the benchmark it checks (when that
+// one is selected too), so the two run back to back.
+std::vector<const Benchmark*> references_after_partners(const std::vector<const Benchmark*>& selected,
+                                                        const Context& ctx);
+
 // Runs every point; rank 0 appends records to `out` (other ranks pass nullptr). Per-point
 // failures become error records and the run goes on.
 class NodeFactsHook;  // core/node_facts.h

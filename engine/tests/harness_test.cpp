@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/harness.h"
+#include "core/registry.h"
 #include "core/runner.h"
 #include "tests/fake_workload.h"
 
@@ -392,13 +393,13 @@ TEST(Runner, AFailedPointDoesNotSizeTheNext) {
   EXPECT_LE(second[2].ops, 10);
 }
 
-// A variant the tier table caps (mpi.gpu_aware.* on managed memory: sizes above 16 MiB are
+// A variant the tier table caps (mpi.gpu_aware.* on managed memory: sizes above 1 MiB are
 // --full): the default run measures it up to the cap; --full and sizes the user names, all of them.
 class CappedVariant final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
     return BenchmarkInfo{"mpi.gpu_aware.capped_for_test", Category::PointToPoint, Interface::Memcpy, "test", "",
-                         Metric::Bandwidth, RankRange{1, 0}, {64ull << 20, 1ull << 20}, {1ull << 20}};
+                         Metric::Bandwidth, RankRange{1, 0}, {16ull << 20, 1ull << 20}, {1ull << 20}};
   }
   std::vector<Params> variants(const Context&) const override {
     return {Params{{"allocator", std::string("managed")}}, Params{{"allocator", std::string("device")}}};
@@ -427,12 +428,26 @@ std::vector<std::pair<std::string, std::uint64_t>> capped_points(RunOptions o) {
 TEST(Runner, SizesAboveATierCapAreForFullOnly) {
   using Points = std::vector<std::pair<std::string, std::uint64_t>>;
   RunOptions o = options_with_budget(0.001);
-  EXPECT_EQ(capped_points(o), (Points{{"managed", 1ull << 20}, {"device", 64ull << 20}, {"device", 1ull << 20}}));
+  EXPECT_EQ(capped_points(o), (Points{{"managed", 1ull << 20}, {"device", 16ull << 20}, {"device", 1ull << 20}}));
   o.full = true;
   EXPECT_EQ(capped_points(o).size(), 4u);
   o.full = false;
-  o.sizes = {64ull << 20};
-  EXPECT_EQ(capped_points(o), (Points{{"managed", 64ull << 20}, {"device", 64ull << 20}}));
+  o.sizes = {16ull << 20};
+  EXPECT_EQ(capped_points(o), (Points{{"managed", 16ull << 20}, {"device", 16ull << 20}}));
+}
+
+TEST(Runner, ReferenceLoopsRunRightAfterWhatTheyCheck) {
+  const Benchmark* reference = Registry::instance().find("reference.host_memcpy");
+  const Benchmark* memcpy = Registry::instance().find("host.memcpy");
+  const Benchmark* chase = Registry::instance().find("host.pointer_chase");
+  ASSERT_TRUE(reference && memcpy && chase);
+  SingleProcessGroup group;
+  const Context ctx(RunOptions{}, group, HostFacts{});
+  using List = std::vector<const Benchmark*>;
+  EXPECT_EQ(references_after_partners({memcpy, chase, reference}, ctx), (List{memcpy, reference, chase}));
+  EXPECT_EQ(references_after_partners({reference, chase, memcpy}, ctx), (List{chase, memcpy, reference}));
+  // Without its partner a reference keeps its place.
+  EXPECT_EQ(references_after_partners({reference, chase}, ctx), (List{reference, chase}));
 }
 
 }  // namespace
