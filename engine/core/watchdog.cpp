@@ -9,7 +9,7 @@ namespace {
 // A guard that fires well after its time was itself not running (the process was stopped, e.g.
 // SIGSTOP, until the launcher's SIGCONT before its kill): that rank is one that stopped answering.
 std::string stopped_note(double late_s) {
-  if (late_s <= kWatchdogGraceSeconds) return "";
+  if (late_s <= kWatchdogStoppedSeconds) return "";
   char text[64];
   std::snprintf(text, sizeof text, ", itself stopped for %.0f s", late_s);
   return text;

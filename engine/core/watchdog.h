@@ -23,7 +23,13 @@ namespace commatlas {
 inline constexpr int kWatchdogExitCode = 3;
 // How long a guard that fired waits before aborting: every live rank armed its guard for the same
 // point within this, so each prints its line before the abort reaches it.
-inline constexpr double kWatchdogGraceSeconds = 1.0;
+inline constexpr double kWatchdogGraceSeconds = 2.0;
+// A guard that fires later than this past its limit was itself not running: its process was
+// stopped until the launcher's SIGCONT, which comes after the first guard's grace. A live rank's
+// guard wakes within milliseconds; a stopped one's about a grace late, less the difference between
+// the ranks' start of the point. With the old rule (late > grace, grace 1 s) a rank stopped by
+// SIGSTOP was read as "every rank waited" about one time in five on 2 cores.
+inline constexpr double kWatchdogStoppedSeconds = 0.5;
 
 class Watchdog {
  public:
