@@ -9,6 +9,7 @@
 #   planted   the copy, NCCL, IPC and MPI paths at 3 sizes (so buffers are reused across sizes) with and
 #             without COMMATLAS_TEST_SKIP_MOVE=1: every byte-checked point must end "data check failed"
 #   onegpu    `time commatlas run` with CUDA_VISIBLE_DEVICES=0 (the one-GPU wall time on this machine)
+#   onequick  the same with --quick
 # Each run folder is packed into one tarball ($OUT returns 8 files at most).
 # Usage (repository root, .device-carry carried): OUT=/some/dir [RUNS="default tune patterns"] scripts/device/multi_gpu.sh
 set -uo pipefail
@@ -99,6 +100,7 @@ for name in $RUNS; do
             --sizes 8,64K,1M,16M,256M --time-budget 0.05 --watchdog 40 ;;
     patterns) run patterns 110 --only 'pattern.*' --time-budget 0.05 --watchdog 40 ;;
     planted) planted ;;
+    onequick) CUDA_VISIBLE_DEVICES=0 run onequick 60 --quick ;;
     onegpu) CUDA_VISIBLE_DEVICES=0 run onegpu 120
       python3 scripts/device/points_table.py --memcpy-vs-reference "$W/onegpu/results.jsonl" ;;
   esac
@@ -122,7 +124,7 @@ EOF
 done
 cat "$W/walls.txt"
 tar czf "$OUT/logs.tar.gz" -C "$W" multi_gpu.log build.log list.txt engine-info.json nvidia-smi.csv topo-m.txt \
-  walls.txt commands.txt default.log tune.log patterns.log onegpu.log 2>/dev/null
+  walls.txt commands.txt default.log tune.log patterns.log onegpu.log onequick.log 2>/dev/null
 echo "total $((SECONDS - start)) s"
 ls -la "$OUT"
 exit 0
