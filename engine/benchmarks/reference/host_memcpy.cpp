@@ -8,9 +8,11 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <optional>
 
 #include "backends/host/copy_buffers.h"
 #include "backends/host/host_context.h"
+#include "backends/host/numa.h"
 #include "backends/host/worker_pool.h"
 #include "core/registry.h"
 #include "core/sizes.h"
@@ -20,8 +22,13 @@ namespace {
 
 class BareLoopMemcpy final : public Workload {
  public:
-  BareLoopMemcpy(std::size_t bytes, int threads, std::uint64_t seed)
-      : threads_(threads), buffers_(bytes, std::nullopt, std::nullopt, seed), pool_(threads, {}) {
+  // `node`: host.memcpy's placement of its first variant (buffers on the node, threads on its CPUs),
+  // so both run the same operation: unpinned, 32 threads read 16 MiB 14% slower on an H200 host.
+  BareLoopMemcpy(std::size_t bytes, int threads, std::optional<int> node, std::uint64_t seed)
+      : threads_(threads),
+        buffers_(bytes, node, node, seed),
+        cpus_(node ? host::cpus_of_node(*node) : std::vector<int>{}),
+        pool_(threads, cpus_) {
     copy_chunk_ = [this](int t) {
       const host::Chunk c = host::chunk_of(buffers_.size(), threads_, t);
       if (c.length && move_) std::memcpy(buffers_.destination() + c.begin, buffers_.source() + c.begin, c.length);
@@ -40,6 +47,7 @@ class BareLoopMemcpy final : public Workload {
   void run(std::int64_t samples, std::int64_t repetitions, std::vector<double>& seconds) override {
     using Clock = std::chrono::steady_clock;
     move_ = !planted_no_move();  // test-only: COMMATLAS_TEST_SKIP_MOVE
+    const host::ScopedCpuBinding on_node(cpus_);  // the caller is thread 0
     for (std::int64_t s = 0; s < samples; ++s) {
       const auto t0 = Clock::now();
       for (std::int64_t r = 0; r < repetitions; ++r) {
@@ -59,6 +67,7 @@ class BareLoopMemcpy final : public Workload {
 
   int threads_;
   host::CopyBuffers buffers_;
+  std::vector<int> cpus_;
   host::WorkerPool pool_;
   host::WorkerPool::Task copy_chunk_;
   bool move_ = true;
@@ -76,14 +85,25 @@ class HostMemcpyReference final : public Benchmark {
     return i;
   }
 
+  // host.memcpy's first many-thread variant: the same threads, and where NUMA placement works,
+  // the same node for buffers and threads.
   std::vector<Params> variants(const Context& ctx) const override {
-    return {Params{{"threads", std::int64_t{ctx.worker_threads()}}, {"numa_placement", std::string("none")}}};
+    const host::NumaPlacement placement = host::Libnuma::get().placement();
+    Params p{{"threads", std::int64_t{ctx.worker_threads()}}, {"numa_placement", to_string(placement)}};
+    if (placement == host::NumaPlacement::Libnuma) {
+      const std::int64_t node = host::numa_nodes_to_sweep(ctx).front();
+      p.set("src_numa", node);
+      p.set("dst_numa", node);
+      p.set("cpu_numa", node);
+    }
+    return {p};
   }
 
   Movement movement(const Context&, const Params& p) const override {
+    auto node = [&](const char* key) { return p.has(key) ? std::optional<int>(static_cast<int>(p.integer(key))) : std::nullopt; };
     Movement m = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
-                                  host_memory(std::nullopt, "pageable"), host_memory(std::nullopt, "pageable"), p,
-                                  {"threads"});
+                                  host_memory(node("src_numa"), "pageable"), host_memory(node("dst_numa"), "pageable"), p,
+                                  {"threads", "cpu_numa"});
     m.cache_working_set_per_byte = 2;
     m.reference_of = "host.memcpy";
     return m;
@@ -91,7 +111,9 @@ class HostMemcpyReference final : public Benchmark {
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     host::require_host_memory(ctx, 2 * bytes);
-    return std::make_unique<BareLoopMemcpy>(bytes, static_cast<int>(params.integer("threads")), ctx.options.seed);
+    const std::optional<int> node = params.has("src_numa") ? std::optional<int>(static_cast<int>(params.integer("src_numa")))
+                                                           : std::nullopt;
+    return std::make_unique<BareLoopMemcpy>(bytes, static_cast<int>(params.integer("threads")), node, ctx.options.seed);
   }
 };
 
