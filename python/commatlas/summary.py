@@ -33,8 +33,7 @@ def map_table(answers: dict[str, Any]) -> Table | None:
     rows, _ = map_rows(answers)
     if not rows:
         return None
-    table = Table(title="Best interface per movement and size (in cache: only cache-resident figures, never "
-                        "a winner; alone: no other mechanism measured that size)",
+    table = Table(title="Best interface per movement and size (in cache: cache figures only; alone: no rival measured)",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("movement", overflow="fold", ratio=1, min_width=16)
     table.add_column("sizes", no_wrap=True)
