@@ -127,7 +127,9 @@ std::vector<const Benchmark*> references_after_partners(const std::vector<const 
     else
       out.push_back(b);
   }
-  for (const auto& [reference, partner] : references) {
+  for (const auto& placed : references) {
+    const Benchmark* reference = placed.first;
+    const std::string& partner = placed.second;  // a plain name: C++17 lambdas cannot capture bindings
     auto at = std::find_if(out.begin(), out.end(), [&](const Benchmark* o) { return o->info().key == partner; });
     // After the partner and any reference already placed behind it.
     while (at != out.end() && (*at)->info().key == partner) ++at;
