@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import io
+import os
 import shutil
 from pathlib import Path
 
@@ -230,9 +231,12 @@ def test_engine_built_here_pairs_every_reference_size(engine_path: Path, tmp_pat
                    "--time-budget", "0.05", "--out", str(out), timeout=300)
     assert done.returncode == 0, done.stderr + done.stdout
     result = harness_check(load_run(out))
-    reference_threads = {r["params"]["threads"] for r in read_lines(out / "results.jsonl")
-                         if r.get("benchmark") == "reference.host_memcpy" and r["type"] == "result"}
-    (threads,) = reference_threads
-    assert sorted(p.bytes for p in result.pairs) == [4 * KiB, MiB] and not result.unpaired
-    assert all(f"threads={threads}" in p.variant for p in result.pairs)
+    reference_threads = sorted({r["params"]["threads"] for r in read_lines(out / "results.jsonl")
+                                if r.get("benchmark") == "reference.host_memcpy" and r["type"] == "result"})
+    # One thread (a yardstick that repeats) and every worker thread, each at both sizes.
+    assert reference_threads[0] == 1 and len(reference_threads) == (2 if os.cpu_count() and os.cpu_count() > 1 else 1)
+    assert sorted(p.bytes for p in result.pairs) == sorted([4 * KiB, MiB] * len(reference_threads))
+    assert not result.unpaired
+    for threads in reference_threads:
+        assert sum(f"threads={threads}," in p.variant + "," for p in result.pairs) == 2
     assert "harness vs bare loops:" in done.stdout
