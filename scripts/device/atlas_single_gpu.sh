@@ -86,8 +86,8 @@ echo "== precision-stopped vs fixed budget, costs, projection"
 python3 scripts/minute_report.py "$W/default" "$W/fixed" --spread-from "$W/default" "$W/default2" \
   --spread-from "$W/fixed" "$W/fixed2" > "$W/minute_report.txt" 2>&1
 sed -n '/points >= 256/,/outside their limit/p' "$W/minute_report.txt" | cut -c1-70,91-
-echo "== harness vs bare loop: host.memcpy vs reference.host_memcpy (same threads)"
-python3 scripts/device/points_table.py --memcpy-vs-reference "$W/default/results.jsonl"
+echo "== harness vs bare reference loops"
+python3 scripts/device/points_table.py --harness-check "$W/default"
 echo "== identical default runs: compare"
 COLUMNS=100 python3 -m commatlas compare "$W/default" "$W/default2" --html "$W/compare.html" > "$W/compare.txt" 2>&1
 tail -25 "$W/compare.txt"

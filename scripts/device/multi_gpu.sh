@@ -102,7 +102,7 @@ for name in $RUNS; do
     planted) planted ;;
     onequick) CUDA_VISIBLE_DEVICES=0 run onequick 60 --quick ;;
     onegpu) CUDA_VISIBLE_DEVICES=0 run onegpu 120
-      python3 scripts/device/points_table.py --memcpy-vs-reference "$W/onegpu/results.jsonl" ;;
+      python3 scripts/device/points_table.py --harness-check "$W/onegpu" ;;
   esac
 done
 

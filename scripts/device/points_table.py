@@ -2,8 +2,8 @@
 """Small tables the device scripts print from a records file.
 
     points_table.py FILE.jsonl                        every result/error/skip, one line each
-    points_table.py --memcpy-vs-reference FILE.jsonl  host.memcpy against reference.host_memcpy
-                                                      at the same size and thread count
+    points_table.py --harness-check RUN_DIR           every reference loop against its partner
+                                                      (commatlas.harness_check, as the report does)
 """
 from __future__ import annotations
 
@@ -33,20 +33,20 @@ def points(path: str) -> None:
         print(f"  {r['type']:6} {r['benchmark']:26} {r.get('bytes') or 0:>9} {what[:100]}")
 
 
-def memcpy_vs_reference(path: str) -> None:
-    res = [r for r in records(path) if r.get("type") == "result"]
-    ref = {(r["bytes"], r["params"]["threads"]): r for r in res if r["benchmark"] == "reference.host_memcpy"}
-    for r in res:
-        key = (r.get("bytes"), r.get("params", {}).get("threads"))
-        if r["benchmark"] == "host.memcpy" and key in ref:
-            b = ref[key]
-            print(f"  {key[0]:>10} B {key[1]:>3} threads numa={r['params'].get('numa_placement')}: harness "
-                  f"{r['bandwidth_gbps']:.1f} GB/s, bare {b['bandwidth_gbps']:.1f} GB/s, "
-                  f"{r['bandwidth_gbps'] / b['bandwidth_gbps'] - 1:+.1%}")
+def harness_pairs(run_dir: str) -> None:
+    from commatlas.harness_check import harness_check
+    from commatlas.results import load_run
+
+    check = harness_check(load_run(run_dir))
+    for p in check.pairs:
+        print(f"  {p.benchmark} {p.variant} {p.bytes} B: harness {p.harnessed:.4g}, bare {p.bare:.4g} "
+              f"({p.harnessed / p.bare - 1:+.1%}), {'agrees' if p.agree else 'DIFFERS'} ({p.rule})")
+    for u in check.unpaired:
+        print(f"  {u.reference} {u.sizes}: no partner, {u.reason}")
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--memcpy-vs-reference":
-        memcpy_vs_reference(sys.argv[2])
+    if sys.argv[1] == "--harness-check":
+        harness_pairs(sys.argv[2])
     else:
         points(sys.argv[1])

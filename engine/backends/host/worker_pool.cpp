@@ -8,7 +8,26 @@ namespace commatlas::host {
 namespace {
 
 constexpr std::size_t kCacheLine = 64;
+// Waiting goes pause-spin, then yield-spin, then sleep. Pure spinning is fastest on an idle
+// machine, but when threads outnumber free CPUs a spinner holds the CPU its partner needs for a
+// whole time slice (milliseconds); yielding hands it over at once.
+constexpr int kPauseSpins = 1 << 10;
 constexpr int kSpinsBeforeSleep = 1 << 14;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+inline void backoff(int round) {
+  if (round < kPauseSpins)
+    cpu_relax();
+  else
+    std::this_thread::yield();
+}
 
 }  // namespace
 

@@ -24,24 +24,6 @@ struct Chunk {
 };
 Chunk chunk_of(std::size_t total, int count, int index);
 
-// How a host thread waits for another: pause-spin, then yield-spin (the pool then sleeps). Pure
-// spinning is fastest on an idle machine, but when threads outnumber free CPUs a spinner holds the
-// CPU its partner needs for a whole time slice (milliseconds); yielding hands it over at once.
-constexpr int kPauseSpins = 1 << 10;
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
-inline void backoff(int round) {
-  if (round < kPauseSpins)
-    cpu_relax();
-  else
-    std::this_thread::yield();
-}
-
 class WorkerPool {
  public:
   // Must not throw: it runs on pool threads with nobody to catch.
