@@ -236,3 +236,26 @@ def test_the_fallback_reads_the_single_process_gpu_list_not_the_run_size(records
     answers = compute_answers(run_from_records(only_single))
     allreduce = next(m for m in answers["movements"] if m["operation"] == "allreduce")
     assert allreduce["participants"] == 2 and allreduce["label"] == "allreduce, GPU buffers, 2 ranks"
+
+
+def test_a_cell_no_rival_measured_says_alone(answers) -> None:
+    """Families sweep different sizes: where only one mechanism of a row measured a size, the cell
+    says "(alone)" instead of calling that mechanism fastest; a row with one mechanism never does."""
+    from commatlas.report.bestmap import bands
+
+    rows, _ = map_rows(answers)
+    by_label = {row.label: row for row in rows}
+    latency = by_label["GPU 0 → GPU 1 (latency)"]
+    # Only the NCCL ping-pongs measured 16 MiB and up (IPC and MPI ping-pongs stop at 4 MiB here).
+    top = [b for b in bands(latency) if b.low >= 16 << 20]
+    assert top and all(b.name == "NCCL (alone)" for b in top), [(b.low, b.name) for b in bands(latency)]
+    assert any(not b.name.endswith("(alone)") for b in bands(latency))
+    single = by_label["GPU 0 reads GPU 1"]
+    assert not any(c.alone for c in single.cells if c), "one mechanism in the row: nothing to be alone from"
+
+
+def test_the_report_map_marks_alone_cells_and_keeps_ties_readable(report) -> None:
+    html, _ = report
+    assert '<span class="pct">alone</span>' in html
+    # A tie is striped, not faded: its figure stays as dark as a clear winner's.
+    assert "td.tie { opacity" not in html and "table.map td.tie { color: #111" in html
