@@ -28,6 +28,9 @@ H200_MPI_GPU = REPO / "results" / "nvidia-h200-x2" / "mpi-gpu-default" / "cuda-o
 H200X2 = REPO / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default" / "results.jsonl"
 HOST = FIXTURES / "report" / "host" / "results.jsonl"
 NCCL_OVERHEAD = REPO / "results" / "nvidia-h200-x2" / "nccl-overhead" / "after-recalibration"
+# host.memcpy beside its bare loop, 1 and 32 threads, three passes (--repeat 3) on 2x H200's host.
+H200_MEMCPY_PASSES = (REPO / "results" / "nvidia-h200-x2" / "atlas-2gpu-final" / "memcpy-one-thread" / "run"
+                      / "results.jsonl")
 KiB, MiB = 1024, 1024 * 1024
 
 
@@ -197,6 +200,57 @@ def test_nccl_passes_are_paired_and_large_sizes_hold_to_3_percent():
     assert (moved.agree, moved.rule) == (False, "3%")
 
 
+# --- the loops' own run-to-run spread ---------------------------------------------------------------
+
+def memcpy_pair(result: HarnessCheck, threads: int, size: int):
+    (found,) = [p for p in result.pairs if f"threads={threads}," in p.variant + "," and p.bytes == size]
+    return found
+
+
+def test_a_pair_that_misses_3_percent_within_its_loops_own_spread_is_counted_apart():
+    records = read_lines(H200_MEMCPY_PASSES)
+    result = check(records)
+    assert all(p.passes == 3 for p in result.pairs)
+    # One thread, 16 MiB: 14.0 vs 14.1 GB/s (medians), within 3%.
+    steady = memcpy_pair(result, 1, 16 * MiB)
+    assert (steady.agree, steady.within_spread, steady.judgement) == (True, False, "yes (3%)")
+    # One thread, 1 MiB: 29.5 vs 28.1 GB/s, +5.0%; the bare loop's passes read 28.9, 25.9 and 28.1
+    # (10.7% apart): the difference lies inside what the loop moves by itself.
+    noisy = memcpy_pair(result, 1, MiB)
+    assert noisy.describe_difference() == "+5.0%" and not noisy.agree
+    assert noisy.spread == pytest.approx((28.9 - 25.9) / 28.1, abs=0.005)
+    assert (noisy.within_spread, noisy.judgement) == (True, "within spread (11%)")
+    # 32 threads, 1 MiB: 200 vs 332 GB/s, -39.8%, while each loop's passes stay within 12%.
+    apart = memcpy_pair(result, 32, MiB)
+    assert apart.spread is not None and apart.spread < 0.12
+    assert (apart.agree, apart.within_spread, apart.judgement) == (False, False, "no (3%)")
+    assert result.agreeing == 1 and len(result.within_spread) == 2
+    assert result.summary_line() == (
+        "harness vs bare loops: 1 of 6 points agree (within 3%, or 1 us per operation up to 64 KiB); "
+        "2 more within their loops' own run-to-run spread (up to 18%: host.memcpy at 16 MiB); "
+        "worst host.memcpy at 4 KiB: 0.755 GB/s harnessed vs 1.33 GB/s bare (−43.0%)")
+    # The harness 20% slower at 1 MiB, one thread, in every pass: past the spread, a difference again.
+    moved = memcpy_pair(check(slower(records, "host.memcpy", MiB, 1.20)), 1, MiB)
+    assert (moved.agree, moved.within_spread) == (False, False)
+
+
+def test_report_shows_each_pairs_spread_and_judgement(tmp_path: Path):
+    shutil.copy(H200_MEMCPY_PASSES, tmp_path / "results.jsonl")
+    markdown = write_report(tmp_path).markdown.read_text()
+    (row,) = [line for line in markdown.splitlines()
+              if line.startswith("| reference.host_memcpy |") and "threads=1)" in line and "| 1 MiB |" in line]
+    assert row.endswith("| 3 | 10.7% | within spread (11%) |")
+    assert "2 more within their loops' own run-to-run spread" in markdown
+
+
+def test_one_pass_has_no_spread_to_lean_on():
+    records = [r for r in read_lines(H200_MEMCPY_PASSES) if r.get("type") != "result" or r.get("repeat") == 1]
+    result = check(records)
+    assert all(p.passes == 1 and p.spread is None for p in result.pairs)
+    assert result.within_spread == []
+    assert "run-to-run spread" not in result.summary_line()
+
+
 # --- where it shows ----------------------------------------------------------------------------------
 
 def summary_text(records: list[dict]) -> str:
@@ -211,6 +265,7 @@ def test_report_and_summaries_show_it_below_the_map_and_findings(tmp_path: Path)
     html, markdown = paths.html.read_text(), paths.markdown.read_text()
     assert html.index('id="best"') < html.index('id="findings"') < html.index('id="harness-check"') < html.index('id="osu"')
     assert "no (1 us)" in html and "placed on NUMA node 0" in html
+    assert "<th>run-to-run spread</th>" in html  # one pass: "-" in each row
     assert markdown.index("## Findings") < markdown.index("## Harness vs bare loops") < markdown.index("## Engine vs OSU")
     assert "| reference.host_memcpy | host.memcpy (" in markdown
     assert "- no partner: reference.mpi_pingpong at 8 B: mpi.pingpong" in markdown

@@ -1,9 +1,12 @@
 // The host suite's building blocks, and the proof that its data checks can fail.
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstring>
 #include <set>
+#include <vector>
 
 #include "backends/host/host_buffer.h"
 #include "backends/host/memcpy_workload.h"
@@ -45,6 +48,30 @@ TEST(WorkerPool, RunsEveryIndexOncePerOperation) {
   const host::WorkerPool::Task task = [&](int i) { hits[i].fetch_add(1); };
   for (int op = 0; op < 2000; ++op) pool.run(task);
   for (auto& h : hits) EXPECT_EQ(h.load(), 2000);
+}
+
+// Worker i runs on cpus[i mod n] and nowhere else: an operation over all of a node's CPUs must not
+// wait on two workers the scheduler placed on one CPU.
+TEST(WorkerPool, PinsEachWorkerToOneCpu) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  ASSERT_FALSE(cpus.empty());
+  host::WorkerPool pool(5, cpus);
+  std::vector<std::atomic<int>> wrong(5);
+  const host::WorkerPool::Task task = [&](int i) {
+    if (i == 0) return;  // the caller binds itself (caller_binding)
+    cpu_set_t mine;
+    sched_getaffinity(0, sizeof mine, &mine);
+    const int want = cpus[static_cast<std::size_t>(i) % cpus.size()];
+    if (CPU_COUNT(&mine) != 1 || !CPU_ISSET(want, &mine) || sched_getcpu() != want) wrong[i].fetch_add(1);
+  };
+  for (int op = 0; op < 50; ++op) pool.run(task);
+  for (int i = 1; i < 5; ++i) EXPECT_EQ(wrong[i].load(), 0) << "worker " << i;
+  EXPECT_EQ(host::WorkerPool::caller_binding(cpus), std::vector<int>{cpus.front()});
+  EXPECT_TRUE(host::WorkerPool::caller_binding({}).empty());
 }
 
 TEST(HostBuffer, PageAlignedAndWritable) {

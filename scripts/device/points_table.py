@@ -39,8 +39,10 @@ def harness_pairs(run_dir: str) -> None:
 
     check = harness_check(load_run(run_dir))
     for p in check.pairs:
+        spread = f", spread {p.spread:.1%}" if p.spread is not None else ""
         print(f"  {p.benchmark} {p.variant} {p.bytes} B: harness {p.harnessed:.4g}, bare {p.bare:.4g} "
-              f"({p.harnessed / p.bare - 1:+.1%}), {'agrees' if p.agree else 'DIFFERS'} ({p.rule})")
+              f"({p.harnessed / p.bare - 1:+.1%}{spread}): {p.judgement}")
+    print(f"  {check.summary_line()}")
     for u in check.unpaired:
         print(f"  {u.reference} {u.sizes}: no partner, {u.reason}")
 

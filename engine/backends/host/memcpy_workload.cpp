@@ -6,11 +6,22 @@
 
 namespace commatlas::host {
 
+MemcpySetup memcpy_setup(const Context& ctx, const Params& params, std::uint64_t bytes) {
+  MemcpySetup setup;
+  setup.bytes = bytes;
+  setup.threads = static_cast<int>(params.integer("threads"));
+  if (params.has("src_numa")) setup.src_node = static_cast<int>(params.integer("src_numa"));
+  if (params.has("dst_numa")) setup.dst_node = static_cast<int>(params.integer("dst_numa"));
+  setup.seed = ctx.options.seed;
+  return setup;
+}
+
 MemcpyWorkload::MemcpyWorkload(const MemcpySetup& setup)
     : setup_(setup),
       buffers_(setup.bytes, setup.src_node, setup.dst_node, setup.seed),
       cpus_(setup.src_node && buffers_.placement() == NumaPlacement::Libnuma ? cpus_of_node(*setup.src_node)
                                                                               : std::vector<int>{}) {
+  caller_cpus_ = setup_.threads > 1 ? WorkerPool::caller_binding(cpus_) : cpus_;
   if (setup_.threads > 1) {
     pool_ = std::make_unique<WorkerPool>(setup_.threads, cpus_);
     chunk_copy_ = [this](int index) {
@@ -29,8 +40,8 @@ Accounting MemcpyWorkload::accounting() const {
   a.bytes_per_op = static_cast<double>(setup_.bytes);
   a.timing = setup_.threads > 1
                  ? "host steady_clock around a batch of operations; each releases " + std::to_string(setup_.threads) +
-                       " already-running threads (caller included) that memcpy contiguous 64-byte-aligned chunks, "
-                       "and ends when the last one finishes"
+                       " already-running threads (caller included, each pinned to one CPU where the node is known) "
+                       "that memcpy contiguous 64-byte-aligned chunks, and ends when the last one finishes"
                  : "host steady_clock around a batch of memcpy calls on one thread";
   a.latency_includes = setup_.threads > 1 ? "one memcpy of the whole buffer split over the threads, including their release and join"
                                           : "one libc memcpy call";
@@ -43,10 +54,10 @@ void MemcpyWorkload::prepare_batch() {
   // Each chunk is poisoned by the thread that copies it, on the copying node: the destination's
   // lines sit in the same caches as after the warm-up, so the first timed copy finds what the
   // others do.
+  const ScopedCpuBinding on_source_node(caller_cpus_);
   if (pool_) {
     pool_->run(chunk_poison_);
   } else {
-    const ScopedCpuBinding on_source_node(cpus_);
     buffers_.poison();
   }
 }
@@ -69,7 +80,7 @@ bool MemcpyWorkload::resize(std::uint64_t bytes) {
 }
 
 void MemcpyWorkload::run(std::int64_t samples, std::int64_t ops_per_sample, std::vector<double>& seconds) {
-  const ScopedCpuBinding on_source_node(cpus_);
+  const ScopedCpuBinding on_source_node(caller_cpus_);
   time_host_samples(samples, ops_per_sample, seconds, [this] { copy_once(); });
 }
 

@@ -40,7 +40,15 @@ Chunk chunk_of(std::size_t total, int count, int index) {
 }
 
 WorkerPool::WorkerPool(int threads, const std::vector<int>& cpus) {
-  for (int i = 1; i < threads; ++i) threads_.emplace_back(&WorkerPool::worker_loop, this, i, cpus);
+  for (int i = 1; i < threads; ++i) {
+    std::vector<int> own;
+    if (!cpus.empty()) own.push_back(cpus[static_cast<std::size_t>(i) % cpus.size()]);
+    threads_.emplace_back(&WorkerPool::worker_loop, this, i, own);
+  }
+}
+
+std::vector<int> WorkerPool::caller_binding(const std::vector<int>& cpus) {
+  return cpus.empty() ? std::vector<int>{} : std::vector<int>{cpus.front()};
 }
 
 WorkerPool::~WorkerPool() {

@@ -29,8 +29,12 @@ class WorkerPool {
   // Must not throw: it runs on pool threads with nobody to catch.
   using Task = std::function<void(int index)>;
 
-  // `cpus`: where the pool threads run (empty: anywhere).
+  // `cpus`: where the threads run (empty: anywhere). Each pool thread is pinned to one of them,
+  // worker i to cpus[i mod size] (the caller, worker 0, binds itself: caller_binding()), so an
+  // operation over all of a node's CPUs does not wait on two workers the scheduler put on one CPU.
   WorkerPool(int threads, const std::vector<int>& cpus);
+  // The CPU worker 0 (the caller) is meant to run on: {cpus[0]}, or empty when `cpus` was.
+  static std::vector<int> caller_binding(const std::vector<int>& cpus);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;

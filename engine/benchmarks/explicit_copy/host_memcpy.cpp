@@ -52,13 +52,7 @@ class HostMemcpy final : public Benchmark {
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     host::require_host_memory(ctx, 2 * bytes);
-    host::MemcpySetup setup;
-    setup.bytes = bytes;
-    setup.threads = static_cast<int>(params.integer("threads"));
-    if (params.has("src_numa")) setup.src_node = static_cast<int>(params.integer("src_numa"));
-    if (params.has("dst_numa")) setup.dst_node = static_cast<int>(params.integer("dst_numa"));
-    setup.seed = ctx.options.seed;
-    return std::make_unique<host::MemcpyWorkload>(setup);
+    return std::make_unique<host::MemcpyWorkload>(host::memcpy_setup(ctx, params, bytes));
   }
 };
 
