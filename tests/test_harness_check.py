@@ -121,6 +121,7 @@ def test_h100_memcpy_reference_pairs_with_the_same_thread_count_and_says_what_it
     assert result.summary_line() == (
         "harness vs bare loops: 0 of 2 points agree (within 3%, or 1 us per operation up to 64 KiB); "
         "worst host.memcpy at 4 KiB: 1.09 GB/s harnessed vs 0.0162 GB/s bare (67.2×); "
+        "with one pass the loops' own run-to-run spread is unknown (--repeat 3 measures it); "
         "2 reference point(s) without a partner")
 
 
@@ -248,7 +249,8 @@ def test_one_pass_has_no_spread_to_lean_on():
     result = check(records)
     assert all(p.passes == 1 and p.spread is None for p in result.pairs)
     assert result.within_spread == []
-    assert "run-to-run spread" not in result.summary_line()
+    assert "within their loops' own run-to-run spread" not in result.summary_line()
+    assert "with one pass the loops' own run-to-run spread is unknown (--repeat 3 measures it)" in result.summary_line()
 
 
 # --- where it shows ----------------------------------------------------------------------------------

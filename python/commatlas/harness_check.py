@@ -142,6 +142,10 @@ class HarnessCheck:
             parts.append(f"worst {worst.benchmark} at {format_size(worst.bytes)}: "
                          f"{format_value(worst.harnessed, worst.metric)} harnessed vs "
                          f"{format_value(worst.bare, worst.metric)} bare ({worst.describe_difference()})")
+        if any(not p.agree and p.spread is None for p in self.pairs):
+            # On a VM host a memcpy or a 1-byte ping-pong can move 10-50% between passes: without
+            # passes, a miss cannot be told from the loops' own noise.
+            parts.append("with one pass the loops' own run-to-run spread is unknown (--repeat 3 measures it)")
         if self.unpaired:
             parts.append(f"{sum(u.points for u in self.unpaired)} reference point(s) without a partner")
         return "; ".join(parts)
