@@ -47,3 +47,22 @@ def test_skips_are_one_row_per_reason(records) -> None:
     assert named == {r["benchmark"] for r in skips}
     points = [int(count) for _, count, _ in rows if count.strip()]
     assert sorted(points) == sorted([4, 25, 2, 42, 15, 9]) and sum(points) == len(skips)
+
+
+def test_map_at_80_columns_puts_each_movement_on_a_line_of_its_own(records) -> None:
+    """Was a side-by-side table that folded "host memory ⇄ GPU 0" after "GPU" and broke
+    "bucketed_allreduce" inside the word at 80 columns."""
+    text = printed(records)
+    lines = text[:text.index("Findings")].splitlines()
+    assert max(len(line) for line in lines) <= 80
+    # Each label whole on one line, its bands indented below it.
+    label = lines.index("host memory ⇄ GPU 0")
+    assert lines[label + 1].startswith("  4 KiB–256 MiB   copy engine ")
+    assert any(line.startswith("bucketed_allreduce, GPU buffers, 2 ranks") for line in lines)
+    assert lines[2].split() == ["sizes", "fastest", "figure,", "%", "of", "peak"]
+
+
+def test_map_side_by_side_where_it_fits(records) -> None:
+    text = printed(records, 160)
+    (row,) = [line for line in text.splitlines() if line.startswith("host memory ⇄ GPU 0 ")]
+    assert "4 KiB–256 MiB" in row and "copy engine" in row

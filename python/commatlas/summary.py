@@ -12,6 +12,7 @@ from typing import Any
 from rich import box
 from rich.console import Console, Group
 from rich.table import Table
+from rich.text import Text
 
 from commatlas.answers import compute_answers
 from commatlas.harness_check import harness_check
@@ -29,20 +30,47 @@ def describe_params(params: dict[str, Any] | None) -> str:
     return " ".join(f"{k}={v}" for k, v in (params or {}).items())
 
 
-def map_table(answers: dict[str, Any]) -> Table | None:
+MAP_TITLE = "Best interface per movement and size (in cache: cache figures only; alone: no rival measured)"
+MAP_COLUMNS = ("sizes", "fastest", "figure, % of peak")
+_GAP = "  "
+_MIN_LABEL_COLUMN = 28  # "GPU 0 load latency, host memory" folds once; shorter ones not at all
+
+
+def map_table(answers: dict[str, Any], width: int | None = None) -> Table | Group | None:
+    """The map, one line per size band. Where the band columns leave the movement labels too little room
+    in `width` columns, each movement is a line of its own above its bands: at 80 columns the
+    side-by-side table folded "host memory ⇄ GPU 0" after "GPU" and "bucketed_allreduce" inside the
+    word."""
     rows, _ = map_rows(answers)
     if not rows:
         return None
-    table = Table(title="Best interface per movement and size (in cache: cache figures only; alone: no rival measured)",
-                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    movements = [(row.short, [(band.sizes, band.name, band.figures) for band in bands(row)]) for row in rows]
+    widths = [max([len(MAP_COLUMNS[i])] + [len(b[i]) for _, bs in movements for b in bs]) for i in range(3)]
+    label = max(len("movement"), *(len(short) for short, _ in movements))
+    # Side by side while the label column keeps room for most labels on one line (a long one then
+    # folds between words); narrower than that, stacked.
+    if width is not None and width - sum(widths) - 3 * len(_GAP) < min(label, _MIN_LABEL_COLUMN):
+        return _stacked_map(movements, widths)
+    table = Table(title=MAP_TITLE, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("movement", overflow="fold", ratio=1, min_width=16)
-    table.add_column("sizes", no_wrap=True)
-    table.add_column("fastest", no_wrap=True)
-    table.add_column("figure, % of peak", no_wrap=True)
-    for row in rows:
-        for i, band in enumerate(bands(row)):
-            table.add_row(row.short if i == 0 else "", band.sizes, band.name, band.figures)
+    for column in MAP_COLUMNS:
+        table.add_column(column, no_wrap=True)
+    for short, bs in movements:
+        for i, band in enumerate(bs):
+            table.add_row(short if i == 0 else "", *band)
     return table
+
+
+def _stacked_map(movements: list[tuple[str, list[tuple[str, str, str]]]], widths: list[int]) -> Group:
+    def line(cells: tuple[str, ...]) -> str:
+        return _GAP + _GAP.join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+    out: list[Any] = [Text(MAP_TITLE), Text(line(MAP_COLUMNS), style="bold"),
+                      Text(len(_GAP) * " " + "─" * (sum(widths) + 2 * len(_GAP)))]
+    for short, bs in movements:
+        out.append(Text(short, style="bold"))
+        out += [Text(line(band)) for band in bs]
+    return Group(*out)
 
 
 def findings_lines(answers: dict[str, Any], most: int = TERMINAL_FINDINGS) -> list[str]:
@@ -114,7 +142,8 @@ def print_summary(console: Console, records: list[dict[str, Any]]) -> None:
         console.print(f"commatlas: warning: no summary: {e}")
         return
     answers = compute_answers(run)
-    table = map_table(answers)
+    width = summary_width(console)
+    table = map_table(answers, width or console.width)
     if table is not None:
         parts.append(table)
     if run.undeclared:
@@ -135,7 +164,6 @@ def print_summary(console: Console, records: list[dict[str, Any]]) -> None:
     parts += [t for t in (osu_table(records), skips_table(records), errors_table(records)) if t is not None]
     if not parts:
         return
-    width = summary_width(console)
     if width is None:
         console.print(Group(*parts))
         return
