@@ -113,3 +113,33 @@ def fixture_json(name: str) -> Any:
 
 def have_mpiexec() -> bool:
     return shutil.which("mpiexec") is not None or shutil.which("mpirun") is not None
+
+
+def terminal_map(text: str) -> list[tuple[str, list[str]]]:
+    """The terminal map as printed, in either layout (commatlas.summary.map_table): per movement, in
+    order, its label (folded lines joined) and its bands' size ranges."""
+    import re
+
+    lines = text.splitlines()
+    end = lines.index("Findings") if "Findings" in lines else len(lines)
+    head = next(i for i, line in enumerate(lines) if line.startswith(("movement ", "  sizes ")))
+    out: list[tuple[str, list[str]]] = []
+    if lines[head].startswith("  sizes "):  # stacked: a label line, then its bands indented
+        for line in lines[head + 2:end]:
+            if line[:1].strip():
+                out.append((line.strip(), []))
+            elif line.strip():
+                out[-1][1].append(re.split(r"\s{2,}", line.strip())[0])
+        return out
+    at = lines[head].index("sizes")  # side by side: a folded label goes on below its first line
+    folding = False
+    for line in lines[head + 2:end]:
+        label, sizes = line[:at].strip(), line[at:].strip().split("  ")[0]
+        if label and sizes:
+            out.append((label, [sizes]))
+        elif label and folding:
+            out[-1] = (out[-1][0] + " " + label, out[-1][1])
+        elif sizes:
+            out[-1][1].append(sizes)
+        folding = bool(label)
+    return out

@@ -10,6 +10,7 @@ import pytest
 
 from commatlas.answers import compute_answers
 from commatlas.results import load_run
+from conftest import terminal_map
 
 RUN = Path(__file__).resolve().parent.parent / "results" / "nvidia-h100-x1" / "atlas-default" / "default"
 
@@ -146,22 +147,7 @@ def _band_sizes(records: list[dict], width: int) -> dict[str, list[str]]:
 
     out = io.StringIO()
     print_summary(Console(file=out, width=width, force_terminal=True, color_system=None), records)
-    lines = out.getvalue().splitlines()
-    header = next(line for line in lines if line.startswith("movement "))
-    at = header.index("sizes")
-    table: dict[str, list[str]] = {}
-    label = ""
-    for line in lines[lines.index(header) + 2:lines.index("Findings")]:
-        sizes = line[at:].strip().split("  ")[0]
-        if line[:at].strip() and sizes:
-            label = line[:at].strip()
-            table[label] = []
-        elif line[:at].strip():  # the rest of a folded label
-            table[label + " " + line[:at].strip()] = table.pop(label)
-            label += " " + line[:at].strip()
-        if sizes:
-            table[label].append(sizes)
-    return table
+    return dict(terminal_map(out.getvalue()))
 
 
 def test_terminal_bands_show_the_sizes_measured_not_bin_bounds(records, answers) -> None:

@@ -22,6 +22,7 @@ from commatlas.report import write_report
 from commatlas.report.bestmap import map_rows
 from commatlas.results import load_run, run_from_records
 from commatlas.summary import print_summary
+from conftest import terminal_map
 
 RUN = Path(__file__).resolve().parent.parent / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default"
 COLLECTIVES = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast", "reduce")
@@ -52,27 +53,15 @@ def report(tmp_path_factory) -> tuple[str, str]:
     return paths.html.read_text(), paths.markdown.read_text()
 
 
-def terminal(records: list[dict], width: int) -> list[str]:
+def terminal(records: list[dict], width: int) -> str:
     out = io.StringIO()
     print_summary(Console(file=out, width=width, force_terminal=True, color_system=None), records)
-    lines = out.getvalue().splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("movement "))
-    return lines[start + 2:lines.index("Findings")]
+    return out.getvalue()
 
 
-def rows_of(lines: list[str]) -> list[str]:
-    """The terminal map's row labels, folded lines joined (a label's first line starts at column 0)."""
-    at = 0
-    labels: list[str] = []
-    for line in lines:
-        label = re.split(r"\s{2,}", line.strip())[0] if line[:1].strip() else ""
-        sizes = re.search(r"\d (B|KiB|MiB|GiB)\b", line)
-        if label and sizes and line.index(label) == 0:
-            labels.append(label)
-            at = len(labels)
-        elif line[:1].strip() and at:
-            labels[-1] += " " + line.strip()
-    return labels
+def rows_of(text: str) -> list[str]:
+    """The terminal map's row labels, folded lines joined, in order."""
+    return [label for label, _ in terminal_map(text)]
 
 
 def movements(answers: dict, label: str) -> list[dict]:
@@ -178,7 +167,8 @@ def test_no_figure_reads_zero_percent(records, report) -> None:
     """Was: "rank 0 ⇄ rank 1, GPU buffers  1 B–4 KiB  GPU-aware MPI  0.00333 GB/s 0.0%": the GPU
     buffers of the MPI phase were a row of their own, whose only common small size was 8 B; in the one
     row the copies' 4 KiB is where most contenders compare. An 8 B collective still reads "<0.1%"."""
-    text = "\n".join(terminal(records, 100))
+    text = terminal(records, 100)
+    text = text[:text.index("Findings")]
     html, markdown = report
     maps = [text, markdown[markdown.index("## Best interface"):markdown.index("## Findings")],
             *re.findall(r'<table class="map">.*?</table>', html, re.S)]
@@ -189,7 +179,8 @@ def test_no_figure_reads_zero_percent(records, report) -> None:
 
 def test_cache_only_cells_name_their_fastest_mechanism(records, report) -> None:
     """Was: "within GPU 0 (latency)  1 B–64 KiB  cache  8.57 us–8.7 us": no mechanism named."""
-    lines = terminal(records, 100)
+    lines = terminal(records, 100).splitlines()
+    lines = lines[:lines.index("Findings")]
     row = next(line for line in lines if line.startswith("within GPU 0 (latency)"))
     assert re.search(r"copy engine\s+8\.57 us–8\.7 us in cache", row), row
     assert not [line for line in lines if re.search(r"\s{2}cache\s{2}", line)]
@@ -259,3 +250,13 @@ def test_the_report_map_marks_alone_cells_and_keeps_ties_readable(report) -> Non
     assert '<span class="pct">alone</span>' in html
     # A tie is striped, not faded: its figure stays as dark as a clear winner's.
     assert "td.tie { opacity" not in html and "table.map td.tie { color: #111" in html
+
+
+def test_a_crossover_says_where_no_winner_is_clear(report) -> None:
+    """Was "copy engine is fastest up to 4 KiB, GPU-aware MPI from 256 KiB", silent on 64 KiB, where
+    neither win is clear: read as if the copy engine won up to 256 KiB."""
+    _, markdown = report
+    assert ("GPU 0 → GPU 1: copy engine is fastest up to 4 KiB (1.16× at 4 KiB), no clear winner at 64 KiB, "
+            "GPU-aware MPI from 256 KiB (33.3× at 64 MiB).") in markdown
+    # Adjacent clear cells need no such words.
+    assert "allgather, GPU buffers, 2 ranks: NCCL is fastest up to 1 MiB (2.67× at 64 KiB), GPU-aware MPI from" in markdown

@@ -106,8 +106,14 @@ def _crossovers(mv: dict[str, Any]) -> list[tuple[str, float, str]]:
         above = [c for c in cells if c["bytes"] >= x["between_bytes"][1] and c["winner"]["mechanism"] == x["above"]]
         lo = max(below, key=lambda c: c["margin"] or 0, default=None)
         hi = max(above, key=lambda c: c["margin"] or 0, default=None)
+        # Cells between the two clear ones are ties or cache figures: say so, or the sentence would
+        # read as if the first mechanism won everything up to the second one's size.
+        gap = sorted(c["bytes"] for c in mv["cells"] if x["between_bytes"][0] < c["bytes"] < x["between_bytes"][1])
+        unclear = (f", no clear winner {'at ' + format_size(gap[0]) if len(gap) == 1 else 'from ' + format_size(gap[0]) + ' to ' + format_size(gap[-1])}"
+                   if gap else "")
         text = (f"{mv['label']}: {mechanism_name(x['below'])} is fastest up to {format_size(x['between_bytes'][0])}"
                 + (f" ({format_ratio(lo['margin'])} at {format_size(lo['bytes'])})" if lo and lo["margin"] else "")
+                + unclear
                 + f", {mechanism_name(x['above'])} from {format_size(x['between_bytes'][1])}"
                 + (f" ({format_ratio(hi['margin'])} at {format_size(hi['bytes'])})" if hi and hi["margin"] else "") + ".")
         out.append(("crossover", max(lo["margin"] if lo and lo["margin"] else 1, hi["margin"] if hi and hi["margin"] else 1), text))
