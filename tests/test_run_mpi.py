@@ -94,3 +94,50 @@ def test_collectives_carry_osu_average_next_to_the_max(mpi_run: Path, validator)
         c = r["collective"]
         assert c["max_over_ranks_latency_us"] == pytest.approx(r["latency_us"], rel=1e-9)
         assert c["osu_avg_latency_us"] > 0, r["benchmark"]
+
+
+def test_records_say_which_cpus_each_rank_could_run_on(engine_path: Path, engine_info, tmp_path: Path,
+                                                      validator) -> None:
+    """The same ping-pong launched with each rank bound to a core and unbound: the records tell the
+    two apart (a 1-byte ping-pong between unbound ranks moved 2x between passes on a VM)."""
+    if not engine_info["backends"].get("mpi", {}).get("built"):
+        pytest.skip("this engine was built without MPI")
+    if not have_mpiexec():
+        pytest.skip("no mpiexec on PATH")
+    import json
+    import os
+    import shutil
+
+    if "Open MPI" not in engine_info["backends"]["mpi"].get("library_version", ""):
+        pytest.skip("the binding options below are Open MPI's")
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("needs 2 CPUs to bind 2 ranks apart")
+    cpus = {}
+    for binding in ("core", "none"):
+        out = tmp_path / binding
+        launcher = f"{shutil.which('mpiexec')} --allow-run-as-root -n 2 --bind-to {binding}"
+        done = run_cli("run", "--suite", "mpi", "--only", "mpi.pingpong", "--sizes", "8", "--quick",
+                       "--launcher", launcher, "--out", str(out), timeout=300)
+        assert done.returncode == 0, done.stderr + done.stdout
+        (result,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()
+                     if '"type":"result"' in line.replace(" ", "")]
+        validator.validate(result)
+        cpus[binding] = result["placement"]["cpus"]
+    # Bound: one CPU each, not the same one. Unbound: each may run on every CPU this test may.
+    assert all(c.isdigit() for c in cpus["core"]) and len(set(cpus["core"])) == 2, cpus
+    assert cpus["none"] == [cpulist(allowed)] * 2, cpus
+    # The report's machine section says it.
+    html = (tmp_path / "core" / "report.html").read_text()
+    assert f"CPUs each rank could run on</th><td>rank 0: {cpus['core'][0]}, rank 1: {cpus['core'][1]}<" in html
+
+
+def cpulist(cpus: list[int]) -> str:
+    """The kernel's cpulist text of an ascending list: 0-3,8."""
+    runs: list[list[int]] = []
+    for c in cpus:
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)

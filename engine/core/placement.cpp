@@ -1,5 +1,7 @@
 #include "core/placement.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -63,6 +65,31 @@ JobFacts job_facts_from_environment() {
   return job_facts(env);
 }
 
+std::string cpu_list(std::vector<int> cpus) {
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  std::string out;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpus[i]);
+    if (j > i) out += '-' + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string this_process_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return "";  // unknown: the record leaves it empty
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpu_list(cpus);
+}
+
 void write_placement(JsonWriter& w, const Placement& p) {
   w.key("placement").begin_object();
   w.key("nodes").begin_array();
@@ -70,6 +97,11 @@ void write_placement(JsonWriter& w, const Placement& p) {
   w.end_array();
   w.field("node_count", node_count(p.nodes));
   w.field("same_node", same_node(p.nodes));
+  if (p.rank_cpus.size() == p.nodes.size()) {
+    w.key("cpus").begin_array();
+    for (const std::string& c : p.rank_cpus) w.value(c);
+    w.end_array();
+  }
   if (!p.job.scheduler.empty()) {
     w.key("job").begin_object();
     w.field("scheduler", p.job.scheduler);

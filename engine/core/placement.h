@@ -23,7 +23,16 @@ struct Placement {
   std::vector<std::string> nodes;      // per rank, in rank order
   JobFacts job;
   std::vector<std::string> rank_nics;  // per rank, encoded (topology/nics.h); rank 0 only
+  // Per rank, the CPUs it may run on when the run starts (its affinity, as cpu_list writes it);
+  // rank 0 only. Bound or not is what makes a 1-byte ping-pong repeat: a launcher that binds each
+  // rank to one core writes one number per rank, one that does not the whole machine.
+  std::vector<std::string> rank_cpus;
 };
+
+// "0-3,8,10-11": CPU numbers, ascending runs joined (the kernel's cpulist format).
+std::string cpu_list(std::vector<int> cpus);
+// The CPUs this process may run on now (sched_getaffinity), as cpu_list writes them.
+std::string this_process_cpus();
 
 // Index of rank's node among the distinct node names, in order of first appearance.
 int node_index(const std::vector<std::string>& rank_nodes, int rank);
@@ -37,7 +46,7 @@ bool same_node(const std::vector<std::string>& rank_nodes, const std::vector<int
 JobFacts job_facts(const std::map<std::string, std::string>& env);
 JobFacts job_facts_from_environment();
 
-// "placement": {"nodes": [...], "node_count": N, "same_node": bool, "job": {...}}
+// "placement": {"nodes": [...], "node_count": N, "same_node": bool, "cpus": [...], "job": {...}}
 void write_placement(JsonWriter& w, const Placement& p);
 
 }  // namespace commatlas

@@ -194,9 +194,10 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
   const std::vector<std::string> hosts = ctx.group.rank_nodes();
 
   ProgressReporter progress(progress_mode, root, total);
-  Placement placement{ctx.group.rank_nodes(), job_facts_from_environment(), {}};
+  Placement placement{ctx.group.rank_nodes(), job_facts_from_environment(), {}, {}};
   // Every rank takes part in the gather, so it happens whether or not there is a hook.
   placement.rank_nics = ctx.group.gather_strings(node_facts ? node_facts->local_nic(ctx) : std::string());
+  placement.rank_cpus = ctx.group.gather_strings(this_process_cpus());
   RunSummary summary;
   for (const Plan& plan : plans) {
     if (plan.unavailable) {

@@ -124,5 +124,28 @@ TEST(SkipAndErrorRecords, CarryReasonAndNoNumbers) {
   EXPECT_FALSE(contains(e, "stats")) << e;
 }
 
+TEST(Placement, CpuListJoinsRunsLikeTheKernelsCpulist) {
+  EXPECT_EQ(cpu_list({}), "");
+  EXPECT_EQ(cpu_list({3}), "3");
+  EXPECT_EQ(cpu_list({0, 1, 2, 3}), "0-3");
+  EXPECT_EQ(cpu_list({8, 0, 2, 1, 3, 10, 11, 3}), "0-3,8,10-11");  // any order, repeats once
+  EXPECT_FALSE(this_process_cpus().empty());
+}
+
+TEST(Placement, RecordsSayEachRanksCpusOnlyWhenEveryRankSaid) {
+  Placement p{{"a", "a"}, {}, {}, {"0", "1"}};
+  JsonWriter w;
+  w.begin_object();
+  write_placement(w, p);
+  w.end_object();
+  EXPECT_NE(w.str().find(R"("cpus":["0","1"])"), std::string::npos) << w.str();
+  p.rank_cpus = {"0"};  // not one per rank: left out rather than misattributed
+  JsonWriter partial;
+  partial.begin_object();
+  write_placement(partial, p);
+  partial.end_object();
+  EXPECT_EQ(partial.str().find("cpus"), std::string::npos) << partial.str();
+}
+
 }  // namespace
 }  // namespace commatlas

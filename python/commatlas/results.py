@@ -152,6 +152,8 @@ class Result(Point):
     verified_method: str | None = None
     peak: Peak | None = None
     collective: Collective | None = None
+    # Multi-rank points: the CPUs each rank could run on at the start (placement.cpus), rank order.
+    rank_cpus: tuple[str, ...] | None = None
     _samples_at: tuple[_Source, int, int] | None = field(default=None, repr=False)
     _samples: np.ndarray | None = field(default=None, repr=False)
 
@@ -434,6 +436,7 @@ def _result(r: dict[str, Any], number: int) -> Result:
                   str(peak.get("unknown") or "")) if peak else None,
         collective=Collective(str(coll["operation"]), _num(coll["algbw_gbps"]), _num(coll["bus_factor"]),
                               _num(coll["busbw_gbps"]), _num(coll.get("goodput_gbps"))) if coll else None,
+        rank_cpus=tuple(map(str, cpus)) if (cpus := (r.get("placement") or {}).get("cpus")) else None,
         _samples_at=samples if isinstance(samples, tuple) else None,
         _samples=np.array([np.nan if x is None else x for x in samples], dtype=float) if isinstance(samples, list) else None,
     )

@@ -19,7 +19,8 @@ class Machine:
     topology_note: str = ""
 
 
-def describe_machine(meta: dict[str, Any] | None) -> Machine:
+def describe_machine(meta: dict[str, Any] | None, rank_cpus: list[tuple[str, ...]] | None = None) -> Machine:
+    """`rank_cpus`: each launch's CPUs per rank (placement.cpus of its multi-rank points), as run."""
     m = Machine()
     if not meta:
         m.topology_note = "unknown: the results file has no meta record"
@@ -36,6 +37,11 @@ def describe_machine(meta: dict[str, Any] | None) -> Machine:
     facts += [(f"host {k}", v) for k, v in host.items() if k not in ("hostname", "cpu_model", "logical_cpus", "numa_nodes")]
     facts += [(f"option {k}", v) for k, v in (meta.get("options") or {}).items()]
     facts += [(f"launcher {k}", v) for k, v in (meta.get("launcher") or {}).items()]
+    if rank_cpus:
+        # Bound ranks name one CPU each; unbound ones the whole machine (a VM's 1-byte ping-pong
+        # moved 2x between passes with ranks free to move).
+        facts.append(("CPUs each rank could run on", " | ".join(
+            ", ".join(f"rank {i}: {c}" for i, c in enumerate(cpus)) for cpus in rank_cpus)))
     m.facts = [(k, _text(v)) for k, v in facts if v not in (None, "", [], {})]
     m.backends = [(name, _text(info)) for name, info in (engine.get("backends") or {}).items()]
     m.environment = [(k, _text(v)) for k, v in sorted((meta.get("environment") or {}).items())]
