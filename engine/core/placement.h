@@ -24,8 +24,9 @@ struct Placement {
   JobFacts job;
   std::vector<std::string> rank_nics;  // per rank, encoded (topology/nics.h); rank 0 only
   // Per rank, the CPUs it may run on when the run starts (its affinity, as cpu_list writes it);
-  // rank 0 only. Bound or not is what makes a 1-byte ping-pong repeat: a launcher that binds each
-  // rank to one core writes one number per rank, one that does not the whole machine.
+  // rank 0 only. A launcher that binds each rank to one core writes one number per rank, one that
+  // does not the whole machine; on an H100 VM a 1-byte ping-pong moved 8-13% between passes bound
+  // and up to 62% unbound (results/nvidia-h100-x1/harness-check/binding).
   std::vector<std::string> rank_cpus;
 };
 

@@ -38,8 +38,8 @@ def describe_machine(meta: dict[str, Any] | None, rank_cpus: list[tuple[str, ...
     facts += [(f"option {k}", v) for k, v in (meta.get("options") or {}).items()]
     facts += [(f"launcher {k}", v) for k, v in (meta.get("launcher") or {}).items()]
     if rank_cpus:
-        # Bound ranks name one CPU each; unbound ones the whole machine (a VM's 1-byte ping-pong
-        # moved 2x between passes with ranks free to move).
+        # Bound ranks name one CPU each, unbound ones the whole machine: how well a latency repeats
+        # depends on it (an H100 VM's 1-byte ping-pong: 8-13% between passes bound, up to 62% unbound).
         facts.append(("CPUs each rank could run on", " | ".join(
             ", ".join(f"rank {i}: {c}" for i, c in enumerate(cpus)) for cpus in rank_cpus)))
     m.facts = [(k, _text(v)) for k, v in facts if v not in (None, "", [], {})]
