@@ -40,6 +40,9 @@
 #ifdef COMMATLAS_HAVE_MPI
 #include "backends/mpi/mpi_group.h"
 #endif
+#if defined(COMMATLAS_HAVE_MPI) && defined(COMMATLAS_HAVE_GPU)
+#include "backends/mpi/gpu_message_buffers_mpi.h"
+#endif
 
 namespace commatlas {
 namespace {
@@ -250,6 +253,9 @@ int main_inner(int argc, char** argv) {
   if (args.use_mpi) throw UsageError("this engine was built without MPI (see `commatlas info`)");
 #endif
   if (!group) group = std::make_unique<SingleProcessGroup>();
+#if defined(COMMATLAS_HAVE_MPI) && defined(COMMATLAS_HAVE_GPU)
+  if (args.command == "run" && group->kind() == "mpi") bind_rank_to_gpu(*group);
+#endif
   // The test-only switches are read here, once, and said out loud: a run under them measures
   // nothing anyone should quote.
   if (args.command == "run" && group->rank() == 0) {

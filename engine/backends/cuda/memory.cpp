@@ -34,7 +34,14 @@ DeviceScope::DeviceScope(int device) {
   COMMATLAS_GPU_CHECK(cudaSetDevice(device));
 }
 
-DeviceScope::~DeviceScope() { cudaSetDevice(previous_); }
+DeviceScope::DeviceScope(int device, NoThrow) noexcept {
+  if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+  cudaSetDevice(device);
+}
+
+DeviceScope::~DeviceScope() {
+  if (previous_ >= 0) cudaSetDevice(previous_);
+}
 
 Stream::Stream(int device) : device_(device) {
   DeviceScope scope(device);
@@ -43,7 +50,7 @@ Stream::Stream(int device) : device_(device) {
 
 Stream::~Stream() {
   if (stream_) {
-    cudaSetDevice(device_);
+    DeviceScope scope(device_, DeviceScope::NoThrow{});
     cudaStreamDestroy(stream_);
   }
 }
@@ -134,7 +141,7 @@ void* GpuBuffer::device_view() const {
 
 void GpuBuffer::release() noexcept {
   if (!ptr_) return;
-  cudaSetDevice(device_);
+  DeviceScope scope(device_, DeviceScope::NoThrow{});
   switch (kind_) {
     case MemoryKind::Device:
     case MemoryKind::Managed: cudaFree(ptr_); break;

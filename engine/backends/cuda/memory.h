@@ -26,16 +26,22 @@ std::string to_string(MemoryKind kind);
 MemoryKind memory_kind_from_string(const std::string& name);  // throws UsageError
 bool is_host_memory(MemoryKind kind);                          // Pinned, Registered, Pageable
 
-// Makes `device` current for the scope and restores the previous device after.
+// Makes `device` current for the scope and restores the previous device after. Nothing in the
+// engine changes a thread's current device for longer than a scope: an MPI library takes the
+// current device as the calling rank's GPU (Open MPI's smcuda announces it in its CUDA IPC
+// handshake), so a device left behind by one benchmark decides how fast the next one's messages go.
 class DeviceScope {
  public:
   explicit DeviceScope(int device);
+  // For destructors and other places that must not throw: a device that cannot be set is left.
+  struct NoThrow {};
+  DeviceScope(int device, NoThrow) noexcept;
   ~DeviceScope();
   DeviceScope(const DeviceScope&) = delete;
   DeviceScope& operator=(const DeviceScope&) = delete;
 
  private:
-  int previous_ = 0;
+  int previous_ = -1;
 };
 
 class Stream {

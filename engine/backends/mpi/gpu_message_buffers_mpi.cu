@@ -106,6 +106,13 @@ int rank_gpu(const Group& group) {
   return gpus > 0 ? group.local_rank() % gpus : 0;
 }
 
+int bind_rank_to_gpu(const Group& group) {
+  if (gpu_count() == 0) return -1;
+  const int device = rank_gpu(group);
+  COMMATLAS_GPU_CHECK(cudaSetDevice(device));
+  return device;
+}
+
 Endpoint message_place(MemoryKind allocator, std::optional<int> gpu) {
   // The source is filled by cudaMemcpyAsync from a host shadow: managed pages land on the GPU.
   if (is_host_memory(allocator)) return host_memory(std::nullopt, to_string(allocator), "cpu");

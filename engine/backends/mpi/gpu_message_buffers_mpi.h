@@ -22,6 +22,14 @@ MessageBufferMaker gpu_message_buffers(GpuMessagePath path, MemoryKind allocator
 // The GPU of this rank: one rank per GPU, in local-rank order.
 int rank_gpu(const Group& group);
 
+// Makes rank_gpu() this rank's current device for the whole job, as an MPI + CUDA application
+// does first thing: GPU-aware MPI libraries take the current device as the rank's GPU. Without it
+// the device was whatever an earlier benchmark left current, and Open MPI's smcuda announced
+// GPU 0 for both ranks of a 2-GPU job: device-buffer messages then crawled at 2.4 GB/s (146 ms
+// per window of 64 8-byte messages) until an IPC benchmark happened to set the device. Returns
+// the device it made current, or -1 with no GPU.
+int bind_rank_to_gpu(const Group& group);
+
 // Where a message buffer of `allocator` on `gpu` is while timed: host allocators in host memory,
 // device and managed (first touched by the GPU's copy) in the GPU's memory.
 Endpoint message_place(MemoryKind allocator, std::optional<int> gpu);

@@ -15,7 +15,7 @@ PeerMapping::PeerMapping(const cudaIpcMemHandle_t& handle, int device) : device_
 
 PeerMapping::~PeerMapping() {
   if (!ptr_) return;
-  cudaSetDevice(device_);
+  DeviceScope scope(device_, DeviceScope::NoThrow{});
   cudaIpcCloseMemHandle(ptr_);
 }
 
