@@ -62,6 +62,33 @@ void soak(Workload& workload, Group& group, double soak_s, std::int64_t ops, dou
 
 }  // namespace
 
+std::string to_string(Repeatability r) {
+  switch (r) {
+    case Repeatability::Repeatable: return "repeatable";
+    case Repeatability::Unstable: return "unstable";
+    case Repeatability::Unchecked: return "unchecked";
+  }
+  return "unchecked";
+}
+
+Stability judge_stability(const Measurement& first, double confirm_median_s, std::int64_t confirm_samples) {
+  Stability st;
+  st.first_median_s = first.stats.median;
+  st.confirm_median_s = confirm_median_s;
+  st.confirm_samples = confirm_samples;
+  // The median of n samples scatters by about 1.25 sigma / sqrt(n); sigma from the first batch's
+  // interquartile-free spread: its p5..p95 range covers about 3.3 sigma. Two medians further apart
+  // than 3 such scatters (or kRepeatTolerance, whichever is larger) come from different states.
+  const double sigma = std::max(first.stats.p95 - first.stats.p5, 0.0) / 3.29;
+  const double n1 = static_cast<double>(std::max<std::int64_t>(first.sample_count, 1));
+  const double n2 = static_cast<double>(std::max<std::int64_t>(confirm_samples, 1));
+  const double scatter = 1.25 * sigma * std::sqrt(1 / n1 + 1 / n2);
+  const double base = std::max(first.stats.median, 1e-15);
+  st.tolerance = std::max(kRepeatTolerance, 3 * scatter / base);
+  st.verdict = std::fabs(confirm_median_s / base - 1) <= st.tolerance ? Repeatability::Repeatable : Repeatability::Unstable;
+  return st;
+}
+
 std::string to_string(StopReason r) {
   switch (r) {
     case StopReason::Precision: return "precision";
@@ -87,6 +114,7 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
   auto t0 = Clock::now();
   std::vector<double> probe;
   workload.run(1, 1, probe);
+  m.warmup.first_op_s = probe.empty() ? 0 : probe.front();
   double t_op_estimate = 0;
   // Rank 0 decides whether the probe runs: a rank that skipped it alone would be 3 operations
   // short, and in a ping-pong its partner's extra messages would arrive at the next point (an
@@ -126,6 +154,27 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
       ops = warm_ops;
       warm.clear();
       workload.run(warmup, ops, warm);
+    }
+  }
+  // Steady state before timing: the later half of the warm-up must agree with the earlier one, or
+  // another round runs (rank 0 decides for every rank). Each round is compared with the one before.
+  m.warmup.samples_per_round = warmup;
+  m.warmup.rounds = 1;
+  {
+    const std::size_t half = warm.size() / 2;
+    double earlier = median_of(std::vector<double>(warm.begin(), warm.begin() + static_cast<std::ptrdiff_t>(half)));
+    double later = median_of(std::vector<double>(warm.begin() + static_cast<std::ptrdiff_t>(half), warm.end()));
+    for (;;) {
+      const double drift = earlier > 0 ? std::fabs(later / earlier - 1) : 0;
+      const bool steady = group.broadcast(drift <= kSteadyDrift ? 1 : 0) != 0;
+      m.warmup.drift = drift;
+      m.warmup.steady = steady;
+      if (steady || m.warmup.rounds >= kMaxWarmupRounds) break;
+      warm.clear();
+      workload.run(warmup, ops, warm);
+      ++m.warmup.rounds;
+      earlier = later;
+      later = median_of(warm);
     }
   }
   m.cost.warmup_s = since(t0);
@@ -219,6 +268,7 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
     }
   }
   m.cost.timed_s = since(t0) - poison_s;  // poisoning is the data check's cost, not the samples'
+  m.finished_at = Clock::now();
   if (a.max_over_ranks) m.rank_mean_s =
       group.mean_over_ranks(own_count ? own_sum / static_cast<double>(own_count) : 0.0, own_count > 0) / a.steps_per_op;
 
@@ -248,6 +298,37 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
   m.stats = summarize(seconds);
   m.samples = opt.soak_s > 0 ? seconds : reservoir_sample(seconds, opt.reservoir);
   return m;
+}
+
+Verification confirm(Workload& workload, Context& ctx, Measurement& first) {
+  const RunOptions& opt = ctx.options;
+  Group& group = ctx.group;
+  const Accounting& a = first.accounting;
+  const std::int64_t ops = first.ops_per_sample;
+  const double separation = std::chrono::duration<double>(Clock::now() - first.finished_at).count();
+  // Re-warm after the resize (two samples, untimed), then one batch: a quarter of the point's
+  // budget at most, at least 3 samples so that a median exists.
+  std::vector<double> warm;
+  workload.run(2, ops, warm);
+  const double t_sample = std::max(first.seconds_per_op, 1e-9) * static_cast<double>(ops);
+  const std::int64_t samples = group.broadcast(clamp64(0.25 * opt.time_budget_s / t_sample, 3, kConfirmSamples));
+  std::vector<double> got;
+  workload.begin_timed_batch();
+  group.barrier();
+  workload.run(samples, ops, got);
+  if (a.max_over_ranks) group.max_over_ranks(got);
+  if (a.steps_per_op > 1)
+    for (double& s : got) s /= a.steps_per_op;
+  Verification local = workload.verify();
+  Verification v = local;
+  v.method = workload.verify_method();
+  v.ok = group.all(local.ok);
+  if (!v.ok && group.rank() == 0 && v.detail.empty()) v.detail = "data check failed on another rank";
+  if (v.ok) {
+    first.stability = judge_stability(first, median_of(got), static_cast<std::int64_t>(got.size()));
+    first.stability.separation_s = separation;
+  }
+  return v;
 }
 
 }  // namespace commatlas

@@ -35,7 +35,43 @@ struct PointCost {
   double warmup_s = 0;       // warm-up samples (including a re-sized warm-up)
   double timed_s = 0;        // the timed batches, as wall time around the workload's runs
   double check_s = 0;        // the data check
+  double confirm_s = 0;      // the confirmation batch (runner's pass after the sweep), checked too
 };
+
+// Whether the warm-up reached steady state before timing began: warm-up rounds go on until two
+// successive halves agree within kSteadyDrift, at most kMaxWarmupRounds rounds. The first
+// exchange over a mechanism and pair pays for connections, registrations and mappings; a point
+// timed before those settle reads the set-up, not the transfer.
+struct Warmup {
+  double first_op_s = 0;  // the very first operation (set-up included), rank 0's clock
+  int rounds = 0;         // warm-up rounds run (each `samples_per_round` samples)
+  std::int64_t samples_per_round = 0;
+  bool steady = false;    // the last two halves agreed within kSteadyDrift
+  double drift = 0;       // |later / earlier - 1| of the last two halves' medians
+};
+inline constexpr double kSteadyDrift = 0.25;
+inline constexpr int kMaxWarmupRounds = 4;
+
+// Whether the figure repeats: after the variant's whole sweep, each point is measured again in a
+// short batch (the runner's confirmation pass), separated in time from the first by every other
+// size of the sweep. A point whose two medians disagree beyond the tolerance is unstable: the
+// machine sat in different states, and one median with a tight interval would hide that.
+struct Measurement;
+enum class Repeatability { Repeatable, Unstable, Unchecked };
+std::string to_string(Repeatability r);
+struct Stability {
+  Repeatability verdict = Repeatability::Unchecked;
+  std::string why;                  // Unchecked: why no confirmation ran
+  double first_median_s = 0;        // the point's own median (per op, as recorded)
+  double confirm_median_s = 0;      // the confirmation batch's median
+  std::int64_t confirm_samples = 0;
+  double tolerance = 0;             // relative: beyond it the two medians disagree
+  double separation_s = 0;          // from the end of the first measurement to the confirmation
+};
+// Medians within max(kRepeatTolerance, the spread the two batches' own sample counts allow) agree.
+inline constexpr double kRepeatTolerance = 0.10;
+inline constexpr std::int64_t kConfirmSamples = 8;
+Stability judge_stability(const Measurement& first, double confirm_median_s, std::int64_t confirm_samples);
 
 // What the previous size of the same variant measured: calibration starts from it.
 struct MeasureHint {
@@ -60,6 +96,9 @@ struct Measurement {
   std::int64_t sample_count = 0;
   std::int64_t ops_per_sample = 1;
   std::int64_t warmup_samples = 0;
+  Warmup warmup;
+  Stability stability;          // set by the runner's confirmation pass
+  std::chrono::steady_clock::time_point finished_at;  // end of the timed batches
   // Benchmarks reduced over ranks (accounting.max_over_ranks): the mean over ranks of each rank's
   // mean per-op time, the OSU micro-benchmarks' collective figure, kept beside the max.
   std::optional<double> rank_mean_s;
@@ -85,6 +124,12 @@ inline constexpr std::int64_t kMaxSoakSamples = 500000;
 // with precision 0, one batch fills the budget. `hint` (the previous size of the same variant)
 // skips the probe that sizes a sample.
 Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint = nullptr);
+
+// The confirmation batch of a point measured earlier by measure(), in the same workload (resized
+// back to the point's size): a short re-warm, then up to kConfirmSamples samples of the first
+// measurement's batch size, poisoned before and checked after like any timed batch. Fills
+// `first.stability` (or leaves it Unchecked with the reason) and returns the data check.
+Verification confirm(Workload& workload, Context& ctx, Measurement& first);
 
 // Host clock loop: each sample times `ops` back-to-back calls of op() with steady_clock and
 // records the per-call time. Inline so the op is inlined into the loop and the harness adds

@@ -150,6 +150,26 @@ std::string result_record(const PointId& id, const Measurement& m, const PeakAns
   if (std::isfinite(m.precision_reached)) w.value(m.precision_reached); else w.null();
   w.field("stop_reason", to_string(m.stop_reason));
   w.field("batches", m.batches);
+  w.key("warmup").begin_object();
+  w.field("first_op_s", m.warmup.first_op_s);
+  w.field("rounds", m.warmup.rounds);
+  w.field("samples_per_round", m.warmup.samples_per_round);
+  w.field("steady", m.warmup.steady);
+  w.field("drift", m.warmup.drift);
+  w.end_object();
+  const Stability& st = m.stability;
+  w.key("stability").begin_object();
+  w.field("verdict", to_string(st.verdict));
+  if (st.verdict == Repeatability::Unchecked) {
+    w.field("why", st.why.empty() ? std::string("no confirmation batch ran") : st.why);
+  } else {
+    w.field("passes_median_s", std::vector<double>{st.first_median_s, st.confirm_median_s});
+    w.field("spread", st.first_median_s > 0 ? std::fabs(st.confirm_median_s / st.first_median_s - 1) : 0.0);
+    w.field("tolerance", st.tolerance);
+    w.field("confirm_samples", st.confirm_samples);
+    w.field("separation_s", st.separation_s);
+  }
+  w.end_object();
   w.end_object();
   // Where the point's wall time went (seconds): the end record sums these per benchmark.
   w.key("cost").begin_object();
@@ -159,6 +179,7 @@ std::string result_record(const PointId& id, const Measurement& m, const PeakAns
   w.key("warmup_s").fixed(m.cost.warmup_s, 6);
   w.key("timed_s").fixed(m.cost.timed_s, 6);
   w.key("check_s").fixed(m.cost.check_s, 6);
+  w.key("confirm_s").fixed(m.cost.confirm_s, 6);
   w.end_object();
   w.key("stats").begin_object();
   w.field("min_s", s.min).field("p5_s", s.p5).field("median_s", s.median).field("mean_s", s.mean);

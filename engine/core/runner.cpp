@@ -219,6 +219,80 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
       // memory. The previous size's time seeds the next one's calibration.
       std::unique_ptr<Workload> workload;
       std::optional<MeasureHint> hint;
+      // Results wait for the confirmation pass below; skips and errors are written at once.
+      struct Pending {
+        std::uint64_t bytes;
+        Measurement m;
+        PeakAnswer peak;
+        Movement measured;
+      };
+      std::vector<Pending> pending;
+      std::uint64_t workload_bytes = 0;  // the size `workload` is at now
+      auto watchdog_for = [&](const PointId& id, std::uint64_t bytes, const char* what) {
+        return std::make_unique<Watchdog>(
+            watchdog_limit(ctx.options),
+            std::string(what) + plan.info.key + (params.describe().empty() ? "" : " " + params.describe()) + " at " +
+                format_size(bytes),
+            ctx.group, [&, id](const std::string& line) {
+              // The hung point keeps a record of its own: what stopped, where.
+              write(error_record(id, line.substr(line.find("watchdog: "))));
+            });
+      };
+      auto pending_id = [&](const Pending& p) {
+        return PointId{plan.info, &recorded, p.bytes, ranks, ctx.options.repeat, &placement, &p.measured};
+      };
+      auto flush_pending = [&](std::vector<Pending>& points) {
+        for (const Pending& p : points) {
+          write(result_record(pending_id(p), p.m, p.peak));
+          ++summary.results;
+        }
+        points.clear();
+      };
+      // The confirmation pass: each point again, in the same buffers, now that every other size of
+      // the variant has run in between (core/harness.h, Stability). A workload that cannot go back
+      // to a size (fresh memory per size) leaves its points unchecked, and says why.
+      auto confirm_pending = [&](std::vector<Pending>& points) {
+        std::string why_not;
+        if (ctx.options.soak_s > 0) why_not = "a soak's own series is its evidence of noise over time";
+        for (auto it = points.begin(); it != points.end();) {
+          Pending& p = *it;
+          if (why_not.empty() && !workload)
+            why_not = "the variant prepares fresh memory at every size, so no size can be measured again in its buffers";
+          if (!why_not.empty()) {
+            p.m.stability.why = why_not;
+            ++it;
+            continue;
+          }
+          const PointId id = pending_id(p);
+          try {
+            const auto watchdog = watchdog_for(id, p.bytes, "the confirmation of ");
+            const auto t0 = std::chrono::steady_clock::now();
+            if (p.bytes != workload_bytes && !ctx.group.all(workload->resize_for_next_size(p.bytes))) {
+              workload.reset();
+              continue;  // the next round of the loop records why
+            }
+            workload_bytes = p.bytes;
+            const Verification v = confirm(*workload, ctx, p.m);
+            p.m.cost.confirm_s = seconds_since(t0);
+            if (!v.ok) {
+              workload.reset();
+              write(error_record(id, "data check failed in the confirmation batch: " + v.detail));
+              ++summary.errors;
+              it = points.erase(it);
+              continue;
+            }
+          } catch (const UsageError&) {
+            throw;
+          } catch (const RecordWriteError&) {
+            throw;
+          } catch (const std::exception& e) {
+            workload.reset();
+            p.m.stability.why = std::string("the confirmation batch failed: ") + e.what();
+            why_not = "an earlier confirmation of this variant failed";
+          }
+          ++it;
+        }
+      };
       for (std::uint64_t bytes : plan.sizes) {
         if (size_cap > 0 && bytes > size_cap) continue;  // a --full size of this variant (core/tiers.cpp)
         const PointId id{plan.info, &recorded, bytes, ranks, ctx.options.repeat, &placement, &movement};
@@ -227,17 +301,12 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
           continue;
         }
         try {
-          const Watchdog watchdog(watchdog_limit(ctx.options),
-                                  plan.info.key + (params.describe().empty() ? "" : " " + params.describe()) + " at " +
-                                      format_size(bytes),
-                                  ctx.group, [&](const std::string& line) {
-                                    // The hung point keeps a record of its own: what stopped, where.
-                                    write(error_record(id, line.substr(line.find("watchdog: "))));
-                                  });
+          const auto watchdog = watchdog_for(id, bytes, "");
           const auto t0 = std::chrono::steady_clock::now();
           // Every rank must agree, or one rank would re-prepare (collectively) alone.
           if (workload && !ctx.group.all(workload->resize_for_next_size(bytes))) workload.reset();
           if (!workload) workload = plan.benchmark->prepare(ctx, params, bytes);
+          workload_bytes = bytes;
           const double prepare_s = seconds_since(t0);
           Measurement m = measure(*workload, ctx, hint ? &*hint : nullptr);
           m.cost.prepare_s = prepare_s;
@@ -253,19 +322,16 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
             ++summary.errors;
             progress.point(plan.info, &params, bytes, "data check FAILED", nullptr);
           } else {
+            // Peak and cache residency from the movement, in one place (topology/movement_peak.cpp).
+            Pending p{bytes, std::move(m), {}, movement};
             if (root) {
-              // Peak and cache residency from the movement, in one place (topology/movement_peak.cpp).
-              Movement measured = movement;
-              PeakAnswer peak = peak_of_movement(measured, bytes, ctx.host.last_level_cache_bytes);
-              m.movement_direction_bi = movement.direction == MoveDirection::Bi;
-              if (node_facts) node_facts->annotate(plan.info, params, ranks, placement, m, peak);
-              measured.cache_resident = peak.cache_resident;
-              PointId with_cache = id;
-              with_cache.movement = &measured;
-              write(result_record(with_cache, m, peak));
+              p.peak = peak_of_movement(p.measured, bytes, ctx.host.last_level_cache_bytes);
+              p.m.movement_direction_bi = movement.direction == MoveDirection::Bi;
+              if (node_facts) node_facts->annotate(plan.info, params, ranks, placement, p.m, p.peak);
+              p.measured.cache_resident = p.peak.cache_resident;
             }
-            ++summary.results;
-            progress.point(plan.info, &params, bytes, "ok", &m);
+            progress.point(plan.info, &params, bytes, "ok", &p.m);
+            pending.push_back(std::move(p));
           }
         } catch (const Skip& skip) {
           workload.reset();
@@ -277,6 +343,7 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
         } catch (const RecordWriteError&) {
           throw;  // nothing later could be kept either
         } catch (const FatalError& e) {
+          flush_pending(pending);
           write(error_record(id, e.what()));
           progress.point(plan.info, &params, bytes, "error", nullptr);
           throw;  // every later point would fail the same way, or worse, look fine
@@ -287,6 +354,8 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
           progress.point(plan.info, &params, bytes, "error", nullptr);
         }
       }
+      confirm_pending(pending);
+      flush_pending(pending);
     }
   }
   return summary;

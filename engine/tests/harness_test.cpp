@@ -452,3 +452,119 @@ TEST(Runner, ReferenceLoopsRunRightAfterWhatTheyCheck) {
 
 }  // namespace
 }  // namespace commatlas
+
+namespace commatlas {
+namespace {
+
+// The first exchange over a path can be far slower than the rest (connections, registrations):
+// warm-up rounds go on until two halves agree, and the record says so.
+TEST(Warmup, GoesOnUntilSteadyAndSaysSo) {
+  RecordingGroup group;
+  Context ctx(options_with_budget(0.01), group, HostFacts{});
+  FakeWorkload steady(1e-5);
+  const Measurement a = measure(steady, ctx);
+  EXPECT_EQ(a.warmup.rounds, 1);
+  EXPECT_TRUE(a.warmup.steady);
+  FakeWorkload settling(1e-5);
+  // The probe's 4 calls and the first 4 of the 10 warm-up samples are 10x slower: the first round's
+  // halves disagree, a second round runs and agrees with the first's later half.
+  settling.slow_ops = 8;
+  settling.slow_seconds_per_op = 1e-4;
+  const Measurement b = measure(settling, ctx);
+  EXPECT_EQ(b.warmup.rounds, 2);
+  EXPECT_TRUE(b.warmup.steady);
+  EXPECT_DOUBLE_EQ(b.stats.median, 1e-5);  // timed only once steady
+  EXPECT_DOUBLE_EQ(b.warmup.first_op_s, 1e-4);
+}
+
+Measurement measured_with(double median, double p5, double p95, std::int64_t samples) {
+  Measurement m;
+  m.stats.median = median;
+  m.stats.p5 = p5;
+  m.stats.p95 = p95;
+  m.sample_count = samples;
+  return m;
+}
+
+TEST(Stability, TwoStatesAreUnstableOneStateRepeats) {
+  const Measurement tight = measured_with(1e-3, 0.99e-3, 1.01e-3, 100);
+  EXPECT_EQ(judge_stability(tight, 1.03e-3, 8).verdict, Repeatability::Repeatable);
+  EXPECT_EQ(judge_stability(tight, 0.5e-3, 8).verdict, Repeatability::Unstable);  // 0.35 vs 154 GB/s kind
+  EXPECT_EQ(judge_stability(tight, 1.2e-3, 8).verdict, Repeatability::Unstable);
+  EXPECT_DOUBLE_EQ(judge_stability(tight, 1.2e-3, 8).tolerance, kRepeatTolerance);
+  // A wide distribution's median scatters more: 20% apart is within what 8 samples allow there.
+  const Measurement wide = measured_with(1e-3, 0.2e-3, 3e-3, 100);
+  const Stability st = judge_stability(wide, 1.2e-3, 8);
+  EXPECT_EQ(st.verdict, Repeatability::Repeatable);
+  EXPECT_GT(st.tolerance, 0.2);
+}
+
+// A benchmark of three sizes in one set of buffers: every point gets a confirmation batch after
+// the sweep, and its record says whether the two agreed.
+class ThreeSizes final : public Benchmark {
+ public:
+  struct Resizable final : FakeWorkload {
+    using FakeWorkload::FakeWorkload;
+    bool resize(std::uint64_t) override { return true; }
+  };
+  BenchmarkInfo info() const override {
+    return BenchmarkInfo{"test.three_sizes", Category::ExplicitCopy, Interface::Memcpy, "test", "",
+                         Metric::Bandwidth, RankRange{1, 1}, {4096, 8192, 16384}, {4096}};
+  }
+  Movement movement(const Context&, const Params&) const override {
+    return movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy, host_memory(0, "pageable"),
+                            host_memory(0, "pageable"));
+  }
+  std::unique_ptr<Workload> prepare(Context&, const Params&, std::uint64_t bytes) const override {
+    Accounting a;
+    a.bytes_per_op = static_cast<double>(bytes);
+    ++prepares;
+    if (!resizable) return std::make_unique<FakeWorkload>(1e-5, a);
+    return std::make_unique<Resizable>(1e-5, a);
+  }
+  bool resizable = true;
+  mutable int prepares = 0;
+};
+
+std::string run_to_text(const Benchmark& b, Context& ctx, RunSummary* summary) {
+  char path[] = "/tmp/commatlas-runner-test-XXXXXX";
+  const int fd = mkstemp(path);
+  close(fd);
+  {
+    RecordFile out(path);
+    *summary = run_benchmarks({&b}, ctx, &out, ProgressMode::None);
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(path);
+  return text.str();
+}
+
+TEST(Runner, ConfirmationPassJudgesEveryPoint) {
+  SingleProcessGroup group;
+  Context ctx(options_with_budget(0.001), group, HostFacts{});
+  ThreeSizes b;
+  RunSummary summary;
+  const std::string text = run_to_text(b, ctx, &summary);
+  EXPECT_EQ(summary.results, 3);
+  EXPECT_EQ(b.prepares, 1);  // one set of buffers, the confirmation included
+  std::size_t repeatable = 0;
+  for (std::size_t at = text.find("\"verdict\":\"repeatable\""); at != std::string::npos;
+       at = text.find("\"verdict\":\"repeatable\"", at + 1))
+    ++repeatable;
+  EXPECT_EQ(repeatable, 3u) << text;
+  EXPECT_NE(text.find("\"passes_median_s\""), std::string::npos);
+  EXPECT_NE(text.find("\"warmup\":{\"first_op_s\""), std::string::npos) << text;
+
+  ThreeSizes fresh;  // prepares afresh at every size: cannot go back, says so
+  fresh.resizable = false;
+  const std::string unchecked = run_to_text(fresh, ctx, &summary);
+  EXPECT_EQ(summary.results, 3);
+  EXPECT_EQ(unchecked.find("\"verdict\":\"repeatable\""), std::string::npos) << unchecked;
+  EXPECT_NE(unchecked.find("\"verdict\":\"unchecked\",\"why\":\"the variant prepares fresh memory"), std::string::npos)
+      << unchecked;
+}
+
+}  // namespace
+}  // namespace commatlas

@@ -62,7 +62,7 @@ def count_by_type(records: Iterable[dict[str, Any]]) -> Counter[str]:
     return Counter(r.get("type", "?") for r in records)
 
 
-COST_PARTS = ("wall_s", "prepare_s", "calibration_s", "warmup_s", "timed_s", "check_s")
+COST_PARTS = ("wall_s", "prepare_s", "calibration_s", "warmup_s", "timed_s", "check_s", "confirm_s")
 
 
 def benchmark_costs(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -92,6 +92,8 @@ def end_record(status: str, records: list[dict[str, Any]], wall_s: float) -> dic
     counts = count_by_type(records)
     stops = Counter(str(r.get("timing", {}).get("stop_reason")) for r in records
                     if r.get("type") == "result" and r.get("timing", {}).get("stop_reason"))
+    stability = Counter(str((r.get("timing", {}).get("stability") or {}).get("verdict")) for r in records
+                        if r.get("type") == "result" and (r.get("timing", {}).get("stability") or {}).get("verdict"))
     return {
         "type": "end",
         "end_time": iso_utc(utc_now()),
@@ -102,6 +104,7 @@ def end_record(status: str, records: list[dict[str, Any]], wall_s: float) -> dic
         # The whole command: from the process's start to this record (the report comes after).
         "wall_s": round(wall_s, 3),
         "stop_reasons": dict(sorted(stops.items())),
+        "stability": dict(sorted(stability.items())),
         "benchmarks": benchmark_costs(records),
     }
 
