@@ -451,7 +451,9 @@ def _choice(c: Contender, r: Result) -> dict[str, Any]:
             "point": r.point or f"line {r.line}",
             # What one operation's time covers (a ping-pong's half round trip, a copy's launch and
             # synchronisation): contenders of a latency row are timed by different methods.
-            "includes": r.latency_includes or None}
+            "includes": r.latency_includes or None,
+            # "unstable": a later batch of the same point disagreed (results.Result.stability).
+            "stability": r.stability}
 
 
 def _cell(b: Bin, contenders: dict[Contender, dict[int, Result]], metric: str) -> dict[str, Any] | None:
@@ -484,6 +486,11 @@ def _cell(b: Bin, contenders: dict[Contender, dict[int, Result]], metric: str) -
         cell["margin"] = ratio(value_of(wr), value_of(rr), metric)
         (w_lo, w_hi), (r_lo, r_hi) = spread_of(wr), spread_of(rr)
         cell["clear"] = bool(w_lo > r_hi) if metric == "bandwidth" else bool(w_hi < r_lo)
+    # A winner whose own figure did not repeat is never a clear winner: which state the machine was
+    # in decided it, so no finding or crossover builds on it.
+    cell["unstable"] = [c["mechanism"] for c in (cell["winner"], cell["runner_up"]) if c and c["stability"] == "unstable"]
+    if cell["unstable"]:
+        cell["clear"] = False
     return cell
 
 

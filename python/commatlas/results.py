@@ -154,6 +154,11 @@ class Result(Point):
     collective: Collective | None = None
     # Multi-rank points: the CPUs each rank could run on at the start (placement.cpus), rank order.
     rank_cpus: tuple[str, ...] | None = None
+    # Whether a second batch, after the rest of the variant's sweep, agreed (timing.stability):
+    # "repeatable", "unstable" or "unchecked"; None in records written before engines checked.
+    stability: str | None = None
+    # The medians (s per op) of the point's own measurement and of its confirmation batch.
+    stability_modes: tuple[float, ...] = ()
     _samples_at: tuple[_Source, int, int] | None = field(default=None, repr=False)
     _samples: np.ndarray | None = field(default=None, repr=False)
 
@@ -437,6 +442,8 @@ def _result(r: dict[str, Any], number: int) -> Result:
         collective=Collective(str(coll["operation"]), _num(coll["algbw_gbps"]), _num(coll["bus_factor"]),
                               _num(coll["busbw_gbps"]), _num(coll.get("goodput_gbps"))) if coll else None,
         rank_cpus=tuple(map(str, cpus)) if (cpus := (r.get("placement") or {}).get("cpus")) else None,
+        stability=str(st["verdict"]) if isinstance(st := t.get("stability"), dict) and st.get("verdict") else None,
+        stability_modes=tuple(_num(x) for x in st.get("passes_median_s") or ()) if isinstance(st, dict) else (),
         _samples_at=samples if isinstance(samples, tuple) else None,
         _samples=np.array([np.nan if x is None else x for x in samples], dtype=float) if isinstance(samples, list) else None,
     )

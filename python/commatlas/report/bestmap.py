@@ -46,6 +46,8 @@ class MapCell:
     # Only one mechanism measured this size, in a movement where others measured other sizes: the
     # winner had no rival here, which a plain "fastest" would hide (families sweep different sizes).
     alone: bool = False
+    # The winner's figure did not repeat in a later batch (the machine changed state): not crowned.
+    unstable: bool = False
 
     @property
     def size(self) -> str:
@@ -54,7 +56,8 @@ class MapCell:
     @property
     def name(self) -> str:
         """The mechanism; "copy engine (in cache)" where every figure of the cell is a cache figure."""
-        return mechanism_name(self.mechanism) + (" (in cache)" if self.cache else "") + (" (alone)" if self.alone else "")
+        return (mechanism_name(self.mechanism) + (" (in cache)" if self.cache else "") + (" (alone)" if self.alone else "")
+                + (" (unstable)" if self.unstable else ""))
 
     @property
     def colour(self) -> str:
@@ -112,6 +115,9 @@ def _detail(cell: dict[str, Any]) -> str:
              + ", ".join(f"{k}={v}" for k, v in w["choices"].items()) + f") at {cell['bytes']} B" + _includes(w)]
     if cell["cache_resident"]:
         parts.append("cache-resident: every figure here can live in a cache; no winner")
+    if cell.get("unstable"):
+        parts.append("did not repeat: a later batch of " + " and ".join(mechanism_name(m) for m in cell["unstable"])
+                     + " disagreed with the first, so no winner is claimed here")
     if cell["runner_up"]:
         r = cell["runner_up"]
         parts.append(f"runner-up {contender_words(r)} [{r['allocator']}] {_figure(r)}, "
@@ -131,7 +137,9 @@ def map_cell(cell: dict[str, Any] | None, rivals: bool = False) -> MapCell | Non
     known = w["peak_fraction"] is not None and w["unit"] != "us"  # a latency is no fraction of a bandwidth
     fraction = format_percent(w["peak_fraction"]) if known else ""
     alone = rivals and len(cell["best_by_mechanism"]) < 2
-    return MapCell(w["mechanism"], _figure(w), fraction, False, cell["clear"], _detail(cell), cell["bytes"], alone)
+    unstable = w.get("stability") == "unstable"
+    return MapCell(w["mechanism"], _figure(w), fraction, False, cell["clear"], _detail(cell), cell["bytes"], alone,
+                   unstable)
 
 
 def _aligned(cells: list[dict[str, Any]], bins: list[str], rivals: bool = False) -> list[MapCell | None]:
@@ -156,7 +164,7 @@ def map_rows(answers: dict[str, Any], allocator: str | None = None, fixed: bool 
             cells = mv["by_allocator"].get(chosen, cells)
             label = f"{label} [{chosen}]"
         aligned = _aligned(cells, bins, len(mv.get("mechanisms") or []) > 1)
-        kind = (row_class(label), tuple((c.mechanism, c.cache, c.alone) if c else None for c in aligned))
+        kind = (row_class(label), tuple((c.mechanism, c.cache, c.alone, c.unstable) if c else None for c in aligned))
         row = by_kind.get(kind)
         if row is not None:
             row.keys.append(mv["key"])
@@ -240,8 +248,8 @@ def bands(row: MapRow) -> list[Band]:
             text += f" {fraction}"
         if run[0].cache:
             text += " in cache"
-        out.append(Band(run[0].bytes, run[-1].bytes, mechanism_name(run[0].mechanism) + (" (alone)" if run[0].alone else ""),
-                        text))
+        out.append(Band(run[0].bytes, run[-1].bytes, mechanism_name(run[0].mechanism) + (" (alone)" if run[0].alone else "")
+                        + (" (unstable)" if run[0].unstable else ""), text))
         run.clear()
     for cell in row.cells:
         if cell is None:

@@ -98,9 +98,14 @@ def _fit(text: str) -> str:
     return text if len(text) <= MAX_CHARS else text[:MAX_CHARS - 1].rstrip() + "…"
 
 
+def _settled(cell: dict[str, Any]) -> bool:
+    """A cell with a winner whose figures repeated: no finding builds on a figure that did not."""
+    return bool(cell["winner"]) and not cell.get("unstable")
+
+
 def _crossovers(mv: dict[str, Any]) -> list[tuple[str, float, str]]:
     out = []
-    cells = [c for c in mv["cells"] if c["winner"]]
+    cells = [c for c in mv["cells"] if _settled(c)]
     for x in mv["crossovers"][:1]:  # the first one: a second flip is in the map
         below = [c for c in cells if c["bytes"] <= x["between_bytes"][0] and c["winner"]["mechanism"] == x["below"]]
         above = [c for c in cells if c["bytes"] >= x["between_bytes"][1] and c["winner"]["mechanism"] == x["above"]]
@@ -125,12 +130,12 @@ def _allocators(mv: dict[str, Any]) -> list[tuple[str, float, str]]:
     views = mv["by_allocator"]
     if not best or best not in views:
         return []
-    mine = {c["bytes"]: c for c in views[best] if c["winner"]}
+    mine = {c["bytes"]: c for c in views[best] if _settled(c)}
     out = []
     for name, cells in views.items():
         if name == best:
             continue
-        common = [(mine[c["bytes"]], c) for c in cells if c["winner"] and c["bytes"] in mine]
+        common = [(mine[c["bytes"]], c) for c in cells if _settled(c) and c["bytes"] in mine]
         if not common:
             continue
         fast, slow = common[-1]  # the largest size both measured: the plateau, not the launch cost
@@ -159,7 +164,7 @@ def _head_to_head(mv: dict[str, Any]) -> list[tuple[str, float, str]]:
     out = []
     crossed = {(x["below"], x["above"]) for x in mv["crossovers"]}
     for kind, (a, others) in PAIRS.items():
-        both = [c for c in mv["cells"] if a in c["best_by_mechanism"]
+        both = [c for c in mv["cells"] if a in c["best_by_mechanism"] and not c.get("unstable")
                 and any(o in c["best_by_mechanism"] for o in others)]
         if not both:
             continue
@@ -188,7 +193,7 @@ def _head_to_head(mv: dict[str, Any]) -> list[tuple[str, float, str]]:
 
 
 def _below_peak(mv: dict[str, Any]) -> list[tuple[str, float, str]]:
-    cells = [c for c in mv["cells"] if c["winner"] and c["winner"]["peak_fraction"] is not None]
+    cells = [c for c in mv["cells"] if _settled(c) and c["winner"]["peak_fraction"] is not None]
     if not cells or mv["metric"] != "bandwidth":
         return []
     top = cells[-1]
