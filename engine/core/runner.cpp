@@ -12,6 +12,7 @@
 #include "core/sizes.h"
 #include "core/tiers.h"
 #include "core/watchdog.h"
+#include "core/wire.h"
 
 namespace commatlas {
 namespace {
@@ -247,11 +248,18 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
           // a million operations per sample (staged MPI at 64 KiB ran into the watchdog that way).
           hint.reset();
           if (m.verification.ok) hint = MeasureHint{m.seconds_per_op, m.accounting.bytes_per_op};
+          // The GPUs' link counters as a second witness of a verified point (core/wire.h).
+          const std::optional<WireCheck> wire =
+              m.verification.ok ? witness_wire(*workload, ctx, movement, m) : std::nullopt;
           if (!m.verification.ok) {
             workload.reset();  // what it holds is not known to be right any more
             write(error_record(id, "data check failed: " + m.verification.detail));
             ++summary.errors;
             progress.point(plan.info, &params, bytes, "data check FAILED", nullptr);
+          } else if (wire && wire->verdict == WireVerdict::Failed) {
+            write(error_record(id, "wire check failed: " + wire->detail, &*wire));
+            ++summary.errors;
+            progress.point(plan.info, &params, bytes, "wire check FAILED", nullptr);
           } else {
             if (root) {
               // Peak and cache residency from the movement, in one place (topology/movement_peak.cpp).
@@ -262,7 +270,7 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
               measured.cache_resident = peak.cache_resident;
               PointId with_cache = id;
               with_cache.movement = &measured;
-              write(result_record(with_cache, m, peak));
+              write(result_record(with_cache, m, peak, wire ? &*wire : nullptr));
             }
             ++summary.results;
             progress.point(plan.info, &params, bytes, "ok", &m);
