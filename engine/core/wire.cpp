@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "core/sizes.h"
@@ -87,6 +89,16 @@ Count count_on(const WireRoute& route, WireLink link, const std::vector<GpuWire>
   // GPU's side of the link counts it.
   c.bytes = route.host_end ? tx + rx : (tx + rx) / 2;
   return c;
+}
+
+// The planted fault of the wire check: every route declares the other link class, so on a GPU
+// machine each judged point must fail (scripts/device/wire_witness.sh proves the check bites there).
+bool test_swap_wire_link() {
+  static const bool swap = [] {
+    const char* v = std::getenv("COMMATLAS_TEST_WIRE_SWAP");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return swap;
 }
 
 class Registry {
@@ -187,6 +199,10 @@ std::optional<WireCheck> witness_wire(Workload& workload, Context& ctx, const Mo
   if (root && witness) {
     check.route = witness->route(movement);
     applies = check.route.applies;
+    if (test_swap_wire_link()) {
+      check.route.link = check.route.link == WireLink::Nvlink ? WireLink::Pcie : WireLink::Nvlink;
+      check.route.path += " (declared link swapped by COMMATLAS_TEST_WIRE_SWAP)";
+    }
   }
   if (group.broadcast(applies ? 1 : 0) == 0) return std::nullopt;
   const double bytes_per_op = m.accounting.bytes_per_op;
