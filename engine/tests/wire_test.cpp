@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -417,6 +418,13 @@ class PeerCopy final : public Benchmark {
   }
 };
 
+// COMMATLAS_WIRE_FIXTURES=dir keeps a record for tests/test_wire_schema.py (tests/fixtures/wire/).
+void keep_fixture(const std::string& record, const char* name) {
+  const char* dir = std::getenv("COMMATLAS_WIRE_FIXTURES");
+  if (!dir) return;
+  std::ofstream(std::string(dir) + "/" + name) << record;
+}
+
 std::string run_with(WireWitness& witness) {
   char path[] = "/tmp/commatlas-wire-test-XXXXXX";
   const int fd = mkstemp(path);
@@ -448,6 +456,7 @@ TEST(WireRunner, ACopyOffTheWireBecomesAnErrorRecord) {
   EXPECT_NE(record.find("wire check failed: NVLink counted 0 B (0%) of 256 MiB claimed"), std::string::npos) << record;
   EXPECT_NE(record.find("\"wire\":{"), std::string::npos) << record;
   EXPECT_EQ(record.find("bandwidth_gbps"), std::string::npos) << record;
+  keep_fixture(record, "error_wire_failed.json");
 }
 
 TEST(WireRunner, ACopyOnTheWireKeepsItsResultAndSaysSo) {
@@ -457,6 +466,7 @@ TEST(WireRunner, ACopyOnTheWireKeepsItsResultAndSaysSo) {
   EXPECT_NE(record.find("\"type\":\"result\""), std::string::npos) << record;
   EXPECT_NE(record.find("\"wire\":{\"source\":\"fake counters\",\"link\":\"nvlink\""), std::string::npos) << record;
   EXPECT_NE(record.find("\"verdict\":\"ok\""), std::string::npos) << record;
+  keep_fixture(record, "result_wire_ok.json");
 }
 
 }  // namespace
