@@ -129,7 +129,7 @@ std::string point_key(const PointId& id) {
   return key;
 }
 
-std::string result_record(const PointId& id, const Measurement& m, const PeakAnswer& peak) {
+std::string result_record(const PointId& id, const Measurement& m, const PeakAnswer& peak, const WireCheck* wire) {
   const Accounting& a = m.accounting;
   const Stats& s = m.stats;
   JsonWriter w;
@@ -245,6 +245,10 @@ std::string result_record(const PointId& id, const Measurement& m, const PeakAns
   w.field("bytes_checked", static_cast<std::uint64_t>(m.verification.bytes_checked));
   w.field("method", to_string(m.verification.method));
   w.end_object();
+  if (wire) {
+    w.key("wire");
+    write_wire(w, *wire);
+  }
   w.end_object();
   return w.str();
 }
@@ -258,11 +262,15 @@ std::string skip_record(const PointId& id, const std::string& reason) {
   return w.str();
 }
 
-std::string error_record(const PointId& id, const std::string& message) {
+std::string error_record(const PointId& id, const std::string& message, const WireCheck* wire) {
   JsonWriter w;
   w.begin_object();
   write_identity(w, "error", id);
   w.field("message", message);
+  if (wire) {
+    w.key("wire");
+    write_wire(w, *wire);
+  }
   w.end_object();
   return w.str();
 }

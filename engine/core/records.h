@@ -13,6 +13,7 @@
 #include "core/placement.h"
 #include "core/json.h"
 #include "core/movement.h"
+#include "core/wire.h"
 
 namespace commatlas {
 
@@ -51,10 +52,12 @@ struct PointId {
 // the points it already has (--skip-points). Written into every record as "point".
 std::string point_key(const PointId& id);
 
-// `peak`: the movement's peak (peak_of_movement), or why there is none.
-std::string result_record(const PointId& id, const Measurement& m, const PeakAnswer& peak = {});
+// `peak`: the movement's peak (peak_of_movement), or why there is none. `wire`: what the GPUs' link
+// counters saw (core/wire.h), where the point has a route.
+std::string result_record(const PointId& id, const Measurement& m, const PeakAnswer& peak = {},
+                          const WireCheck* wire = nullptr);
 std::string skip_record(const PointId& id, const std::string& reason);
-std::string error_record(const PointId& id, const std::string& message);
+std::string error_record(const PointId& id, const std::string& message, const WireCheck* wire = nullptr);
 
 // The "movement" object of a record.
 void write_movement(JsonWriter& w, const Movement& m);

@@ -12,6 +12,7 @@
 #include "core/sizes.h"
 #include "core/tiers.h"
 #include "core/watchdog.h"
+#include "core/wire.h"
 
 namespace commatlas {
 namespace {
@@ -225,6 +226,7 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
         Measurement m;
         PeakAnswer peak;
         Movement measured;
+        std::optional<WireCheck> wire;  // the link counters' view of the point (core/wire.h)
       };
       std::vector<Pending> pending;
       std::uint64_t workload_bytes = 0;  // the size `workload` is at now
@@ -243,7 +245,7 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
       };
       auto flush_pending = [&](std::vector<Pending>& points) {
         for (const Pending& p : points) {
-          write(result_record(pending_id(p), p.m, p.peak));
+          write(result_record(pending_id(p), p.m, p.peak, p.wire ? &*p.wire : nullptr));
           ++summary.results;
         }
         points.clear();
@@ -316,14 +318,21 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
           // a million operations per sample (staged MPI at 64 KiB ran into the watchdog that way).
           hint.reset();
           if (m.verification.ok) hint = MeasureHint{m.seconds_per_op, m.accounting.bytes_per_op};
+          // The GPUs' link counters as a second witness of a verified point (core/wire.h).
+          const std::optional<WireCheck> wire =
+              m.verification.ok ? witness_wire(*workload, ctx, movement, m) : std::nullopt;
           if (!m.verification.ok) {
             workload.reset();  // what it holds is not known to be right any more
             write(error_record(id, "data check failed: " + m.verification.detail));
             ++summary.errors;
             progress.point(plan.info, &params, bytes, "data check FAILED", nullptr);
+          } else if (wire && wire->verdict == WireVerdict::Failed) {
+            write(error_record(id, "wire check failed: " + wire->detail, &*wire));
+            ++summary.errors;
+            progress.point(plan.info, &params, bytes, "wire check FAILED", nullptr);
           } else {
             // Peak and cache residency from the movement, in one place (topology/movement_peak.cpp).
-            Pending p{bytes, std::move(m), {}, movement};
+            Pending p{bytes, std::move(m), {}, movement, wire};
             if (root) {
               p.peak = peak_of_movement(p.measured, bytes, ctx.host.last_level_cache_bytes);
               p.m.movement_direction_bi = movement.direction == MoveDirection::Bi;

@@ -2,7 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
+#include <vector>
 
 namespace commatlas {
 namespace {
@@ -18,6 +21,14 @@ constexpr int NVML_NVLINK_DEVICE_TYPE_GPU = 0x00;
 constexpr int NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02;
 constexpr unsigned NVML_FI_DEV_NVLINK_SPEED_MBPS_L0 = 84;      // MB/s, link 0
 constexpr unsigned NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON = 90;  // MB/s, common to all active links
+// Traffic counters (nvml.h: "NVLink throughput counters field values"; scopeId is the link, UINT_MAX
+// the sum over links). The NVLink ones count KiB of payload, without protocol overhead; the PCIe
+// ones bytes, and "can be wrapped" (R555 and later).
+constexpr unsigned NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX = 138;
+constexpr unsigned NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX = 139;
+constexpr unsigned NVML_FI_DEV_PCIE_COUNT_TX_BYTES = 197;
+constexpr unsigned NVML_FI_DEV_PCIE_COUNT_RX_BYTES = 198;
+constexpr unsigned kAllLinks = UINT_MAX;
 constexpr int NVML_VALUE_TYPE_DOUBLE = 0, NVML_VALUE_TYPE_UNSIGNED_INT = 1, NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
               NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3;
 
@@ -52,6 +63,16 @@ double field_as_double(const nvmlFieldValue_t& f) {
     case NVML_VALUE_TYPE_UNSIGNED_LONG: return static_cast<double>(f.value.ulVal);
     case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return static_cast<double>(f.value.ullVal);
     default: return 0;
+  }
+}
+
+// A counter's value and how wide it is (a 32-bit counter wraps after 2^32 of its units).
+bool field_as_counter(const nvmlFieldValue_t& f, double& value, double& wrap_units) {
+  switch (f.valueType) {
+    case NVML_VALUE_TYPE_UNSIGNED_INT: value = f.value.uiVal; wrap_units = 4294967296.0; return true;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG: value = static_cast<double>(f.value.ulVal); wrap_units = sizeof(unsigned long) >= 8 ? 0 : 4294967296.0; return true;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: value = static_cast<double>(f.value.ullVal); wrap_units = 0; return true;
+    default: return false;
   }
 }
 
@@ -184,6 +205,97 @@ void NvmlLibrary::describe(GpuAnswers& gpu) const {
       break;
     }
   }
+}
+
+}  // namespace commatlas
+
+namespace commatlas {
+
+GpuWire NvmlLibrary::traffic(int gpu, const std::string& bus_id) const {
+  GpuWire out;
+  out.gpu = gpu;
+  auto unreadable = [&](const std::string& why) {
+    out.nvlink.why = why;
+    out.pcie.why = why;
+    return out;
+  };
+  if (!available_) return unreadable(detail_);
+  const Api& a = *api_;
+  if (!a.field_values) return unreadable("libnvidia-ml.so.1 lacks nvmlDeviceGetFieldValues");
+  nvmlDevice_t dev = nullptr;
+  if (!a.ask(a.handle_by_bus_id, bus_id.c_str(), &dev)) return unreadable("NVML does not know the GPU at " + bus_id);
+
+  std::vector<unsigned> links;
+  for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+    int active = 0;
+    if (a.ask(a.nvlink_state, dev, link, &active) && active == NVML_FEATURE_ENABLED) links.push_back(link);
+  }
+  // One call for every counter, so that they are read as close together as NVML allows.
+  std::vector<nvmlFieldValue_t> fields;
+  auto ask_field = [&](unsigned id, unsigned scope) {
+    nvmlFieldValue_t f{};
+    f.fieldId = id;
+    f.scopeId = scope;
+    fields.push_back(f);
+  };
+  ask_field(NVML_FI_DEV_PCIE_COUNT_TX_BYTES, 0);
+  ask_field(NVML_FI_DEV_PCIE_COUNT_RX_BYTES, 0);
+  ask_field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, kAllLinks);
+  ask_field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, kAllLinks);
+  for (unsigned link : links) {
+    ask_field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, link);
+    ask_field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, link);
+  }
+  const nvmlReturn_t rc = a.field_values(dev, static_cast<int>(fields.size()), fields.data());
+  if (rc != NVML_SUCCESS) return unreadable("nvmlDeviceGetFieldValues: " + a.error(rc));
+
+  // A pair of fields (tx, rx) in units of `unit` bytes, or why not.
+  auto pair = [&](std::size_t at, double unit, const char* what, double& tx, double& rx, double& wrap) -> std::string {
+    double wrap_tx = 0, wrap_rx = 0;
+    for (std::size_t k = at; k < at + 2; ++k)
+      if (fields[k].nvmlReturn != NVML_SUCCESS)
+        return std::string(what) + " field " + std::to_string(fields[k].fieldId) + ": " + a.error(fields[k].nvmlReturn);
+    if (!field_as_counter(fields[at], tx, wrap_tx) || !field_as_counter(fields[at + 1], rx, wrap_rx))
+      return std::string(what) + " fields: value type " + std::to_string(fields[at].valueType) + " is not a counter";
+    tx *= unit;
+    rx *= unit;
+    const double w = wrap_tx > 0 && (wrap_rx == 0 || wrap_tx < wrap_rx) ? wrap_tx : wrap_rx;
+    wrap = w * unit;
+    return "";
+  };
+
+  out.pcie.why = pair(0, 1.0, "PCIe byte counter", out.pcie.tx_bytes, out.pcie.rx_bytes, out.pcie.wrap_bytes);
+  out.pcie.readable = out.pcie.why.empty();
+
+  if (links.empty()) {
+    out.nvlink.why = "no active NVLink";
+    return out;
+  }
+  constexpr double kKiB = 1024.0;
+  double link_wrap = 0;
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    WireCounter::Link l;
+    l.id = static_cast<int>(links[i]);
+    double wrap = 0;
+    if (pair(4 + 2 * i, kKiB, "NVLink data", l.tx_bytes, l.rx_bytes, wrap).empty()) {
+      out.nvlink.links.push_back(l);
+      link_wrap = std::max(link_wrap, wrap);
+    }
+  }
+  out.nvlink.why = pair(2, kKiB, "NVLink data (all links)", out.nvlink.tx_bytes, out.nvlink.rx_bytes, out.nvlink.wrap_bytes);
+  // No total from the driver: the links' sum is one, where no link wraps (a sum of wrapping
+  // counters cannot be unwrapped).
+  if (!out.nvlink.why.empty() && out.nvlink.links.size() == links.size() && link_wrap == 0) {
+    out.nvlink.tx_bytes = out.nvlink.rx_bytes = 0;
+    for (const WireCounter::Link& l : out.nvlink.links) {
+      out.nvlink.tx_bytes += l.tx_bytes;
+      out.nvlink.rx_bytes += l.rx_bytes;
+    }
+    out.nvlink.wrap_bytes = 0;
+    out.nvlink.why.clear();
+  }
+  out.nvlink.readable = out.nvlink.why.empty();
+  return out;
 }
 
 }  // namespace commatlas

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "core/wire.h"
 #include "topology/answers.h"
 
 namespace commatlas {
@@ -22,6 +23,11 @@ class NvmlLibrary {
   // PCIe generation/width and active NVLinks of the GPU at gpu.info.pci_bus_id; leaves the answers
   // untouched (nvml_answered false) when NVML does not know that GPU.
   void describe(GpuAnswers& gpu) const;
+
+  // Cumulative traffic counters of the GPU at `bus_id` (field values): NVLink data bytes sent and
+  // received, per active link and in total, and PCIe bytes where the driver has them (R555+). A
+  // class that cannot be read says what NVML answered. `gpu` is copied into the result.
+  GpuWire traffic(int gpu, const std::string& bus_id) const;
 
   struct Api;  // the resolved entry points
 

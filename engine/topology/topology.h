@@ -11,6 +11,7 @@
 
 #include "core/benchmark.h"  // Peak
 #include "core/json.h"
+#include "core/wire.h"
 
 namespace commatlas {
 
@@ -81,6 +82,12 @@ std::optional<Peak> peak_peer(const Topology& topo, int src, int dst);     // NV
 // (host memory, host-buffer MPI, between nodes, a cache-resident working set). `bytes` is the
 // point's size; `cpu_cache_bytes` the CPU's last-level cache (HostFacts).
 PeakAnswer peak_of(const Movement& movement, std::uint64_t bytes, const Topology& topo, std::uint64_t cpu_cache_bytes);
+
+// Which GPU link a movement's bytes cross, and so which traffic counters must see them
+// (core/wire.h): PCIe between host memory and a GPU (or for host-staged MPI), the pair's NVLink or
+// PCIe between two GPUs. Not applicable where no link is crossed or the bytes per link are not
+// declared (latencies, collectives, fan-outs, between nodes).
+WireRoute wire_route(const Movement& movement, const Topology& topo);
 
 // Link arithmetic, exposed for tests.
 double pcie_gbps_per_direction(int generation, int width);  // after encoding (8b/10b, 128b/130b)
