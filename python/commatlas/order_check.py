@@ -38,7 +38,7 @@ from commatlas.engine import Engine
 from commatlas.errors import CommatlasError, UsageError
 from commatlas.outputs import check_dir_target, write_text
 from commatlas.results import Failure, Result, Run, load_run
-from commatlas.run import RunOptions, execute
+from commatlas.run import EXIT_INTERRUPTED, RunOptions, execute
 from commatlas.selection import Selection
 from commatlas.units import format_ratio, format_size, format_value
 
@@ -80,17 +80,21 @@ class OrderCheck:
     points: list[PointVerdict] = field(default_factory=list)
     alone: list[AloneRun] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    interrupted: bool = False  # Ctrl-C: the benchmarks measured alone until then are judged
 
     def count(self, verdict: str) -> int:
         return sum(p.verdict == verdict for p in self.points)
 
     @property
     def exit_status(self) -> int:
+        if self.interrupted:
+            return EXIT_INTERRUPTED
         return 1 if any(p.verdict in FAILING for p in self.points) else 0
 
     def as_json(self) -> dict[str, Any]:
         return {
             "run": str(self.run), "directory": str(self.directory), "rule": self.rule,
+            "interrupted": self.interrupted,
             "counts": {v: self.count(v) for v in VERDICTS},
             "alone_runs": [{**asdict(a), "directory": str(a.directory)} for a in self.alone],
             "notes": self.notes,
@@ -154,22 +158,27 @@ def prepare_directory(run: Run, out: Path | None) -> Path:
 
 
 def measure_alone(keys: list[str], options: RunOptions, engine: Engine, directory: Path,
-                  sizes: str | None, time_budget: float | None, progress: Console) -> list[AloneRun]:
+                  sizes: str | None, time_budget: float | None, progress: Console) -> tuple[list[AloneRun], bool]:
     """A fresh `commatlas run --only KEY` per benchmark; its terminal output is kept in
-    KEY/terminal.txt, a failure is recorded and the next benchmark runs."""
+    KEY/terminal.txt, a failure is recorded and the next benchmark runs. Ctrl-C stops after the
+    job it interrupts, which is left out; True in second place when that happened."""
     done = []
     for number, key in enumerate(keys, 1):
         out = directory / key
         quiet = Console(file=io.StringIO(), width=100, highlight=False)
         started = time.monotonic()
-        ok, message = True, ""
         try:
             status = execute(alone_options(options, key, out, sizes, time_budget), engine, quiet, quiet, report=False)
-            ok, message = status == 0, "" if status == 0 else f"exit status {status}"
+            message = "" if status == 0 else f"exit status {status}"
         except KeyboardInterrupt:
-            raise
+            status, message = EXIT_INTERRUPTED, ""
         except CommatlasError as e:
-            ok, message = False, str(e)
+            status, message = e.exit_status, str(e)
+        ok = status == 0
+        if status == EXIT_INTERRUPTED:
+            progress.print(f"alone {number}/{len(keys)} {key}: interrupted; judging the {len(done)} measured before it",
+                           soft_wrap=True, highlight=False)
+            return done, True
         wall = time.monotonic() - started
         text = quiet.file.getvalue()  # type: ignore[attr-defined]
         if out.is_dir():
@@ -178,7 +187,7 @@ def measure_alone(keys: list[str], options: RunOptions, engine: Engine, director
         progress.print(f"alone {number}/{len(keys)} {key}: "
                        + (f"{wall:.1f} s" if ok else f"failed after {wall:.1f} s: {message}"),
                        soft_wrap=True, highlight=False)
-    return done
+    return done, False
 
 
 # --- judging ----------------------------------------------------------------------------------------
@@ -315,8 +324,11 @@ def check_order(run_dir: str | Path, only: tuple[str, ...] = (), exclude: tuple[
                   f"(records in {directory})", soft_wrap=True, highlight=False)
     if options.repeat > 1:
         notes.append(f"the run has {options.repeat} passes; each job alone measures one")
-    alone = measure_alone(keys, options, engine, directory, sizes, time_budget, console)
+    alone, interrupted = measure_alone(keys, options, engine, directory, sizes, time_budget, console)
     check = judge_order(base, alone, directory)
+    check.interrupted = interrupted
+    if interrupted:
+        notes.append(f"interrupted: {len(alone)} of {len(keys)} benchmarks were measured alone and judged")
     check.notes = notes + check.notes
     write_text(directory / JSON_NAME, json.dumps(check.as_json(), indent=1) + "\n")
     return check
