@@ -253,8 +253,8 @@ def judge_order(base: Run, alone: list[AloneRun], directory: Path) -> OrderCheck
             verdict, why = UNSTABLE, f"batches did not repeat ({' and '.join(sides)}): {p.verdict.why}"
         else:
             verdict, why = (DIFFERS if p.verdict.different else AGREES), p.verdict.why
-        check.points.append(PointVerdict(p.benchmark, p.variant, p.size, p.metric, verdict, p.base, p.other,
-                                         p.ratio, why))
+        check.points.append(PointVerdict(p.benchmark, p.variant.removeprefix(", ") or "-", p.size, p.metric,
+                                         verdict, p.base, p.other, p.ratio, why))
 
     matched = {p.key for p in comparison.points}
     planned = planned_sizes(runs)
@@ -270,7 +270,7 @@ def judge_order(base: Run, alone: list[AloneRun], directory: Path) -> OrderCheck
             continue
         r = results[0]
         variant = ", ".join(f"{k}={v}" for k, v in key[1]) + (f", {r.ranks} ranks" if r.ranks > 1 else "")
-        check.points.append(PointVerdict(benchmark, variant or "-", size, r.metric, NOT_ALONE,
+        check.points.append(PointVerdict(benchmark, variant.removeprefix(", ") or "-", size, r.metric, NOT_ALONE,
                                          center(results).median, None, None,
                                          why_not_alone(runs.get(benchmark), job, r)))
     if outside:
