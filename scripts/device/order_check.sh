@@ -55,7 +55,9 @@ for family in $FAMILIES; do
   [ -n "${EXCLUDE[$family]:-}" ] && args+=(--exclude "${EXCLUDE[$family]}")
   echo "commatlas check-order default ${args[*]}" >> "$W/commands.txt"
   timeout -s INT "$left" python3 -m commatlas check-order "$W/default" "${args[@]}" > "$W/order/$family.log" 2>&1
-  echo "$family: rc=$? (0 all agree, 1 something differs, 2 bad input or none of this family, 130 cut short)"
+  rc=$?
+  echo "$family: rc=$rc (0 all agree, 1 something differs, 2 bad input or none of this family, 130 cut short)"
+  [ "$rc" -eq 2 ] && tail -1 "$W/order/$family.log"
   grep -E "^(alone .*failed|[0-9]+ of [0-9]+ points)" "$W/order/$family.log"
 done
 
