@@ -166,7 +166,6 @@ def options_to_resume(given: "RunOptions", run_dir: Path) -> "RunOptions":
     from commatlas.resume import stored_options
     from commatlas.run import RunOptions
     from commatlas.selection import Selection
-    from commatlas.sweep import EnvSweep
 
     if given.out is not None:
         raise UsageError("--resume continues RUN_DIR itself: --out cannot be given with it")
@@ -174,18 +173,7 @@ def options_to_resume(given: "RunOptions", run_dir: Path) -> "RunOptions":
         return given
     stored = stored_options(run_dir)
     try:
-        suites = stored.get("suites")
-        return RunOptions(
-            selection=Selection(tuple(suites) if suites is not None else None, tuple(stored.get("only") or ()),
-                                tuple(stored.get("exclude") or ())),
-            sizes=stored.get("sizes"), time_budget=stored.get("time_budget"), quick=bool(stored.get("quick")),
-            threads=stored.get("threads"), numa=stored.get("numa"), watchdog=stored.get("watchdog"),
-            ranks=stored.get("ranks"), launcher=stored.get("launcher"), out=None,
-            repeat=int(stored.get("repeat", 1)),
-            precision=stored.get("precision"), full=bool(stored.get("full")),
-            sweep_env=tuple(EnvSweep(str(s["name"]), tuple(s["values"])) for s in stored.get("sweep_env") or ()),
-            tune=stored.get("tune"),
-        )
+        return RunOptions.from_meta(stored)
     except (TypeError, ValueError, KeyError, AttributeError) as e:
         raise UsageError(f"--resume {run_dir}: its meta record's options cannot be read ({e})") from None
 
@@ -306,6 +294,35 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print_comparison(comparisons, stdout_console())
     stdout_console().print(f"html: {write_comparison_html(comparisons, args.html)}")
     return 0
+
+
+def check_order_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a finished run directory (or its results.jsonl)")
+    p.add_argument("--only", action="append", default=[], help="the run's benchmarks to re-measure: keys or globs, "
+                                                               "comma-separated (default: all)")
+    p.add_argument("--exclude", action="append", default=[], help="benchmark keys or globs to leave out")
+    p.add_argument("--sizes", help="measure alone at these sizes only (default: the run's); same syntax as run's")
+    p.add_argument("--time-budget", type=float, metavar="SECONDS",
+                   help="timed seconds per point alone (default: the run's)")
+    p.add_argument("--out", type=Path, metavar="DIR", help="where the jobs alone and order-check.json go "
+                                                          "(default: RUN_DIR/order-check/)")
+
+
+@command("check-order", "re-measure each benchmark of a run in a job of its own and say which points "
+                        "differ from the run beyond compare's tolerance (exit 1 when one does)",
+         check_order_arguments)
+def cmd_check_order(args: argparse.Namespace) -> int:
+    from commatlas.order_check import check_order, print_check
+    from commatlas.selection import split_list
+
+    for flag, value in (("--sizes", args.sizes), *(("--only", v) for v in args.only),
+                        *(("--exclude", v) for v in args.exclude)):
+        if value is not None and not split_list(value):
+            raise UsageError(f"{flag} is empty")
+    check = check_order(args.run_dir, joined(args.only), joined(args.exclude), args.sizes, args.time_budget,
+                        args.out, console=stderr_console())
+    print_check(check, stdout_console())
+    return check.exit_status
 
 
 def export_arguments(p: argparse.ArgumentParser) -> None:

@@ -135,6 +135,7 @@ class PointDelta:
     ratio: float        # other / base in the metric's unit
     improvement: float  # > 1: the other run is better (faster), whatever the metric
     verdict: Verdict
+    key: PointKey | None = None  # the point both runs' figures were matched on
 
 
 @dataclass(frozen=True)
@@ -309,7 +310,7 @@ def compare_two(base: Run, other: Run) -> RunComparison:
         improvement = ratio if r.metric == "bandwidth" else 1 / ratio
         variant = ", ".join(f"{k}={v}" for k, v in key[1]) + (f", {r.ranks} ranks" if r.ranks > 1 else "")
         out.points.append(PointDelta(r.benchmark, variant or "-", r.bytes, r.metric, va, vb, ratio, improvement,
-                                     judge(fa, fb, r.metric, r.bytes, rule)))
+                                     judge(fa, fb, r.metric, r.bytes, rule), key))
     out.only_base = len(set(groups_a) - set(groups_b))
     out.winners, out.winners_note = compare_winners(base, other, rule)
     return out

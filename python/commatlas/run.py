@@ -92,6 +92,23 @@ class RunOptions:
         fields["out"] = str(self.out) if self.out else None
         return {**{k: list(v) if v is not None else None for k, v in selection.items()}, **fields}
 
+    @classmethod
+    def from_meta(cls, stored: dict[str, Any]) -> "RunOptions":
+        """The options a run was started with, from its meta record (for_meta's inverse; `out`
+        is left unset, as is `soak`). TypeError, ValueError, KeyError or AttributeError when they cannot be read."""
+        suites = stored.get("suites")
+        return cls(
+            selection=Selection(tuple(suites) if suites is not None else None, tuple(stored.get("only") or ()),
+                                tuple(stored.get("exclude") or ())),
+            sizes=stored.get("sizes"), time_budget=stored.get("time_budget"), quick=bool(stored.get("quick")),
+            threads=stored.get("threads"), numa=stored.get("numa"), watchdog=stored.get("watchdog"),
+            ranks=stored.get("ranks"), launcher=stored.get("launcher"), out=None,
+            repeat=int(stored.get("repeat", 1)),
+            precision=stored.get("precision"), full=bool(stored.get("full")),
+            sweep_env=tuple(EnvSweep(str(s["name"]), tuple(s["values"])) for s in stored.get("sweep_env") or ()),
+            tune=stored.get("tune"),
+        )
+
 
 @dataclass(frozen=True)
 class Phase:
@@ -444,8 +461,9 @@ def write_end_record(results: Path, status: str, started: float) -> list[dict[st
 
 
 def execute(options: RunOptions, engine: Engine, console: Console, progress_console: Console,
-            resume: Path | None = None) -> int:
-    """Runs the selection; with `resume`, continues that run directory instead of a new one."""
+            resume: Path | None = None, report: bool = True) -> int:
+    """Runs the selection; with `resume`, continues that run directory instead of a new one;
+    `report=False` leaves the HTML report out (runs made only to be compared)."""
     start = utc_now()
     started = time.monotonic()
     engine_info = engine.info()
@@ -505,7 +523,8 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
 
     if any(r.get("type") in ("result", "skip", "error") for r in records):
         print_summary(console, records)
-        write_report_if_available(run_dir, console)
+        if report:
+            write_report_if_available(run_dir, console)
     if status == "interrupted":
         console.print(f"interrupted: the records measured so far are in {run_dir}; "
                       f"continue with: commatlas run --resume {run_dir}")

@@ -1,0 +1,379 @@
+"""`commatlas check-order RUN_DIR`: is every figure of a run the same when its benchmark runs alone?
+
+A figure must not depend on what ran before it in the job. One that does (a library or driver state
+that an earlier benchmark happened to set up) reads the same "verified by bytes" either way, so
+nothing inside one run can show it. The check re-measures each selected benchmark of a finished run
+in a job of its own, `commatlas run --only KEY` with the run's own options (suites, sizes, ranks,
+launcher, threads, NUMA nodes, precision, tier: its meta record), into ORDER_DIR/KEY/, and sets
+every point measured alone beside the same point of the run, matched and judged by
+`commatlas compare` (commatlas.compare: its point matching and its tolerance rule, whatever that
+rule is). Each point gets one verdict:
+
+- "agrees": within compare's tolerance;
+- "differs": beyond it, with both figures and the ratio;
+- "unstable": a record of either side says its batches did not repeat (timing.stability.verdict,
+  where the engine writes it), so neither figure can be held against the other;
+- "not alone": the job of its own has no result for it (the skip or error it wrote instead, or why
+  the job failed). A point that runs only after another benchmark is an order dependence too.
+
+Exit status 0 when every point agrees or is unstable, 1 when a point differs or was not measured
+alone, 2 for bad input. The verdicts go to ORDER_DIR/order-check.json.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field, replace
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from commatlas.compare import center, compare_two, group_points, run_settings
+from commatlas.engine import Engine
+from commatlas.errors import CommatlasError, UsageError
+from commatlas.outputs import check_dir_target, write_text
+from commatlas.results import Failure, Result, Run, load_run
+from commatlas.run import EXIT_INTERRUPTED, RunOptions, execute
+from commatlas.selection import Selection
+from commatlas.units import format_ratio, format_size, format_value
+
+DIRECTORY = "order-check"
+JSON_NAME = "order-check.json"
+AGREES, DIFFERS, UNSTABLE, NOT_ALONE = "agrees", "differs", "unstable", "not alone"
+VERDICTS = (AGREES, DIFFERS, UNSTABLE, NOT_ALONE)
+FAILING = (DIFFERS, NOT_ALONE)
+TERMINAL_ROWS = 40
+
+
+@dataclass(frozen=True)
+class PointVerdict:
+    benchmark: str
+    variant: str
+    bytes: int | None
+    metric: str
+    verdict: str               # one of VERDICTS
+    full: float | None         # the run's figure (GB/s or us); None when it has none
+    alone: float | None        # the figure measured alone
+    ratio: float | None        # alone / full in the metric's unit
+    why: str
+
+
+@dataclass(frozen=True)
+class AloneRun:
+    benchmark: str
+    directory: Path
+    ok: bool
+    message: str  # why the job failed; "" when it did not
+    wall_s: float
+
+
+@dataclass
+class OrderCheck:
+    run: Path
+    directory: Path
+    rule: str
+    points: list[PointVerdict] = field(default_factory=list)
+    alone: list[AloneRun] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    interrupted: bool = False  # Ctrl-C: the benchmarks measured alone until then are judged
+
+    def count(self, verdict: str) -> int:
+        return sum(p.verdict == verdict for p in self.points)
+
+    @property
+    def exit_status(self) -> int:
+        if self.interrupted:
+            return EXIT_INTERRUPTED
+        return 1 if any(p.verdict in FAILING for p in self.points) else 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run": str(self.run), "directory": str(self.directory), "rule": self.rule,
+            "interrupted": self.interrupted,
+            "counts": {v: self.count(v) for v in VERDICTS},
+            "alone_runs": [{**asdict(a), "directory": str(a.directory)} for a in self.alone],
+            "notes": self.notes,
+            "points": [{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                        for k, v in asdict(p).items()} for p in self.points],
+        }
+
+
+# --- what to re-measure, and how -----------------------------------------------------------------
+
+def run_options(run: Run) -> RunOptions:
+    """The options the run was made with; a run whose passes differ by more than repetition is
+    refused (each pass would need its own job alone)."""
+    stored = (run.meta or {}).get("options")
+    if not isinstance(stored, dict):
+        raise UsageError(f"{run.path}: no meta record with the run's options (check-order re-runs with them)")
+    for name, flag in (("sweep_env", "--sweep-env"), ("tune", "--tune"), ("soak", "--soak")):
+        if stored.get(name):
+            raise UsageError(f"{run.directory} was made with {flag}: check-order takes a run of one pass "
+                             f"per repetition")
+    try:
+        return RunOptions.from_meta(stored)
+    except (TypeError, ValueError, KeyError, AttributeError) as e:
+        raise UsageError(f"{run.path}: its meta record's options cannot be read ({e})") from None
+
+
+def alone_options(options: RunOptions, key: str, out: Path, sizes: str | None,
+                  time_budget: float | None) -> RunOptions:
+    """One benchmark in a job of its own, otherwise the run's options; one pass."""
+    return replace(options, selection=Selection(None, (key,), ()), out=out, repeat=1,
+                   sizes=sizes if sizes is not None else options.sizes,
+                   time_budget=time_budget if time_budget is not None else options.time_budget)
+
+
+def benchmarks_to_check(run: Run, engine_keys: set[str], only: tuple[str, ...],
+                        exclude: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """The run's benchmarks with a result, in the run's order, that the engine can run alone and
+    the globs select; and a note per benchmark left out because the engine cannot."""
+    measured = list(dict.fromkeys(r.benchmark for r in run.results))
+    for pattern in only:
+        if not any(fnmatchcase(key, pattern) for key in measured):
+            raise UsageError(f"--only {pattern}: no benchmark of {run.directory} matches it")
+    chosen = [k for k in measured if (not only or any(fnmatchcase(k, p) for p in only))
+              and not any(fnmatchcase(k, p) for p in exclude)]
+    foreign = [k for k in chosen if k not in engine_keys]
+    notes = [f"{k}: not a benchmark of this engine (written by another program of the run), left out"
+             for k in foreign]
+    keys = [k for k in chosen if k in engine_keys]
+    if not keys:
+        raise UsageError(f"nothing of {run.directory} to re-measure: the selection holds no benchmark of this engine")
+    return keys, notes
+
+
+def prepare_directory(run: Run, out: Path | None) -> Path:
+    directory = out if out is not None else run.directory / DIRECTORY
+    check_dir_target(directory)
+    if directory.is_dir() and ((directory / JSON_NAME).exists() or any(directory.glob("*/results.jsonl"))):
+        raise UsageError(f"{directory} already holds an order check: give --out DIR for a new one")
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def measure_alone(keys: list[str], options: RunOptions, engine: Engine, directory: Path,
+                  sizes: str | None, time_budget: float | None, progress: Console) -> tuple[list[AloneRun], bool]:
+    """A fresh `commatlas run --only KEY` per benchmark; its terminal output is kept in
+    KEY/terminal.txt, a failure is recorded and the next benchmark runs. Ctrl-C stops after the
+    job it interrupts, which is left out; True in second place when that happened."""
+    done = []
+    for number, key in enumerate(keys, 1):
+        out = directory / key
+        quiet = Console(file=io.StringIO(), width=100, highlight=False)
+        started = time.monotonic()
+        try:
+            status = execute(alone_options(options, key, out, sizes, time_budget), engine, quiet, quiet, report=False)
+            message = "" if status == 0 else f"exit status {status}"
+        except KeyboardInterrupt:
+            status, message = EXIT_INTERRUPTED, ""
+        except CommatlasError as e:
+            status, message = e.exit_status, str(e)
+        ok = status == 0
+        if status == EXIT_INTERRUPTED:
+            progress.print(f"alone {number}/{len(keys)} {key}: interrupted; judging the {len(done)} measured before it",
+                           soft_wrap=True, highlight=False)
+            return done, True
+        wall = time.monotonic() - started
+        text = quiet.file.getvalue()  # type: ignore[attr-defined]
+        if out.is_dir():
+            (out / "terminal.txt").write_text(text, encoding="utf-8")
+        done.append(AloneRun(key, out, ok, message, round(wall, 2)))
+        progress.print(f"alone {number}/{len(keys)} {key}: "
+                       + (f"{wall:.1f} s" if ok else f"failed after {wall:.1f} s: {message}"),
+                       soft_wrap=True, highlight=False)
+    return done, False
+
+
+# --- judging ----------------------------------------------------------------------------------------
+
+def unstable_results(run: Run) -> set[int]:
+    """id() of the results whose record says its batches did not repeat. The field is optional:
+    engines that do not write timing.stability mark nothing."""
+    marked: set[int] = set()
+    wanted = {r.line: r for r in run.results}
+    with run.path.open("rb") as f:
+        for number, line in enumerate(f, 1):
+            if number not in wanted or b'"stability"' not in line:
+                continue
+            try:
+                stability = (json.loads(line).get("timing") or {}).get("stability") or {}
+            except ValueError:
+                continue
+            if isinstance(stability, dict) and stability.get("verdict") == "unstable":
+                marked.add(id(wanted[number]))
+    return marked
+
+
+def merged(runs: list[Run], path: Path) -> Run:
+    """The jobs alone as one run, so that compare matches and judges them in one pass."""
+    first = next((r for r in runs if r.meta), None)
+    return Run(path, first.meta if first else None, [x for r in runs for x in r.results],
+               [x for r in runs for x in r.skips], [x for r in runs for x in r.failures], None, [])
+
+
+def subset(run: Run, keys: set[str]) -> Run:
+    return Run(run.path, run.meta, [r for r in run.results if r.benchmark in keys],
+               [s for s in run.skips if s.benchmark in keys], [f for f in run.failures if f.benchmark in keys],
+               run.end, run.notes)
+
+
+def judge_order(base: Run, alone: list[AloneRun], directory: Path) -> OrderCheck:
+    """Every point of `base` that its benchmark's job alone measured (at the sizes that job
+    planned), with its verdict."""
+    keys = {a.benchmark for a in alone}
+    runs: dict[str, Run] = {}
+    for a in alone:
+        try:
+            runs[a.benchmark] = load_run(a.directory)
+        except CommatlasError:
+            pass  # no records: its points are "not alone" with the job's own message
+    alone_runs = [subset(r, {k}) for k, r in runs.items()]
+    other = merged(alone_runs, directory / "results.jsonl")
+    scoped = subset(base, keys)
+    comparison = compare_two(scoped, other)
+    check = OrderCheck(base.path.parent, directory, comparison.rule.text, alone=alone)
+    check.notes += [f"metadata differs from the run: {k}: {a} → {b}" for k, a, b in comparison.meta_diffs
+                    if not k.startswith("options.") and not k.endswith("_available_bytes")][:5]
+
+    settings = run_settings(scoped.results, other.results)
+    base_groups, alone_groups = group_points(scoped.results, settings), group_points(other.results, settings)
+    unstable = unstable_results(scoped) | {i for r in alone_runs for i in unstable_results(r)}
+    for p in comparison.points:
+        if p.key is None:
+            continue
+        sides = [side for side, groups in (("the run", base_groups), ("alone", alone_groups))
+                 if any(id(r) in unstable for r in groups.get(p.key, ()))]
+        if sides:
+            verdict, why = UNSTABLE, f"batches did not repeat ({' and '.join(sides)}): {p.verdict.why}"
+        else:
+            verdict, why = (DIFFERS if p.verdict.different else AGREES), p.verdict.why
+        check.points.append(PointVerdict(p.benchmark, p.variant.removeprefix(", ") or "-", p.size, p.metric,
+                                         verdict, p.base, p.other, p.ratio, why))
+
+    matched = {p.key for p in comparison.points}
+    planned = planned_sizes(runs)
+    by_key = {a.benchmark: a for a in alone}
+    outside = 0
+    for key, results in base_groups.items():
+        if key in matched:
+            continue
+        benchmark, size = key[0], key[3]
+        job = by_key[benchmark]
+        if benchmark in planned and size not in planned[benchmark]:
+            outside += 1
+            continue
+        r = results[0]
+        variant = ", ".join(f"{k}={v}" for k, v in key[1]) + (f", {r.ranks} ranks" if r.ranks > 1 else "")
+        check.points.append(PointVerdict(benchmark, variant.removeprefix(", ") or "-", size, r.metric, NOT_ALONE,
+                                         center(results).median, None, None,
+                                         why_not_alone(runs.get(benchmark), job, r)))
+    if outside:
+        check.notes.append(f"{outside} points of the run lie at sizes the jobs alone did not measure (--sizes)")
+    order = {k: i for i, k in enumerate(a.benchmark for a in alone)}
+    check.points.sort(key=lambda p: (order.get(p.benchmark, len(order)), p.variant, p.bytes or 0))
+    return check
+
+
+
+
+def planned_sizes(runs: dict[str, Run]) -> dict[str, set[int | None]]:
+    """Per benchmark, every size its job alone wrote a record for (result, skip or error)."""
+    sizes: dict[str, set[int | None]] = {}
+    for key, run in runs.items():
+        for point in (*run.results, *run.skips, *run.failures):
+            if point.benchmark == key:
+                sizes.setdefault(key, set()).add(point.bytes)
+    return sizes
+
+
+def why_not_alone(run: Run | None, job: AloneRun, r: Result) -> str:
+    if run is None:
+        return f"the job alone wrote no records: {job.message or 'no reason given'}"
+    for p in (*run.failures, *run.skips):
+        if p.benchmark == r.benchmark and p.bytes == r.bytes and all(
+                p.params.get(k) == v for k, v in r.params.items() if k in p.params):
+            return f"alone it wrote an error: {p.message}" if isinstance(p, Failure) else f"alone it was skipped: {p.reason}"
+    if not job.ok:
+        return f"the job alone failed: {job.message}"
+    return "the job alone has no result for this variant"
+
+
+# --- the command ------------------------------------------------------------------------------------
+
+def check_order(run_dir: str | Path, only: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
+                sizes: str | None = None, time_budget: float | None = None, out: Path | None = None,
+                engine: Engine | None = None, console: Console | None = None) -> OrderCheck:
+    console = console or Console(highlight=False)
+    base = load_run(run_dir)
+    options = run_options(base)
+    if time_budget is not None and not time_budget > 0:
+        raise UsageError(f"--time-budget needs a positive number of seconds, got {time_budget:g}")
+    engine = engine or Engine.find()
+    # The engine validates sizes and budget once here, before any job starts.
+    probe = alone_options(options, "x", Path("."), sizes, time_budget)
+    engine_keys = {b["key"] for b in engine.benchmarks(probe.engine_arguments())}
+    keys, notes = benchmarks_to_check(base, engine_keys, only, exclude)
+    directory = prepare_directory(base, out)
+    console.print(f"check-order: {len(keys)} benchmarks of {base.directory}, each in a job of its own "
+                  f"(records in {directory})", soft_wrap=True, highlight=False)
+    if options.repeat > 1:
+        notes.append(f"the run has {options.repeat} passes; each job alone measures one")
+    alone, interrupted = measure_alone(keys, options, engine, directory, sizes, time_budget, console)
+    check = judge_order(base, alone, directory)
+    check.interrupted = interrupted
+    if interrupted:
+        notes.append(f"interrupted: {len(alone)} of {len(keys)} benchmarks were measured alone and judged")
+    check.notes = notes + check.notes
+    write_text(directory / JSON_NAME, json.dumps(check.as_json(), indent=1) + "\n")
+    return check
+
+
+def verdict_counts(points: list[PointVerdict]) -> str:
+    """'22 agree, 1 differs': the verdicts that occur."""
+    words = {AGREES: "agree", DIFFERS: "differ", UNSTABLE: "unstable", NOT_ALONE: "not alone"}
+    parts = [f"{n} {words[v]}" for v in VERDICTS if (n := sum(p.verdict == v for p in points))]
+    return ", ".join(parts) or "no point"
+
+
+def print_check(check: OrderCheck, console: Console) -> None:
+    console.print(f"rule: {check.rule}", soft_wrap=True, highlight=False)
+    for note in check.notes:
+        console.print(f"note: {note}", soft_wrap=True, highlight=False)
+    table = Table(title="each benchmark alone against the full run", title_justify="left", box=None,
+                  pad_edge=False, header_style="bold")
+    table.add_column("benchmark", no_wrap=True)
+    table.add_column("points", justify="right")
+    table.add_column("verdicts", overflow="fold")
+    table.add_column("alone / full", no_wrap=True)
+    for a in check.alone:
+        mine = [p for p in check.points if p.benchmark == a.benchmark]
+        ratios = [p.ratio for p in mine if p.ratio is not None and p.ratio > 0]
+        spread = "-" if not ratios else (format_ratio(min(ratios)) if len(ratios) == 1 else
+                                         f"{format_ratio(min(ratios))[:-1]}–{format_ratio(max(ratios))}")
+        failing = any(p.verdict in FAILING for p in mine)
+        style = "red" if failing else ("yellow" if any(p.verdict == UNSTABLE for p in mine) else "")
+        table.add_row(a.benchmark, str(len(mine)), verdict_counts(mine), spread, style=style)
+    console.print(table)
+    bad = [p for p in check.points if p.verdict != AGREES]
+    if bad:
+        console.print("\npoints that do not agree:", style="bold")
+    for p in bad[:TERMINAL_ROWS]:
+        alone = format_value(p.alone, p.metric) if p.alone is not None else "-"
+        ratio = f" ({format_ratio(p.ratio)})" if p.ratio is not None else ""
+        console.print(f"{p.verdict:<9} {p.benchmark} {format_size(p.bytes)}: full run "
+                      f"{format_value(p.full, p.metric) if p.full is not None else '-'}, alone {alone}{ratio}",
+                      style="yellow" if p.verdict == UNSTABLE else "red", soft_wrap=True, highlight=False)
+        console.print(f"          {p.variant}; {p.why}", soft_wrap=True, highlight=False, style="dim")
+    if len(bad) > TERMINAL_ROWS:
+        console.print(f"… {len(bad) - TERMINAL_ROWS} more in {check.directory / JSON_NAME}")
+    n = len(check.points)
+    console.print(f"\n{check.count(AGREES)} of {n} points agree alone; {check.count(DIFFERS)} differ beyond "
+                  f"compare's tolerance, {check.count(UNSTABLE)} unstable, {check.count(NOT_ALONE)} not "
+                  f"measured alone", highlight=False)
+    console.print(f"verdicts: {check.directory / JSON_NAME}", soft_wrap=True, highlight=False)

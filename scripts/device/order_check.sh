@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Order independence on nvidia-h100-x2 (or any multi-GPU kind) in one device call: build for sm_90
+# against the CUDA-aware Open MPI of /work/shared/gpu-mpi (carried in .device-carry/), run the
+# default `commatlas run` (both GPUs, one rank per GPU in the MPI phases), then
+# `commatlas check-order` over every GPU family and host MPI: each benchmark re-measured in a job of
+# its own and every point judged against the same point of the full run by compare's rule.
+# One check per family, each into its own folder, so a family that overruns the deadline leaves
+# the finished ones intact. Alone jobs use the run's sizes with a 0.05 s budget per point.
+# Packs the records into $OUT (8 files at most come back) and prints a summary table.
+# Usage (repository root, .device-carry carried):
+#   OUT=/some/dir [DEADLINE=330] [FAMILIES="gpu_aware staged ipc nccl nccl_single copy mpi_host"] \
+#     scripts/device/order_check.sh
+set -uo pipefail
+OUT=${OUT:?set OUT to the folder that receives logs and records}
+DEADLINE=${DEADLINE:-330}  # seconds from the start; the call must end within about 6 minutes
+export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on the lent machines
+W=$(mktemp -d)
+exec > >(tee "$W/order_check.log") 2>&1
+start=$SECONDS
+phase() { echo; echo "== $* (t=$((SECONDS - start)) s, $(date -u +%FT%TZ))"; }
+
+phase "machine"
+nvidia-smi --query-gpu=index,name,driver_version --format=csv | tee "$W/nvidia-smi.csv"
+
+phase "CUDA-aware Open MPI, then the engine against it"
+CUDA_OMPI=/opt/ompi-cuda
+tar xzf .device-carry/openmpi-4.1.4-cuda-ubuntu24.tgz -C /opt || exit 1
+export OPAL_PREFIX=$CUDA_OMPI PATH=$CUDA_OMPI/bin:$PATH LD_LIBRARY_PATH=$CUDA_OMPI/lib:${LD_LIBRARY_PATH:-}
+{ cmake -B build-order -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_CUDA=ON -DCOMMATLAS_WITH_NCCL=ON \
+    -DCOMMATLAS_WITH_MPI=ON -DCOMMATLAS_BUILD_TESTS=OFF -DMPI_C_COMPILER=$CUDA_OMPI/bin/mpicc &&
+  cmake --build build-order -j32; } > "$W/build.log" 2>&1 || { tail -40 "$W/build.log"; exit 1; }
+echo "build: $((SECONDS - start)) s"
+export COMMATLAS_ENGINE=$PWD/build-order/engine/commatlas-engine PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
+$COMMATLAS_ENGINE info > "$W/engine-info.json"
+
+phase "commatlas run (default, both GPUs)"
+echo "commatlas run --out default" >> "$W/commands.txt"
+{ time timeout -s INT 150 python3 -m commatlas run --out "$W/default" > "$W/default.log" 2>&1; } 2> "$W/default.time"
+echo "default: rc=$? $(grep real "$W/default.time")"; tail -3 "$W/default.log"
+tar czf "$OUT/default.tar.gz" -C "$W" default default.log
+
+# name, then check-order's selection: --only globs and --exclude globs
+declare -A ONLY=(
+  [gpu_aware]='mpi.gpu_aware.*' [staged]='mpi.staged.*' [ipc]='ipc.*' [nccl]='nccl.*'
+  [nccl_single]='nccl.single.*' [copy]='gpu.copy*' [mpi_host]='mpi.*'
+)
+declare -A EXCLUDE=([nccl]='nccl.single.*' [mpi_host]='mpi.staged.*,mpi.gpu_aware.*')
+FAMILIES=${FAMILIES:-gpu_aware staged ipc nccl nccl_single copy mpi_host}
+mkdir -p "$W/order"
+for family in $FAMILIES; do
+  left=$((DEADLINE - (SECONDS - start)))
+  if [ "$left" -lt 15 ]; then echo "$family: not checked, the deadline is near"; continue; fi
+  phase "check-order $family (at most $left s)"
+  args=(--only "${ONLY[$family]}" --time-budget 0.05 --out "$W/order/$family")
+  [ -n "${EXCLUDE[$family]:-}" ] && args+=(--exclude "${EXCLUDE[$family]}")
+  echo "commatlas check-order default ${args[*]}" >> "$W/commands.txt"
+  timeout -s INT "$left" python3 -m commatlas check-order "$W/default" "${args[@]}" > "$W/order/$family.log" 2>&1
+  rc=$?
+  echo "$family: rc=$rc (0 all agree, 1 something differs, 2 bad input or none of this family, 130 cut short)"
+  [ "$rc" -eq 2 ] && tail -1 "$W/order/$family.log"
+  grep -E "^(alone .*failed|[0-9]+ of [0-9]+ points)" "$W/order/$family.log"
+done
+
+phase "summary: every point measured alone against the full run"
+python3 - "$W/order" $FAMILIES <<'EOF' | tee "$W/summary.txt"
+import json, sys
+from pathlib import Path
+order, families = Path(sys.argv[1]), sys.argv[2:]
+verdicts = ("agrees", "differs", "unstable", "not alone")
+print(f"{'family':<12} {'benchmark':<34} {'points':>6} {'agree':>6} {'differ':>6} {'unstab':>6} {'missing':>7}  alone/full")
+for family in families:
+    f = order / family / "order-check.json"
+    if not f.exists():
+        print(f"{family:<12} (no verdicts: see {family}.log)")
+        continue
+    check = json.loads(f.read_text())
+    for job in check["alone_runs"]:
+        mine = [p for p in check["points"] if p["benchmark"] == job["benchmark"]]
+        ratios = [p["ratio"] for p in mine if p["ratio"]]
+        counts = [sum(p["verdict"] == v for p in mine) for v in verdicts]
+        spread = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-"
+        print(f"{family:<12} {job['benchmark']:<34} {len(mine):>6} {counts[0]:>6} {counts[1]:>6} {counts[2]:>6} "
+              f"{counts[3]:>7}  {spread}{'' if job['ok'] else '  job failed: ' + job['message'][:60]}")
+    if check.get("interrupted"):
+        print(f"{family:<12} (cut short at the deadline)")
+print()
+total = {v: 0 for v in verdicts}
+for family in families:
+    f = order / family / "order-check.json"
+    if f.exists():
+        for v, n in json.loads(f.read_text())["counts"].items():
+            total[v] += n
+print("all families:", ", ".join(f"{n} {v}" for v, n in total.items()))
+print("\nworst points (alone / full beyond compare's tolerance):")
+worst = []
+for family in families:
+    f = order / family / "order-check.json"
+    if f.exists():
+        worst += [p for p in json.loads(f.read_text())["points"] if p["verdict"] in ("differs", "not alone")]
+worst.sort(key=lambda p: -abs(__import__("math").log(p["ratio"])) if p["ratio"] else 0)
+for p in worst[:25]:
+    print(f"  {p['verdict']:<9} {p['benchmark']:<28} {p['bytes']!s:>10} B  full {p['full']:.4g}  alone "
+          f"{p['alone'] if p['alone'] is None else format(p['alone'], '.4g')}  ratio {p['ratio'] or 0:.3g}  {p['variant'][:60]}")
+EOF
+# The verdicts and logs of every family in one small tarball; the alone jobs' records in three
+# (the full run is in default.tar.gz). A tarball over 15 MiB (a file comes back up to 16 MiB) is
+# packed again without the per-sample arrays: statistics and verdicts stay.
+pack() {  # pack NAME FAMILY...
+  local name=$1; shift
+  local present=() f
+  for f in "$@"; do [ -d "$W/order/$f" ] && present+=("order/$f"); done
+  [ ${#present[@]} -eq 0 ] && return
+  tar czf "$OUT/$name.tar.gz" -C "$W" "${present[@]}"
+  if [ "$(stat -c %s "$OUT/$name.tar.gz")" -gt $((15 * 1024 * 1024)) ]; then
+    echo "$name.tar.gz over 15 MiB: packed again without samples_s"
+    python3 - "${present[@]/#/$W/}" <<'PY'
+import json, sys
+from pathlib import Path
+for folder in sys.argv[1:]:
+    for f in Path(folder).glob("*/results.jsonl"):
+        out = []
+        for line in f.read_text().splitlines():
+            r = json.loads(line) if line.strip() else None
+            if isinstance(r, dict):
+                r.pop("samples_s", None)
+                out.append(json.dumps(r))
+        f.write_text("\n".join(out) + "\n")
+PY
+    tar czf "$OUT/$name.tar.gz" -C "$W" "${present[@]}"
+  fi
+}
+tar czf "$OUT/verdicts.tar.gz" -C "$W" summary.txt $(cd "$W" && ls order/*.log order/*/order-check.json 2>/dev/null)
+pack order-mpi-gpu gpu_aware staged ipc
+pack order-nccl nccl nccl_single
+pack order-copy-mpi copy mpi_host
+tar czf "$OUT/logs.tar.gz" -C "$W" order_check.log build.log engine-info.json nvidia-smi.csv commands.txt \
+  default.time 2>/dev/null
+echo "total $((SECONDS - start)) s"
+ls -la "$OUT"
+exit 0

@@ -1,0 +1,221 @@
+"""check-order: every benchmark of a real run re-measured in a job of its own, each point judged
+against the run by compare's rule. This machine is too noisy to require that every point agrees,
+so the tests hold the mechanics (every point found alone, verdicts written, exit status) and plant
+an order dependence in a copy of a real run (one benchmark 3x slower than it is alone), which the
+check must flag."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_one_line_error, have_mpiexec, read_lines, run_cli
+
+SLOWER = 3.0
+
+
+def scale_benchmark(run_dir: Path, benchmark: str, factor: float) -> int:
+    """Makes every result of `benchmark` `factor` times slower in the run's own records, as an
+    earlier benchmark that left a bad state behind would: samples, statistics and figures."""
+    lines, changed = [], 0
+    for record in read_lines(run_dir / "results.jsonl"):
+        if record.get("type") == "result" and record["benchmark"] == benchmark:
+            record["samples_s"] = [s * factor for s in record.get("samples_s", [])]
+            record["stats"] = {k: (v * factor if k.endswith("_s") else v) for k, v in record["stats"].items()}
+            record["latency_us"] *= factor
+            if record.get("bandwidth_gbps"):
+                record["bandwidth_gbps"] /= factor
+            changed += 1
+        lines.append(json.dumps(record))
+    (run_dir / "results.jsonl").write_text("\n".join(lines) + "\n")
+    return changed
+
+
+def planted_copy(run: Path, tmp_path: Path, benchmark: str) -> Path:
+    copy = tmp_path / "planted"
+    shutil.copytree(run, copy, ignore=shutil.ignore_patterns("order-check"))
+    assert scale_benchmark(copy, benchmark, SLOWER) > 0, f"the run has no result of {benchmark}"
+    return copy
+
+
+def check_mechanics(run: Path, order: Path, done, planted: str) -> dict:
+    """Every point of the run found alone, a verdict for each, the planted benchmark flagged."""
+    assert done.returncode == 1, done.stdout + done.stderr  # the planted benchmark differs
+    assert "Traceback" not in done.stdout + done.stderr
+    verdicts = json.loads((order / "order-check.json").read_text())
+    base = [r for r in read_lines(run / "results.jsonl") if r.get("type") == "result"
+            and r["benchmark"] in {a["benchmark"] for a in verdicts["alone_runs"]}]
+    assert len(verdicts["points"]) == len(base), "one verdict per point of the run"
+    assert verdicts["counts"]["not alone"] == 0, [p for p in verdicts["points"] if p["verdict"] == "not alone"]
+    for job in verdicts["alone_runs"]:
+        assert job["ok"], job
+        records = read_lines(Path(job["directory"]) / "results.jsonl")
+        assert records[0]["options"]["only"] == [job["benchmark"]], "one benchmark per job"
+        assert records[-1]["type"] == "end" and records[-1]["status"] == "complete"
+        assert (Path(job["directory"]) / "terminal.txt").is_file()
+    for p in verdicts["points"]:
+        assert p["verdict"] in ("agrees", "differs", "unstable") and p["full"] > 0 and p["alone"] > 0, p
+        assert p["ratio"] == pytest.approx(p["alone"] / p["full"])
+    mine = [p for p in verdicts["points"] if p["benchmark"] == planted]
+    assert mine and all(p["verdict"] == "differs" for p in mine), mine
+    # Alone it is faster than in the (planted) run: bandwidth up, latency down, by about 3x.
+    for p in mine:
+        faster = p["ratio"] if p["metric"] == "bandwidth" else 1 / p["ratio"]
+        assert faster > 1.5, p
+    assert f"differs   {planted}" in done.stdout
+    return verdicts
+
+
+# --- host suite -------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def host_run(engine_path: Path, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("order-host") / "run"
+    done = run_cli("run", "--quick", "--suite", "host", "--out", str(out), timeout=300)
+    assert done.returncode == 0, done.stderr + done.stdout
+    return out
+
+
+def test_check_order_flags_a_planted_order_dependence_on_the_host_suite(host_run: Path, tmp_path: Path) -> None:
+    planted = "host.pointer_chase"  # latency of a dependent load chain: the steadiest host figure
+    run = planted_copy(host_run, tmp_path, planted)
+    done = run_cli("check-order", str(run), timeout=300)
+    verdicts = check_mechanics(run, run / "order-check", done, planted)
+    assert {a["benchmark"] for a in verdicts["alone_runs"]} == {
+        r["benchmark"] for r in read_lines(run / "results.jsonl") if r.get("type") == "result"}
+    # A second check into the same place would mix two checks' records.
+    again = run_cli("check-order", str(run), timeout=60)
+    assert_one_line_error(again)
+    assert "already holds an order check" in again.stderr
+
+
+def test_check_order_takes_sizes_and_a_selection(host_run: Path, tmp_path: Path) -> None:
+    run = planted_copy(host_run, tmp_path, "host.memcpy")
+    sizes = sorted({r["bytes"] for r in read_lines(run / "results.jsonl")
+                    if r.get("type") == "result" and r["benchmark"] == "host.memcpy"})
+    done = run_cli("check-order", str(run), "--only", "host.mem*", "--sizes", str(sizes[-1]),
+                   "--time-budget", "0.02", "--out", str(tmp_path / "elsewhere"), timeout=300)
+    verdicts = json.loads((tmp_path / "elsewhere" / "order-check.json").read_text())
+    assert [a["benchmark"] for a in verdicts["alone_runs"]] == ["host.memcpy"]
+    assert verdicts["points"] and {p["bytes"] for p in verdicts["points"]} == {sizes[-1]}
+    assert any("sizes the jobs alone did not measure" in n for n in verdicts["notes"]) == (len(sizes) > 1)
+    assert done.returncode == (1 if any(p["verdict"] == "differs" for p in verdicts["points"]) else 0)
+    assert not (run / "order-check").exists()
+
+
+# --- judging without measuring: the run's own records as the jobs alone -----------------------------
+
+def split_into_jobs(run: Path, directory: Path) -> list:
+    """The run's records per benchmark, as if each had been measured in a job of its own."""
+    from commatlas.order_check import AloneRun
+
+    records = read_lines(run / "results.jsonl")
+    meta, end = records[0], records[-1]
+    jobs = []
+    for key in dict.fromkeys(r["benchmark"] for r in records if r.get("type") == "result"):
+        folder = directory / key
+        folder.mkdir(parents=True)
+        mine = [r for r in records if r.get("benchmark") == key]
+        (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [meta, *mine, end]))
+        jobs.append(AloneRun(key, folder, True, "", 0.0))
+    return jobs
+
+
+def test_a_run_against_its_own_records_agrees_everywhere(host_run: Path, tmp_path: Path) -> None:
+    from commatlas.order_check import judge_order
+    from commatlas.results import load_run
+
+    check = judge_order(load_run(host_run), split_into_jobs(host_run, tmp_path / "jobs"), tmp_path / "jobs")
+    results = [r for r in read_lines(host_run / "results.jsonl") if r.get("type") == "result"]
+    assert len(check.points) == len(results)
+    assert {p.verdict for p in check.points} == {"agrees"} and check.exit_status == 0
+    assert all(p.ratio == pytest.approx(1.0) for p in check.points)
+
+
+def test_unstable_records_and_missing_points_get_their_own_verdicts(host_run: Path, tmp_path: Path) -> None:
+    from commatlas.order_check import judge_order
+    from commatlas.results import load_run
+
+    jobs = split_into_jobs(host_run, tmp_path / "jobs")
+    # One job marks its first point unstable; another loses its first point to an error record.
+    first, second = jobs[0].directory / "results.jsonl", jobs[1].directory / "results.jsonl"
+    records = read_lines(first)
+    records[1]["timing"]["stability"] = {"verdict": "unstable"}
+    first.write_text("".join(json.dumps(r) + "\n" for r in records))
+    records = read_lines(second)
+    lost = records[1]
+    records[1] = {k: lost[k] for k in ("type", "benchmark", "category", "interface", "suite", "metric", "params",
+                                       "bytes", "ranks", "time", "point") if k in lost}
+    records[1].update(type="error", message="cannot register the buffer")
+    second.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    check = judge_order(load_run(host_run), jobs, tmp_path / "jobs")
+    unstable = [p for p in check.points if p.verdict == "unstable"]
+    missing = [p for p in check.points if p.verdict == "not alone"]
+    assert [(p.benchmark, p.bytes) for p in unstable] == [(jobs[0].benchmark, read_lines(first)[1]["bytes"])]
+    assert [(p.benchmark, p.bytes) for p in missing] == [(jobs[1].benchmark, lost["bytes"])]
+    assert "cannot register the buffer" in missing[0].why and missing[0].alone is None
+    assert check.exit_status == 1  # a point that ran only inside the run is an order dependence
+
+
+def test_a_job_that_wrote_nothing_leaves_its_points_not_alone(host_run: Path, tmp_path: Path) -> None:
+    from commatlas.order_check import AloneRun, judge_order
+    from commatlas.results import load_run
+
+    jobs = split_into_jobs(host_run, tmp_path / "jobs")
+    shutil.rmtree(jobs[0].directory)
+    jobs[0] = AloneRun(jobs[0].benchmark, jobs[0].directory, False, "the launcher failed", 1.0)
+    check = judge_order(load_run(host_run), jobs, tmp_path / "jobs")
+    missing = {p.benchmark for p in check.points if p.verdict == "not alone"}
+    assert missing == {jobs[0].benchmark}
+    assert all("the launcher failed" in p.why for p in check.points if p.verdict == "not alone")
+
+
+# --- bad input ----------------------------------------------------------------------------------------
+
+def test_bad_input_is_one_line_and_status_2(host_run: Path, tmp_path: Path) -> None:
+    assert_one_line_error(run_cli("check-order", str(tmp_path / "nothing")))
+    assert_one_line_error(run_cli("check-order", str(host_run), "--only", "no.such.*"))
+    assert_one_line_error(run_cli("check-order", str(host_run), "--sizes", ","))
+    assert_one_line_error(run_cli("check-order", str(host_run), "--time-budget", "-1"))
+    swept = tmp_path / "swept"
+    shutil.copytree(host_run, swept, ignore=shutil.ignore_patterns("order-check"))
+    records = read_lines(swept / "results.jsonl")
+    records[0]["options"]["sweep_env"] = [{"name": "OMP_NUM_THREADS", "values": ["1", "2"]}]
+    (swept / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    done = run_cli("check-order", str(swept))
+    assert_one_line_error(done)
+    assert "--sweep-env" in done.stderr
+    assert not (host_run / "order-check").exists(), "bad input is refused before anything is written"
+
+
+# --- mpi suite, 2 ranks ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def mpi_run(engine_path: Path, engine_info, engine_benchmarks, tmp_path_factory) -> Path:
+    if not engine_info["backends"].get("mpi", {}).get("built"):
+        pytest.skip("this engine was built without MPI")
+    if not have_mpiexec():
+        pytest.skip("no mpiexec on PATH")
+    if not any(b["suite"] == "mpi" for b in engine_benchmarks):
+        pytest.skip("this engine has no benchmarks in the mpi suite")
+    out = tmp_path_factory.mktemp("order-mpi") / "run"
+    done = run_cli("run", "--quick", "--suite", "mpi", "--ranks", "2", "--sizes", "8,64K", "--out", str(out),
+                   timeout=600)
+    assert done.returncode == 0, done.stderr + done.stdout
+    return out
+
+
+def test_check_order_flags_a_planted_order_dependence_on_the_mpi_suite(mpi_run: Path, tmp_path: Path) -> None:
+    planted = "mpi.pingpong"
+    run = planted_copy(mpi_run, tmp_path, planted)
+    done = run_cli("check-order", str(run), timeout=900)
+    verdicts = check_mechanics(run, run / "order-check", done, planted)
+    jobs = {a["benchmark"] for a in verdicts["alone_runs"]}
+    assert {"mpi.pingpong", "mpi.allreduce"} <= jobs
+    assert not any(k.startswith("reference.osu_") for k in jobs), "the OSU reference is not an engine benchmark"
+    assert any("reference.osu_" in n for n in verdicts["notes"])
+    meta = read_lines(run / "order-check" / "mpi.allreduce" / "results.jsonl")[0]
+    assert meta["launcher"]["ranks"] == 2 and meta["options"]["ranks"] == 2 and meta["options"]["sizes"] == "8,64K"
