@@ -27,7 +27,8 @@ class BareLoopMemcpy final : public Workload {
   Accounting accounting() const override {
     Accounting a = memcpy_.accounting();
     a.timing = "one steady_clock pair around each sample's repeated loop of host.memcpy's operation (" +
-               std::to_string(threads_) + (threads_ > 1 ? " threads, caller included)" : " thread)");
+               (threads_ > 1 ? "up to " + std::to_string(threads_) + " threads sharing it in chunks, caller included)"
+                             : std::string("1 thread)"));
     return a;
   }
 
@@ -85,6 +86,7 @@ class HostMemcpyReference final : public Benchmark {
         p.set("dst_numa", node);
         p.set("cpu_numa", node);
       }
+      if (threads > 1) p.set("min_chunk_bytes", host::kMemcpyMinChunkBytes);
       out.push_back(p);
     }
     return out;
