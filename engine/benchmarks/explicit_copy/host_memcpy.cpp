@@ -49,7 +49,7 @@ class HostMemcpy final : public Benchmark {
   Movement movement(const Context&, const Params& p) const override {
     Movement m = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
                                   host_memory(p.has("src_numa") ? std::optional<int>(static_cast<int>(p.integer("src_numa"))) : std::nullopt, "pageable"),
-                                  host_memory(p.has("dst_numa") ? std::optional<int>(static_cast<int>(p.integer("dst_numa"))) : std::nullopt, "pageable"), p, {"threads", "cpu_numa"});
+                                  host_memory(p.has("dst_numa") ? std::optional<int>(static_cast<int>(p.integer("dst_numa"))) : std::nullopt, "pageable"), p, {"threads", "cpu_numa", "min_chunk_bytes"});
     m.cache_working_set_per_byte = 2;
     return m;
   }
