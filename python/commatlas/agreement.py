@@ -62,8 +62,9 @@ def judge(*, within_rule: bool, difference: float, spread: float | None, slower:
         return Verdict(Kind.DID_NOT_REPEAT, f"the machine did not repeat (its own spread is {_percent(spread)}, "
                                             f"wider than the difference)", "did not repeat")
     way = "slower" if slower else "faster"
+    apart = f"{1 + difference:.3g}×" if difference >= 1 else _percent(abs(difference))
     return Verdict(Kind.DIFFERS, f"{subject} is {way} than {reference} beyond its spread "
-                                 f"({_percent(abs(difference))} apart, spread {_percent(spread)})",
+                                 f"({apart} apart, spread {_percent(spread)})",
                    f"{way} beyond spread")
 
 

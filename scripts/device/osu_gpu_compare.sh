@@ -34,7 +34,7 @@ command=(python3 -m commatlas run --suite mpi-gpu
          --only mpi.gpu_aware.pingpong,mpi.gpu_aware.bandwidth,mpi.gpu_aware.bibw
          --sizes "$SIZES" --repeat "$ROUNDS" --out "$OUT/run")
 echo "PYTHONPATH=python ${command[*]}" > "$OUT/commands.txt"
-PYTHONPATH=python timeout 570 "${command[@]}" 2>&1 | tee "$OUT/run.log"
+PYTHONPATH=python timeout 360 "${command[@]}" 2>&1 | tee "$OUT/run.log"
 PYTHONPATH=python python3 - "$OUT/run/results.jsonl" <<'EOF' | tee "$OUT/osu_device_table.md"
 import sys
 from pathlib import Path
