@@ -16,7 +16,9 @@ Where the run has several passes (--repeat), each pair also carries the loops' o
 spread: the larger of the two loops' (max - min) / median over the passes. An operation that moves
 more than 3% between passes of the same loop (a 32-thread memcpy on a VM host: 35 to 206 GB/s at
 1 MiB between runs of 2x H200) cannot show the harness to 3%; a pair that misses the rule but lies
-within that spread is counted apart, as such, never as agreeing.
+within that spread is counted apart, as such, never as agreeing. Each pair's verdict says which of
+the four it is (commatlas.agreement): agrees, the machine did not repeat, one pass (spread
+unknown), or the harness slower/faster than the bare loop beyond the spread.
 
 The partner is found by movement, never by parameter names: same operation, direction,
 mechanism, the same places at both ends (memory, GPU, NUMA node, rank, allocator, first touch)
