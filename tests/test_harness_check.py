@@ -120,9 +120,11 @@ def test_h100_memcpy_reference_pairs_with_the_same_thread_count_and_says_what_it
     assert not any(u.reference.startswith("reference.osu_") for u in result.unpaired)
     assert result.summary_line() == (
         "harness vs bare loops: 0 of 2 points agree (within 3%, or 1 us per operation up to 64 KiB); "
-        "worst host.memcpy at 4 KiB: 1.09 GB/s harnessed vs 0.0162 GB/s bare (67.2×); "
-        "with one pass the loops' own run-to-run spread is unknown (--repeat 3 measures it); "
+        "2 miss the rule in one pass: spread unknown, --repeat 3 measures it "
+        "(furthest host.memcpy at 4 KiB: 1.09 GB/s harnessed vs 0.0162 GB/s bare (67.2×)); "
         "2 reference point(s) without a partner")
+    # One pass: the pair cannot say whether the machine or the harness moved.
+    assert pair(result, "reference.host_memcpy", MiB).judgement == "one pass: spread unknown, --repeat 3 measures it"
 
 
 def test_an_unplaced_reference_does_not_match_a_placed_variant_on_a_host_of_two_nodes():
@@ -214,22 +216,25 @@ def test_a_pair_that_misses_3_percent_within_its_loops_own_spread_is_counted_apa
     assert all(p.passes == 3 for p in result.pairs)
     # One thread, 16 MiB: 14.0 vs 14.1 GB/s (medians), within 3%.
     steady = memcpy_pair(result, 1, 16 * MiB)
-    assert (steady.agree, steady.within_spread, steady.judgement) == (True, False, "yes (3%)")
+    assert (steady.agree, steady.within_spread, steady.judgement) == (True, False, "agrees")
     # One thread, 1 MiB: 29.5 vs 28.1 GB/s, +5.0%; the bare loop's passes read 28.9, 25.9 and 28.1
     # (10.7% apart): the difference lies inside what the loop moves by itself.
     noisy = memcpy_pair(result, 1, MiB)
     assert noisy.describe_difference() == "+5.0%" and not noisy.agree
     assert noisy.spread == pytest.approx((28.9 - 25.9) / 28.1, abs=0.005)
-    assert (noisy.within_spread, noisy.judgement) == (True, "within spread (11%)")
+    assert (noisy.within_spread, noisy.judgement) == (
+        True, "the machine did not repeat (its own spread is 11%, wider than the difference)")
     # 32 threads, 1 MiB: 200 vs 332 GB/s, -39.8%, while each loop's passes stay within 12%.
     apart = memcpy_pair(result, 32, MiB)
     assert apart.spread is not None and apart.spread < 0.12
-    assert (apart.agree, apart.within_spread, apart.judgement) == (False, False, "no (3%)")
+    assert (apart.agree, apart.within_spread, apart.verdict.differs) == (False, False, True)
+    assert apart.judgement.startswith("the harness is slower than the bare loop beyond its spread (40% apart, spread ")
     assert result.agreeing == 1 and len(result.within_spread) == 2
     assert result.summary_line() == (
         "harness vs bare loops: 1 of 6 points agree (within 3%, or 1 us per operation up to 64 KiB); "
-        "2 more within their loops' own run-to-run spread (up to 18%: host.memcpy at 16 MiB); "
-        "worst host.memcpy at 4 KiB: 0.755 GB/s harnessed vs 1.33 GB/s bare (−43.0%)")
+        "at 2 the machine did not repeat: the loops' own run-to-run spread (up to 18%: host.memcpy at 16 MiB) "
+        "is wider than the difference; at 3 the harness is slower or faster than the bare loop beyond their "
+        "spread (worst host.memcpy at 4 KiB: 0.755 GB/s harnessed vs 1.33 GB/s bare (−43.0%))")
     # The harness 20% slower at 1 MiB, one thread, in every pass: past the spread, a difference again.
     moved = memcpy_pair(check(slower(records, "host.memcpy", MiB, 1.20)), 1, MiB)
     assert (moved.agree, moved.within_spread) == (False, False)
@@ -240,8 +245,8 @@ def test_report_shows_each_pairs_spread_and_judgement(tmp_path: Path):
     markdown = write_report(tmp_path).markdown.read_text()
     (row,) = [line for line in markdown.splitlines()
               if line.startswith("| reference.host_memcpy |") and "threads=1)" in line and "| 1 MiB |" in line]
-    assert row.endswith("| 3 | 10.7% | within spread (11%) |")
-    assert "2 more within their loops' own run-to-run spread" in markdown
+    assert row.endswith("| 3 | 10.7% | the machine did not repeat (its own spread is 11%, wider than the difference) |")
+    assert "at 2 the machine did not repeat: the loops' own run-to-run spread" in markdown
 
 
 def test_one_pass_has_no_spread_to_lean_on():
@@ -249,8 +254,9 @@ def test_one_pass_has_no_spread_to_lean_on():
     result = check(records)
     assert all(p.passes == 1 and p.spread is None for p in result.pairs)
     assert result.within_spread == []
-    assert "within their loops' own run-to-run spread" not in result.summary_line()
-    assert "with one pass the loops' own run-to-run spread is unknown (--repeat 3 measures it)" in result.summary_line()
+    assert "did not repeat" not in result.summary_line() and "beyond" not in result.summary_line()
+    assert "6 miss the rule in one pass: spread unknown, --repeat 3 measures it" in result.summary_line()
+    assert {p.judgement for p in result.pairs} == {"one pass: spread unknown, --repeat 3 measures it"}
 
 
 # --- where it shows ----------------------------------------------------------------------------------
@@ -266,7 +272,7 @@ def test_report_and_summaries_show_it_below_the_map_and_findings(tmp_path: Path)
     paths = write_report(tmp_path)
     html, markdown = paths.html.read_text(), paths.markdown.read_text()
     assert html.index('id="best"') < html.index('id="findings"') < html.index('id="harness-check"') < html.index('id="osu"')
-    assert "no (1 us)" in html and "placed on NUMA node 0" in html
+    assert "one pass: spread unknown, --repeat 3 measures it</td>" in html and "placed on NUMA node 0" in html
     assert "<th>run-to-run spread</th>" in html  # one pass: "-" in each row
     assert markdown.index("## Findings") < markdown.index("## Harness vs bare loops") < markdown.index("## Engine vs OSU")
     assert "| reference.host_memcpy | host.memcpy (" in markdown

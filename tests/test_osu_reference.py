@@ -82,7 +82,8 @@ def test_a_message_that_never_arrived_is_an_error_record(validator) -> None:
     assert not [e.message for e in validator.iter_errors(record)]
 
 
-@pytest.mark.parametrize("args", [("--sizes", "0"), ("--sizes", "12Q"), ("--tests", "osu_alltoall"), ("--bogus",)])
+@pytest.mark.parametrize("args", [("--sizes", "0"), ("--sizes", "12Q"), ("--tests", "osu_alltoall"), ("--bogus",),
+                                  ("--buffers", "managed")])
 def test_bad_input_is_one_line_and_status_2(reference: Path, args: tuple[str, ...]) -> None:
     done = launch(reference, *args)
     assert done.returncode == 2, done.stdout + done.stderr
@@ -109,3 +110,29 @@ def test_a_bad_thread_level_is_one_line_and_status_2(engine_path: Path, referenc
                           timeout=120, check=False)
     assert done.returncode == 2, done.stderr
     assert "COMMATLAS_MPI_THREAD_LEVEL=lots is not an MPI thread level" in done.stderr
+
+
+def test_host_lines_say_their_buffers_and_a_1_byte_ack_is_checked_whole(output: list[dict]) -> None:
+    assert {o["buffers"] for o in output} == {"host"}
+    # osu_bw's 4-byte ack comes from s_buf: at 1 B its last 3 bytes must be set too, or the check
+    # reads whatever the buffer held ("rank 0: byte 1 of the message differs").
+    (bw,) = [o for o in output if o["test"] == "osu_bw" and o["bytes"] == 1]
+    assert bw["verified"] and bw["bytes_checked"] == 5
+
+
+def test_device_buffers_are_refused_unless_mpi_reports_cuda_support(reference: Path, engine_info) -> None:
+    """A device pointer never reaches an MPI that does not say it takes one: a build without CUDA
+    refuses the option (status 2), a CUDA build under an MPI without CUDA support refuses to run
+    (status 3, the library's answer in one line). Where MPI is CUDA-aware and a GPU is here, the
+    test has nothing to refuse and says so."""
+    done = launch(reference, "--tests", "latency", "--sizes", "8", "--buffers", "device")
+    said = [line for line in done.stderr.splitlines() if line.startswith("commatlas-osu-ref: error:")]
+    if done.returncode == 0:
+        pytest.skip("this MPI reports CUDA support and a GPU is visible: device buffers run here")
+    assert not [line for line in done.stdout.splitlines() if line.startswith("{")]
+    assert len(said) == 1, done.stderr
+    if done.returncode == 2:
+        assert "needs a CUDA build" in said[0]
+    else:
+        assert done.returncode == osu.REFUSED_DEVICE_BUFFERS
+        assert "--buffers device:" in said[0] and "CUDA support" in said[0]

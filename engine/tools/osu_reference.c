@@ -7,13 +7,26 @@
  * shows here as a difference. Keep it that way: the loops below are OSU's, with OSU 7.x's
  * defaults (osu_util_mpi.h), and nothing is added inside a timed loop.
  *
- *   mpiexec -n 2 commatlas-osu-ref [--tests latency,bw,bibw] [--sizes 1,64,4096]
+ *   mpiexec -n 2 commatlas-osu-ref [--tests latency,bw,bibw] [--sizes 1,64,4096] [--buffers host|device]
+ *
+ * --buffers device is OSU 7.x's `-d cuda D D`: both buffers cudaMalloc'd on the rank's GPU (local
+ * rank mod GPU count, chosen before MPI_Init as OSU does), set with cudaMemset. Only in a CUDA
+ * build, and only when the MPI library reports CUDA support at run time: a device pointer is never
+ * handed to an MPI that does not say it can take one (exit status 3, one line on stderr).
  *
  * One JSON line per (test, size) on rank 0's stdout, e.g.
- *   {"test":"osu_latency","bytes":8,"latency_us":0.47,"seconds":0.0094,"iterations":10000,...}
+ *   {"test":"osu_latency","bytes":8,"buffers":"host","latency_us":0.47,"seconds":0.0094,...}
  * A usage error is one line on stderr and exit status 2.
  */
 #include <mpi.h>
+
+#if defined(COMMATLAS_OSU_CUDA)
+#include <cuda_runtime.h>
+/* Open MPI declares MPIX_Query_cuda_support here; MPICH has MPIX_GPU_query_support in mpi.h. */
+#if defined(OPEN_MPI) && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,10 +81,51 @@ static long first_bad(const char *buf, long n) {
     return -1;
 }
 
-static void set_buffers(char *s_buf, char *r_buf, long size) {
+static int on_device = 0; /* --buffers device */
+
+/* At least the 4 bytes of osu_bw's ack, which rank 1 sends from s_buf: a 1-byte message would
+ * otherwise leave 3 bytes of the ack unset, and the check would see whatever they held. */
+static void set_buffers(char *s_buf, char *r_buf, long message) {
+    const long size = message < 4 ? 4 : message;
+#if defined(COMMATLAS_OSU_CUDA)
+    if (on_device) { /* OSU 7.x set_buffer_pt2pt for 'D': cudaMemset, then synchronize */
+        if (cudaMemset(s_buf, 'a', (size_t)size) != cudaSuccess || cudaMemset(r_buf, 'b', (size_t)size) != cudaSuccess ||
+            cudaDeviceSynchronize() != cudaSuccess) {
+            fprintf(stderr, "commatlas-osu-ref: error: cudaMemset of the message buffers failed\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        return;
+    }
+#endif
     memset(s_buf, 'a', (size_t)size);
     memset(r_buf, 'b', (size_t)size);
 }
+
+/* The received bytes where the check can read them: device buffers are copied to the host first. */
+static long first_bad_received(const char *r_buf, long n, char *host_copy) {
+#if defined(COMMATLAS_OSU_CUDA)
+    if (on_device) {
+        if (cudaMemcpy(host_copy, r_buf, (size_t)n, cudaMemcpyDeviceToHost) != cudaSuccess) return 0;
+        return first_bad(host_copy, n);
+    }
+#endif
+    (void)host_copy;
+    return first_bad(r_buf, n);
+}
+
+#if defined(COMMATLAS_OSU_CUDA)
+/* The local rank as the launcher tells it before MPI_Init (OSU's init_accel reads the same
+ * variables): the device must be chosen before the MPI library sets up its CUDA state. -1: none. */
+static int launcher_local_rank(void) {
+    static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
+                                        "PMI_LOCAL_RANK", "SLURM_LOCALID"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+        const char *v = getenv(names[i]);
+        if (v && *v) return atoi(v);
+    }
+    return -1;
+}
+#endif
 
 /* osu_latency: rank 0 MPI_Send + MPI_Recv, rank 1 MPI_Recv + MPI_Send; half a round trip. */
 static double run_latency(int myid, char *s_buf, char *r_buf, int size, int iterations, int skip) {
@@ -145,8 +199,42 @@ static double run_bibw(int myid, char *s_buf, char *r_buf, int size, int iterati
     return t_end - t_start;
 }
 
+/* Whether the MPI library reports CUDA support at run time; `why` says what it answered. */
+static int mpi_takes_device_pointers(char *why, size_t n) {
+#if defined(COMMATLAS_OSU_CUDA) && defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && !MPIX_CUDA_AWARE_SUPPORT
+    snprintf(why, n, "the MPI library was built without CUDA support (MPIX_CUDA_AWARE_SUPPORT is 0)");
+    return 0;
+#else
+    const int yes = MPIX_Query_cuda_support();
+    snprintf(why, n, "MPIX_Query_cuda_support reports %s", yes ? "CUDA support" : "no CUDA support at run time");
+    return yes;
+#endif
+#elif defined(COMMATLAS_OSU_CUDA) && defined(MPICH) && defined(MPIX_GPU_SUPPORT_CUDA)
+    int yes = 0;
+    if (MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &yes) != MPI_SUCCESS) yes = 0;
+    snprintf(why, n, "MPIX_GPU_query_support (MPICH) reports %s", yes ? "CUDA support" : "no CUDA support");
+    return yes;
+#else
+    snprintf(why, n, "%s", "the MPI library offers no CUDA-support query: support unknown, device pointers are not passed to it");
+    return 0;
+#endif
+}
+
 int main(int argc, char *argv[]) {
     int myid = 0, numprocs = 0;
+    /* --buffers device picks the GPU before MPI_Init, as OSU does. */
+    for (int a = 1; a + 1 < argc; ++a)
+        if (strcmp(argv[a], "--buffers") == 0 && strcmp(argv[a + 1], "device") == 0) on_device = 1;
+    int gpu = -1;
+#if defined(COMMATLAS_OSU_CUDA)
+    int gpus = 0;
+    const int local_before = launcher_local_rank();
+    if (on_device && cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0 && local_before >= 0) {
+        gpu = local_before % gpus;
+        cudaSetDevice(gpu);
+    }
+#endif
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &myid);
     MPI_Comm_size(MPI_COMM_WORLD, &numprocs);
@@ -174,11 +262,47 @@ int main(int argc, char *argv[]) {
                 sizes[nsizes++] = v;
             }
             if (nsizes == 0) usage_error(myid, "--sizes is empty", NULL);
+        } else if (strcmp(argv[a], "--buffers") == 0 && a + 1 < argc) {
+            const char *kind = argv[++a];
+            if (strcmp(kind, "host") != 0 && strcmp(kind, "device") != 0)
+                usage_error(myid, "--buffers is host or device", kind);
+#if !defined(COMMATLAS_OSU_CUDA)
+            if (strcmp(kind, "device") == 0)
+                usage_error(myid, "--buffers device needs a CUDA build of commatlas-osu-ref; this one has none", NULL);
+#endif
         } else {
-            usage_error(myid, "usage: commatlas-osu-ref [--tests latency,bw,bibw] [--sizes LIST]", NULL);
+            usage_error(myid, "usage: commatlas-osu-ref [--tests latency,bw,bibw] [--sizes LIST] [--buffers host|device]", NULL);
         }
     }
     if (numprocs != 2) usage_error(myid, "the OSU reference needs exactly two ranks", NULL);
+    if (on_device) {
+        char why[200];
+        if (!mpi_takes_device_pointers(why, sizeof why)) {
+            if (myid == 0) fprintf(stderr, "commatlas-osu-ref: error: --buffers device: %s\n", why);
+            MPI_Finalize();
+            exit(3);
+        }
+    }
+#if defined(COMMATLAS_OSU_CUDA)
+    if (on_device) {
+        /* No launcher variable: the node-local rank from MPI itself, after MPI_Init. */
+        MPI_Comm node;
+        int local = 0;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_rank(node, &local);
+        MPI_Comm_free(&node);
+        if (gpu < 0) {
+            if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus == 0) {
+                fprintf(stderr, "commatlas-osu-ref: error: --buffers device: no GPU visible to rank %d\n", myid);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            gpu = local % gpus;
+            cudaSetDevice(gpu);
+        }
+    }
+#endif
+    int gpu_of[2] = {gpu, gpu};
+    MPI_Gather(&gpu, 1, MPI_INT, gpu_of, 1, MPI_INT, 0, MPI_COMM_WORLD);
 
     long largest = 4;
     for (int i = 0; i < nsizes; ++i)
@@ -186,9 +310,20 @@ int main(int argc, char *argv[]) {
     /* One send and one receive buffer, page-aligned, reused by every message (OSU's
      * allocate_memory_pt2pt with one buffer each). */
     const long page = sysconf(_SC_PAGESIZE);
-    char *s_buf = NULL, *r_buf = NULL;
-    if (posix_memalign((void **)&s_buf, (size_t)page, (size_t)largest) != 0 ||
-        posix_memalign((void **)&r_buf, (size_t)page, (size_t)largest) != 0) {
+    char *s_buf = NULL, *r_buf = NULL, *check = NULL;
+#if defined(COMMATLAS_OSU_CUDA)
+    if (on_device) {
+        /* OSU's allocate_device_buffer: cudaMalloc; the host copy is for the check after the loop. */
+        if (cudaMalloc((void **)&s_buf, (size_t)largest) != cudaSuccess ||
+            cudaMalloc((void **)&r_buf, (size_t)largest) != cudaSuccess || !(check = malloc((size_t)largest))) {
+            fprintf(stderr, "commatlas-osu-ref: error: cannot allocate two device buffers of %ld bytes on GPU %d\n",
+                    largest, gpu);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+#endif
+    if (!on_device && (posix_memalign((void **)&s_buf, (size_t)page, (size_t)largest) != 0 ||
+                       posix_memalign((void **)&r_buf, (size_t)page, (size_t)largest) != 0)) {
         fprintf(stderr, "commatlas-osu-ref: error: cannot allocate two buffers of %ld bytes\n", largest);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -211,11 +346,13 @@ int main(int argc, char *argv[]) {
             /* Rank 1 received the full message in every test, rank 0 in latency and bibw (bw: the
              * 4-byte ack). Both ranks' verdicts reach rank 0. */
             const long expect = myid == 0 && t == BW ? 4 : size;
-            long bad[2] = {first_bad(r_buf, expect), 0};
+            long bad[2] = {first_bad_received(r_buf, expect, check), 0};
             long all_bad[4] = {-1, 0, -1, 0};
             MPI_Gather(bad, 2, MPI_LONG, all_bad, 2, MPI_LONG, 0, MPI_COMM_WORLD);
             if (myid != 0) continue;
-            printf("{\"test\":\"osu_%s\",\"bytes\":%d,", test_names[t], size);
+            printf("{\"test\":\"osu_%s\",\"bytes\":%d,\"buffers\":\"%s\",", test_names[t], size,
+                   on_device ? "device" : "host");
+            if (on_device) printf("\"gpus\":[%d,%d],", gpu_of[0], gpu_of[1]);
             if (t == LATENCY)
                 printf("\"latency_us\":%.6g,", seconds * 1e6 / (2.0 * iterations));
             else
@@ -232,6 +369,14 @@ int main(int argc, char *argv[]) {
             fflush(stdout);
         }
     }
+#if defined(COMMATLAS_OSU_CUDA)
+    if (on_device) {
+        cudaFree(s_buf);
+        cudaFree(r_buf);
+        free(check);
+        s_buf = r_buf = NULL;
+    }
+#endif
     free(s_buf);
     free(r_buf);
     MPI_Finalize();

@@ -16,7 +16,9 @@ Where the run has several passes (--repeat), each pair also carries the loops' o
 spread: the larger of the two loops' (max - min) / median over the passes. An operation that moves
 more than 3% between passes of the same loop (a 32-thread memcpy on a VM host: 35 to 206 GB/s at
 1 MiB between runs of 2x H200) cannot show the harness to 3%; a pair that misses the rule but lies
-within that spread is counted apart, as such, never as agreeing.
+within that spread is counted apart, as such, never as agreeing. Each pair's verdict says which of
+the four it is (commatlas.agreement): agrees, the machine did not repeat, one pass (spread
+unknown), or the harness slower/faster than the bare loop beyond the spread.
 
 The partner is found by movement, never by parameter names: same operation, direction,
 mechanism, the same places at both ends (memory, GPU, NUMA node, rank, allocator, first touch)
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from commatlas import osu
+from commatlas.agreement import Kind, Verdict, judge
 from commatlas.results import Endpoint, Movement, Result, Run
 from commatlas.units import format_ratio, format_size, format_value
 
@@ -67,17 +70,24 @@ class Pair:
     spread: float | None = None  # the loops' own run-to-run spread over the passes; None with one pass
 
     @property
+    def verdict(self) -> Verdict:
+        """Agrees, the machine did not repeat (the loops' own spread covers the difference), one
+        pass (spread unknown), or the harness slower/faster than the bare loop beyond that spread."""
+        d = self.difference
+        slower = d > 0 if self.metric == "latency" else d < 0
+        return judge(within_rule=self.agree, difference=d, spread=self.spread, slower=slower,
+                     subject="the harness", reference="the bare loop",
+                     rule=f"within {self.rule}" if self.rule != f"{AGREE_FRACTION:.0%}" else "")
+
+    @property
     def within_spread(self) -> bool:
         """Misses the rule, but by no more than the loops moved between their own passes."""
-        return (not self.agree and self.spread is not None and self.spread > AGREE_FRACTION
-                and abs(self.difference) <= self.spread)
+        return self.verdict.kind is Kind.DID_NOT_REPEAT
 
     @property
     def judgement(self) -> str:
-        """'yes (3%)', 'no (1 us)', or 'within spread (12%)'."""
-        if self.within_spread:
-            return f"within spread ({self.spread:.0%})"
-        return f"{'yes' if self.agree else 'no'} ({self.rule})"
+        """The verdict in words: 'agrees', 'the machine did not repeat (...)', ..."""
+        return self.verdict.text
 
     @property
     def ratio(self) -> float:
@@ -125,30 +135,41 @@ class HarnessCheck:
         return max(differing or self.pairs, key=lambda p: abs(_log_ratio(p)), default=None)
 
     def summary_line(self) -> str | None:
-        """'harness vs bare loops: 5 of 6 points agree (...); worst host.memcpy at 1 MiB: ...'."""
+        """'harness vs bare loops: 5 of 6 points agree (...); at 1 the machine did not repeat ...'."""
         return f"harness vs bare loops: {self.verdict()}" if self.pairs or self.unpaired else None
 
     def verdict(self, rule: bool = True) -> str:
+        """What the pairs mean together: how many agree, how many the machine's own spread cannot
+        judge, how many were one pass, and how many differ beyond the loops' spread (the worst)."""
         parts = [f"{self.agreeing} of {len(self.pairs)} points agree" + (
             f" (within {AGREE_FRACTION:.0%}, or {AGREE_US:g} us per operation up to {format_size(SMALL_BYTES)})"
             if rule else "")]
         spread = self.within_spread
         if spread:
             widest = max(spread, key=lambda p: p.spread or 0.0)
-            parts.append(f"{len(spread)} more within their loops' own run-to-run spread "
-                         f"(up to {widest.spread:.0%}: {widest.benchmark} at {format_size(widest.bytes)})")
-        worst = self.worst
-        if worst is not None and not worst.agree and not worst.within_spread:
-            parts.append(f"worst {worst.benchmark} at {format_size(worst.bytes)}: "
-                         f"{format_value(worst.harnessed, worst.metric)} harnessed vs "
-                         f"{format_value(worst.bare, worst.metric)} bare ({worst.describe_difference()})")
-        if any(not p.agree and p.spread is None for p in self.pairs):
+            parts.append(f"at {len(spread)} the machine did not repeat: the loops' own run-to-run spread "
+                         f"(up to {widest.spread:.0%}: {widest.benchmark} at {format_size(widest.bytes)}) "
+                         f"is wider than the difference")
+        one_pass = [p for p in self.pairs if p.verdict.kind is Kind.ONE_PASS]
+        if one_pass:
             # On a VM host a memcpy or a 1-byte ping-pong can move 10-50% between passes: without
             # passes, a miss cannot be told from the loops' own noise.
-            parts.append("with one pass the loops' own run-to-run spread is unknown (--repeat 3 measures it)")
+            worst = max(one_pass, key=lambda p: abs(_log_ratio(p)))
+            parts.append(f"{len(one_pass)} miss the rule in one pass: spread unknown, --repeat 3 measures it "
+                         f"(furthest {_apart(worst)})")
+        differing = [p for p in self.pairs if p.verdict.differs]
+        if differing:
+            worst = max(differing, key=lambda p: abs(_log_ratio(p)))
+            parts.append(f"at {len(differing)} the harness is slower or faster than the bare loop beyond their "
+                         f"spread (worst {_apart(worst)})")
         if self.unpaired:
             parts.append(f"{sum(u.points for u in self.unpaired)} reference point(s) without a partner")
         return "; ".join(parts)
+
+
+def _apart(p: Pair) -> str:
+    return (f"{p.benchmark} at {format_size(p.bytes)}: {format_value(p.harnessed, p.metric)} harnessed vs "
+            f"{format_value(p.bare, p.metric)} bare ({p.describe_difference()})")
 
 
 def harness_check(run: Run) -> HarnessCheck:

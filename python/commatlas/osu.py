@@ -1,7 +1,9 @@
 """The OSU-method reference: `commatlas-osu-ref` (engine/tools/osu_reference.c) runs osu_latency,
 osu_bw and osu_bibw as the OSU micro-benchmarks 7.x do, in a process of its own, under the same
 launcher as the engine's MPI phase. Its JSON lines become result records here, and
-`comparison_rows` sets the engine's mpi.pingpong / mpi.bandwidth / mpi.bibw beside them.
+`comparison_rows` sets the engine's mpi.pingpong / mpi.bandwidth / mpi.bibw beside them (host
+buffers), and mpi.gpu_aware.* on device buffers beside `--buffers device` (OSU's `-d cuda D D`),
+which runs only where the engine's GPU-aware device points ran, i.e. where MPI reported CUDA support.
 
 It is the one deliberate exception to "one timing harness": it shares nothing with the engine but
 the launcher, so a cost of the engine process (threads, libraries, MPI set-up) shows as a
@@ -16,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from commatlas.agreement import Verdict, judge
+
 REFERENCE_PROGRAM = "commatlas-osu-ref"
 # OSU test -> (the record's benchmark key, the engine benchmark it checks, the --tests name).
 TESTS: dict[str, tuple[str, str, str]] = {
@@ -23,9 +27,34 @@ TESTS: dict[str, tuple[str, str, str]] = {
     "osu_bw": ("reference.osu_bw", "mpi.bandwidth", "bw"),
     "osu_bibw": ("reference.osu_bibw", "mpi.bibw", "bibw"),
 }
+# The same tests on device buffers check the GPU-aware benchmarks' device -> device variant.
+DEVICE_CHECKS: dict[str, str] = {
+    "osu_latency": "mpi.gpu_aware.pingpong", "osu_bw": "mpi.gpu_aware.bandwidth", "osu_bibw": "mpi.gpu_aware.bibw"}
+BUFFERS = ("host", "device")
 CHECKED = {engine_key: test for test, (_, engine_key, _) in TESTS.items()}
-# OSU's largest default message (MAX_MESSAGE_SIZE): larger engine points are not compared.
+CHECKED.update({engine_key: test for test, engine_key in DEVICE_CHECKS.items()})
+# The buffers each checked benchmark's compared variant uses.
+CHECKED_BUFFERS = {engine_key: "device" if engine_key in DEVICE_CHECKS.values() else "host" for engine_key in CHECKED}
+
+
+def checked_benchmark(test: str, buffers: str) -> str:
+    """The engine benchmark an OSU test on these buffers checks."""
+    return DEVICE_CHECKS[test] if buffers == "device" else TESTS[test][1]
+
+
+def compared(record: dict[str, Any]) -> bool:
+    """Whether an engine record is the variant its reference measures: GPU-aware benchmarks have an
+    allocator matrix, and only device -> device is OSU's `D D`."""
+    key = record.get("benchmark", "")
+    if key not in CHECKED:
+        return False
+    return CHECKED_BUFFERS[key] == "host" or (record.get("params") or {}).get("allocator") == "device"
+# commatlas-osu-ref's exit status when asked for device buffers that the MPI library cannot take.
+REFUSED_DEVICE_BUFFERS = 3
+# OSU's largest default message (MAX_MESSAGE_SIZE): larger host points are not compared. Device
+# buffers go on to 16 MiB (OSU's -m), where the GPU-aware defaults end and NVLink reaches its plateau.
 LARGEST_BYTES = 4 << 20
+LARGEST_DEVICE_BYTES = 16 << 20
 # The issue-17 rule: engine and reference agree when their medians differ by at most 3% or by
 # the reference's own round-to-round spread, whichever is larger.
 AGREE_FRACTION = 0.03
@@ -35,27 +64,33 @@ _SHAPE = {"osu_latency": ("ping_pong", "half_round_trip"), "osu_bw": ("send_recv
           "osu_bibw": ("send_recv", "bi")}
 
 
-def _endpoint(rank: int) -> dict[str, Any]:
+def _endpoint(rank: int, gpu: int | None = None) -> dict[str, Any]:
+    if gpu is not None:
+        return {"memory": "gpu", "gpu": gpu, "numa": None, "rank": rank, "node": None, "processor": False,
+                "allocator": "device", "first_touch": "gpu"}
     return {"memory": "host", "gpu": None, "numa": None, "rank": rank, "node": None, "processor": False,
             "allocator": "pageable", "first_touch": "cpu"}
 
 
-def reference_movement(test: str, engine_movement: dict[str, Any] | None = None) -> dict[str, Any]:
+def reference_movement(test: str, engine_movement: dict[str, Any] | None = None, buffers: str = "host",
+                       gpus: tuple[int, int] | None = None) -> dict[str, Any]:
     """The movement of the engine benchmark the test checks (taken from its record where there is
     one, so both land on the same movement key), marked `reference_of`."""
     operation, direction = _SHAPE[test]
+    on_gpu = buffers == "device"
+    ends = gpus if on_gpu and gpus else (None, None)
     movement = dict(engine_movement) if engine_movement else {
-        "operation": operation, "direction": direction, "mechanism": "mpi_host",
-        "from": _endpoint(0), "to": _endpoint(1), "choices": {}, "same_node": True}
+        "operation": operation, "direction": direction, "mechanism": "mpi_gpu_aware" if on_gpu else "mpi_host",
+        "from": _endpoint(0, ends[0]), "to": _endpoint(1, ends[1]), "choices": {}, "same_node": True}
     movement.pop("cache_resident", None)
-    movement["reference_of"] = TESTS[test][1]
+    movement["reference_of"] = checked_benchmark(test, buffers)
     return movement
 
 
 def engine_movements(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The movement each checked engine benchmark's results declare."""
+    """The movement each checked engine benchmark's compared variant declares."""
     return {r["benchmark"]: r["movement"] for r in records
-            if r.get("type") == "result" and r.get("benchmark") in CHECKED and r.get("movement")}
+            if r.get("type") == "result" and compared(r) and r.get("movement")}
 
 
 def reference_path(engine_path: Path) -> Path | None:
@@ -64,21 +99,25 @@ def reference_path(engine_path: Path) -> Path | None:
     return path if path.is_file() else None
 
 
-def tests_and_sizes(records: Iterable[dict[str, Any]]) -> tuple[list[str], list[int]]:
-    """The OSU tests that check benchmarks of these records, and the sizes those measured."""
+def tests_and_sizes(records: Iterable[dict[str, Any]], buffers: str = "host") -> tuple[list[str], list[int]]:
+    """The OSU tests that check benchmarks of these records on these buffers, and the sizes those
+    measured. Device: only where the engine's GPU-aware device points have results, i.e. where the
+    MPI library reported CUDA support to the engine (a Skip otherwise)."""
     tests: set[str] = set()
     sizes: set[int] = set()
     for r in records:
         test = CHECKED.get(r.get("benchmark", ""))
-        if r.get("type") == "result" and test and r.get("bytes") and r["bytes"] <= LARGEST_BYTES:
+        if (r.get("type") == "result" and test and compared(r) and CHECKED_BUFFERS[r["benchmark"]] == buffers
+                and r.get("bytes") and r["bytes"] <= (LARGEST_DEVICE_BYTES if buffers == "device" else LARGEST_BYTES)):
             tests.add(TESTS[test][2])
             sizes.add(int(r["bytes"]))
     order = [t for _, _, t in TESTS.values()]
     return sorted(tests, key=order.index), sorted(sizes)
 
 
-def reference_arguments(tests: list[str], sizes: list[int]) -> list[str]:
-    return ["--tests", ",".join(tests), "--sizes", ",".join(str(s) for s in sizes)]
+def reference_arguments(tests: list[str], sizes: list[int], buffers: str = "host") -> list[str]:
+    return ["--tests", ",".join(tests), "--sizes", ",".join(str(s) for s in sizes),
+            *(["--buffers", buffers] if buffers != "host" else [])]
 
 
 def _point_key(benchmark: str, params: dict[str, Any], size: int, ranks: int, repeat: int | None) -> str:
@@ -87,11 +126,12 @@ def _point_key(benchmark: str, params: dict[str, Any], size: int, ranks: int, re
     return f"{benchmark}|{text}|{size}|{ranks}" + (f"|r{repeat}" if repeat is not None else "")
 
 
-def _method(test: str, iterations: int, skip: int, window: int | None) -> str:
+def _method(test: str, iterations: int, skip: int, window: int | None, buffers: str = "host") -> str:
     what = ("MPI_Send + MPI_Recv round trips, total / (2 x iterations)" if test == "osu_latency"
             else f"windows of {window} MPI_Isend/MPI_Irecv + MPI_Waitall"
             + (", a 4-byte ack" if test == "osu_bw" else " each way") + ", total / iterations")
-    return (f"{test} (OSU micro-benchmarks 7.x method) in its own process ({REFERENCE_PROGRAM}): "
+    on = " on cudaMalloc buffers (-d cuda D D)" if buffers == "device" else ""
+    return (f"{test} (OSU micro-benchmarks 7.x method) in its own process ({REFERENCE_PROGRAM}){on}: "
             f"MPI_Wtime on rank 0 around {iterations} {what}, after {skip} skipped")
 
 
@@ -117,7 +157,8 @@ def progress_point(line: str) -> dict[str, Any] | None:
     out = _output(line)
     if out is None:
         return None
-    event: dict[str, Any] = {"event": "point", "benchmark": out["test"], "bytes": out.get("bytes"),
+    name = out["test"] + (" D D" if out.get("buffers") == "device" else "")
+    event: dict[str, Any] = {"event": "point", "benchmark": name, "bytes": out.get("bytes"),
                              "status": "ok" if out.get("verified") else "data check failed"}
     if out.get("latency_us") is not None:
         event["median_s"] = float(out["latency_us"]) / 1e6
@@ -127,7 +168,8 @@ def progress_point(line: str) -> dict[str, Any] | None:
 
 
 # The figure each test's progress point is about (progress.describe_point's `metric`).
-PROGRESS_METRICS = {test: "latency" if test == "osu_latency" else "bandwidth" for test in TESTS}
+PROGRESS_METRICS = {name: "latency" if test == "osu_latency" else "bandwidth"
+                    for test in TESTS for name in (test, test + " D D")}
 
 
 def reference_records(lines: Iterable[str], ranks: int, repeat: int | None = None,
@@ -142,15 +184,17 @@ def reference_records(lines: Iterable[str], ranks: int, repeat: int | None = Non
         if out is None:
             continue
         test = out["test"]
-        benchmark, checks, _ = TESTS[test]
+        buffers = "device" if out.get("buffers") == "device" else "host"
+        benchmark, checks = TESTS[test][0], checked_benchmark(test, buffers)
         size = int(out["bytes"])
-        params: dict[str, Any] = {"method": "osu", "reference_of": checks}
-        params.update({f"env.{name}": value for name, value in env})
+        params = _params(checks, buffers, env)
+        gpus = out.get("gpus")
+        gpu_pair = (int(gpus[0]), int(gpus[1])) if isinstance(gpus, list) and len(gpus) == 2 else None
         identity: dict[str, Any] = {
             "point": _point_key(benchmark, params, size, ranks, repeat), "benchmark": benchmark,
-            "category": "reference", "interface": "mpi", "suite": "mpi",
+            "category": "reference", **_where(buffers),
             "metric": "latency" if test == "osu_latency" else "bandwidth",
-            "params": params, "movement": reference_movement(test, (movements or {}).get(checks)),
+            "params": params, "movement": reference_movement(test, (movements or {}).get(checks), buffers, gpu_pair),
             "bytes": size, "ranks": ranks,
         }
         if repeat is not None:
@@ -171,7 +215,7 @@ def reference_records(lines: Iterable[str], ranks: int, repeat: int | None = Non
         stats.update(stddev_s=0.0, cv=0.0)
         records.append({
             "type": "result", **identity, "bytes_per_op": bytes_per_op,
-            "timing": {"method": _method(test, iterations, int(out["skip"]), window), "samples": 1,
+            "timing": {"method": _method(test, iterations, int(out["skip"]), window, buffers), "samples": 1,
                        "ops_per_sample": iterations, "warmup_samples": int(out["skip"]), "max_over_ranks": False},
             "stats": stats, "samples_s": [per_op],
             "bandwidth_gbps": bytes_per_op / per_op / 1e9 if per_op > 0 else None,
@@ -185,6 +229,20 @@ def reference_records(lines: Iterable[str], ranks: int, repeat: int | None = Non
     return records
 
 
+def _where(buffers: str) -> dict[str, str]:
+    """The interface and suite of the benchmarks the reference checks."""
+    return {"interface": "mpi_gpu_aware", "suite": "mpi-gpu"} if buffers == "device" else {"interface": "mpi", "suite": "mpi"}
+
+
+def _params(checks: str, buffers: str, env: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    # Host records keep the point keys they had before device buffers existed.
+    params: dict[str, Any] = {"method": "osu", "reference_of": checks}
+    if buffers != "host":
+        params["buffers"] = buffers
+    params.update({f"env.{name}": value for name, value in env})
+    return params
+
+
 @dataclass(frozen=True)
 class ComparisonRow:
     """One size of one engine benchmark beside its OSU-method reference (medians over passes)."""
@@ -196,7 +254,18 @@ class ComparisonRow:
     rounds: int             # passes that measured both
     reference_spread: float  # (max - min) / median of the reference over the passes
     ratio: float            # engine / reference
-    agree: bool
+    agree: bool             # the acceptance rule: within 3% or the reference's own spread
+    engine_spread: float = 0.0  # the same for the engine's figures
+
+    @property
+    def verdict(self) -> Verdict:
+        """What the comparison means: agrees, the machine did not repeat (the wider of the two own
+        spreads covers the difference), one pass (spread unknown), or slower/faster beyond it."""
+        difference = self.ratio - 1.0
+        slower = difference > 0 if self.metric == "latency" else difference < 0
+        spread = max(self.reference_spread, self.engine_spread) if self.rounds > 1 else None
+        return judge(within_rule=abs(difference) <= AGREE_FRACTION, difference=difference, spread=spread,
+                     slower=slower, subject="the engine", reference="the reference")
 
     @property
     def engine_text(self) -> str:
@@ -238,6 +307,8 @@ def comparison_rows(records: Iterable[dict[str, Any]]) -> list[ComparisonRow]:
             continue
         key = r["benchmark"]
         if key in CHECKED:
+            if not compared(r):
+                continue
             engine.setdefault((key, r["bytes"]), {})[_pass_of(r)] = value
         elif key in (b for b, _, _ in TESTS.values()) and r.get("params", {}).get("reference_of") in CHECKED:
             reference.setdefault((r["params"]["reference_of"], r["bytes"]), {})[_pass_of(r)] = value
@@ -247,30 +318,33 @@ def comparison_rows(records: Iterable[dict[str, Any]]) -> list[ComparisonRow]:
         passes = sorted(set(by_pass) & set(ref), key=repr)
         if not passes:
             continue
-        e = statistics.median(by_pass[p] for p in passes)
+        mine = [by_pass[p] for p in passes]
+        e = statistics.median(mine)
         refs = [ref[p] for p in passes]
         o = statistics.median(refs)
         spread = (max(refs) - min(refs)) / o if o > 0 else 0.0
+        engine_spread = (max(mine) - min(mine)) / e if e > 0 else 0.0
         agree = abs(e - o) / o <= max(AGREE_FRACTION, spread) if o > 0 else False
         metric = "latency" if CHECKED[benchmark] == "osu_latency" else "bandwidth"
-        rows.append(ComparisonRow(benchmark, size, metric, e, o, len(passes), spread, e / o if o else 0.0, agree))
+        rows.append(ComparisonRow(benchmark, size, metric, e, o, len(passes), spread, e / o if o else 0.0, agree,
+                                  engine_spread))
     return rows
 
 
 def reference_skips(reason: str, ranks: int, repeat: int | None = None,
-                    env: tuple[tuple[str, str], ...] = (), tests: Iterable[str] = ()) -> list[dict[str, Any]]:
+                    env: tuple[tuple[str, str], ...] = (), tests: Iterable[str] = (),
+                    buffers: str = "host") -> list[dict[str, Any]]:
     """Benchmark-wide skip records for the OSU tests that could not run (e.g. not two ranks)."""
     records = []
-    for test, (benchmark, checks, name) in TESTS.items():
+    for test, (benchmark, _, name) in TESTS.items():
         if name not in tests:
             continue
-        params: dict[str, Any] = {"method": "osu", "reference_of": checks}
-        params.update({f"env.{k}": v for k, v in env})
+        params = _params(checked_benchmark(test, buffers), buffers, env)
         record: dict[str, Any] = {
             "type": "skip", "point": _point_key(benchmark, params, 0, ranks, repeat).replace("|0|", "|-|"),
-            "benchmark": benchmark, "category": "reference", "interface": "mpi", "suite": "mpi",
+            "benchmark": benchmark, "category": "reference", **_where(buffers),
             "metric": "latency" if test == "osu_latency" else "bandwidth", "params": params,
-            "movement": reference_movement(test), "bytes": None, "ranks": ranks,
+            "movement": reference_movement(test, buffers=buffers), "bytes": None, "ranks": ranks,
         }
         if repeat is not None:
             record["repeat"] = repeat

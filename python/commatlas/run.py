@@ -331,32 +331,47 @@ def _kept(stream: Iterable[str], keep: list[str]) -> Iterator[str]:
 def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Path, log_path: Path,
                       progress: PhaseProgress, environment: dict[str, str]) -> None:
     """After an MPI phase: the OSU-method reference at the sizes the engine's mpi.pingpong,
-    mpi.bandwidth and mpi.bibw measured in this pass, under the same launcher (commatlas.osu).
-    Its failure is recorded, never the run's: the engine's figures stand without it."""
+    mpi.bandwidth and mpi.bibw measured in this pass, under the same launcher (commatlas.osu); then,
+    where the engine's GPU-aware device points ran (MPI reported CUDA support), the same tests on
+    device buffers for mpi.gpu_aware.*. Once per pass, so `--repeat N` interleaves N rounds of
+    engine and reference. Its failure is recorded, never the run's: the engine's figures stand
+    without it."""
     this_pass = [r for r in read_records(results) if r.get("repeat") == run_pass.repeat
                  and all((r.get("params") or {}).get(f"env.{k}") == v for k, v in run_pass.env)]
-    tests, sizes = osu.tests_and_sizes(this_pass)
     program = osu.reference_path(engine.path)
-    if not tests or program is None or phase.launcher is None:
+    if program is None or phase.launcher is None:
         return
+    for buffers in osu.BUFFERS:
+        tests, sizes = osu.tests_and_sizes(this_pass, buffers)
+        if tests:
+            _run_osu_reference(phase.launcher, program, buffers, tests, sizes, this_pass, run_pass, results,
+                               log_path, progress, environment)
+
+
+def _run_osu_reference(launcher: Launcher, program: Path, buffers: str, tests: list[str], sizes: list[int],
+                       this_pass: list[dict[str, Any]], run_pass: Pass, results: Path, log_path: Path,
+                       progress: PhaseProgress, environment: dict[str, str]) -> None:
     ranks = max(int(r.get("ranks") or 1) for r in this_pass)
     records: list[dict[str, Any]]
-    if phase.launcher.ranks != 2:
+    if launcher.ranks != 2:
         why = ("the OSU-method reference runs on exactly 2 ranks, as osu_latency, osu_bw and osu_bibw do "
-               f"(this phase: {phase.launcher.ranks or 'a custom launcher'})")
-        records = osu.reference_skips(why, ranks, run_pass.repeat, run_pass.env, tests)
+               f"(this phase: {launcher.ranks or 'a custom launcher'})")
+        records = osu.reference_skips(why, ranks, run_pass.repeat, run_pass.env, tests, buffers)
     else:
-        command = phase.launcher.command([str(program), *osu.reference_arguments(tests, sizes)], environment)
+        command = launcher.command([str(program), *osu.reference_arguments(tests, sizes, buffers)], environment)
         lines: list[str] = []
         # "OSU method", short: the longest phase title widens every progress line's first column.
-        outcome = run_phase(command, "OSU method", log_path, progress, osu.PROGRESS_METRICS, environment,
-                            run_pass.unset(), startup_timeout(phase.launcher), keep=lines,
-                            total=osu.reference_total(tests, sizes), point_of=osu.progress_point)
+        outcome = run_phase(command, "OSU method" + (", GPU" if buffers == "device" else ""), log_path, progress,
+                            osu.PROGRESS_METRICS, environment, run_pass.unset(), startup_timeout(launcher),
+                            keep=lines, total=osu.reference_total(tests, sizes), point_of=osu.progress_point)
         records = osu.reference_records(lines, ranks, run_pass.repeat, run_pass.env,
                                         movements=osu.engine_movements(this_pass))
         if outcome.status != 0:
             message = f"{osu.REFERENCE_PROGRAM} failed (exit status {outcome.status}); see {log_path.name}"
-            records += osu.reference_skips(message, ranks, run_pass.repeat, run_pass.env, tests)
+            if outcome.status == osu.REFUSED_DEVICE_BUFFERS and buffers == "device":
+                message = (f"{osu.REFERENCE_PROGRAM} --buffers device: the MPI library did not report CUDA support to it, "
+                           f"or it was built without CUDA; see {log_path.name}")
+            records += osu.reference_skips(message, ranks, run_pass.repeat, run_pass.env, tests, buffers)
     for record in records:
         append_record(results, record)
 

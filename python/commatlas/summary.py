@@ -16,6 +16,7 @@ from rich.text import Text
 
 from commatlas.answers import compute_answers
 from commatlas.harness_check import harness_check
+from commatlas.agreement import MEANING
 from commatlas.osu import comparison_rows
 from commatlas.pair_matrix import matrix_table, pair_matrices
 from commatlas.report.bestmap import bands, map_rows
@@ -82,16 +83,22 @@ def findings_lines(answers: dict[str, Any], most: int = TERMINAL_FINDINGS) -> li
 
 
 def osu_table(records: list[dict[str, Any]]) -> Table | None:
-    """The engine's host MPI figures beside the OSU-method reference run in its own process."""
+    """The engine's MPI figures (host buffers, and GPU-aware device buffers) beside the OSU-method
+    reference run in its own process."""
     rows = comparison_rows(records)
     if not rows:
         return None
-    table = Table(title="Engine vs OSU method (commatlas-osu-ref, medians over passes)", title_justify="left")
-    for column in ("benchmark", "size", "engine", "OSU method", "engine/OSU", "agree"):
+    verdicts = [r.verdict for r in rows]
+    kinds = {v.kind for v in verdicts}
+    caption = "; ".join(meaning for kind, meaning in MEANING.items() if kind in kinds) or None
+    table = Table(title="Engine vs OSU method (commatlas-osu-ref, medians over passes)", title_justify="left",
+                  caption=caption, caption_justify="left")
+    table.add_column("benchmark", no_wrap=True)
+    for column in ("size", "engine", "OSU", "ratio", "verdict"):
         table.add_column(column, overflow="fold")
-    for r in rows:
+    for r, verdict in zip(rows, verdicts):
         table.add_row(r.benchmark, format_size(r.bytes), r.engine_text, r.reference_text,
-                      f"{r.ratio:.3f}", "yes" if r.agree else "no")
+                      f"{r.ratio:.3f}", verdict.short, style="red" if verdict.differs else None)
     return table
 
 

@@ -1,0 +1,72 @@
+"""What a self-check's verdict means, in words a user can act on.
+
+A self-check sets a figure of the tool (the engine, the harness) beside a reference that measures
+the same thing another way (the OSU method, a bare loop). On a quiet machine they agree or they
+do not; on a noisy one a miss may say nothing about the tool, only that the machine did not repeat
+itself. The four verdicts keep those apart:
+
+- agrees: within the check's rule (3%, or the check's own allowance);
+- the machine did not repeat: outside the rule, but the figures' own pass-to-pass spread is wider
+  than the difference, so the difference cannot be told from the machine's noise;
+- one pass: outside the rule, and with one pass the spread is unknown (`--repeat 3` measures it);
+- slower / faster beyond its spread: outside the rule and outside the spread, in every sense a
+  difference of the tool.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+REPEAT_HINT = "--repeat 3 measures it"
+
+
+class Kind(Enum):
+    AGREES = "agrees"
+    DID_NOT_REPEAT = "did not repeat"
+    ONE_PASS = "one pass"
+    DIFFERS = "differs"
+
+
+# What each short verdict means, said once below a table of short verdicts.
+MEANING = {
+    Kind.DID_NOT_REPEAT: "did not repeat: the figures' own pass-to-pass spread is wider than the difference",
+    Kind.ONE_PASS: f"one pass: the spread is unknown, {REPEAT_HINT}",
+    Kind.DIFFERS: "beyond spread: a difference of the tool, wider than the machine's own spread",
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: Kind
+    text: str
+    short: str  # for a narrow table column; MEANING says the rest
+
+    @property
+    def differs(self) -> bool:
+        """A difference of the tool: outside the rule and outside the machine's own spread."""
+        return self.kind is Kind.DIFFERS
+
+
+def judge(*, within_rule: bool, difference: float, spread: float | None, slower: bool,
+          subject: str, reference: str, rule: str = "") -> Verdict:
+    """`difference`: the tool's figure over the reference's, minus one. `spread`: (max - min) /
+    median over the passes of the figures compared (the wider of the two), None with one pass.
+    `slower`: the tool took longer (fewer GB/s, more us). `rule`: said after "agrees" when the rule
+    that decided is not the plain 3%."""
+    if within_rule:
+        agrees = "agrees" + (f" ({rule})" if rule else "")
+        return Verdict(Kind.AGREES, agrees, agrees)
+    if spread is None:
+        return Verdict(Kind.ONE_PASS, f"one pass: spread unknown, {REPEAT_HINT}", "one pass")
+    if abs(difference) <= spread:
+        return Verdict(Kind.DID_NOT_REPEAT, f"the machine did not repeat (its own spread is {_percent(spread)}, "
+                                            f"wider than the difference)", "did not repeat")
+    way = "slower" if slower else "faster"
+    apart = f"{1 + difference:.3g}×" if difference >= 1 else _percent(abs(difference))
+    return Verdict(Kind.DIFFERS, f"{subject} is {way} than {reference} beyond its spread "
+                                 f"({apart} apart, spread {_percent(spread)})",
+                   f"{way} beyond spread")
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction * 100:.1f}%" if fraction < 0.1 else f"{fraction * 100:.0f}%"
