@@ -307,15 +307,33 @@ def batch_spread(r: Result) -> float:
     return max(medians) / min(medians) - 1 if len(medians) >= 2 else math.nan
 
 
+def median_interval(r: Result) -> float:
+    """upper / lower - 1 of the distribution-free 95% interval of the median of the record's
+    samples (order statistics x(k) and x(n+1-k), P(Bin(n, 1/2) < k) <= 2.5%, as the harness's
+    precision); nan with fewer than 6 samples."""
+    x = np.sort(r.samples[np.isfinite(r.samples)])
+    n = len(x)
+    if n < 6:
+        return math.nan
+    k, tail = 0, 0.0
+    while True:  # the largest k whose tail stays within 2.5%
+        tail += math.comb(n, k) / 2.0 ** n
+        if tail > 0.025:
+            break
+        k += 1
+    if k < 1 or x[k - 1] <= 0:
+        return math.nan
+    return float(x[n - k] / x[k - 1] - 1)
+
+
 def own_spread(r: Result) -> float:
-    """How far the point wandered inside its own run: the spread of its measurement and its
-    confirmation batch where the engine checked them (timing.stability), else of its timed
-    batches; 0 when the record cannot say."""
+    """How far the point's figure is uncertain inside its own run: the larger of its median's 95%
+    interval and how far its parts separated in time lie apart (its measurement and confirmation
+    batch where the engine checked them, timing.stability; else its timed batches); 0 when the
+    record cannot say."""
     modes = [m for m in r.stability_modes if m > 0 and math.isfinite(m)]
-    if len(modes) >= 2:
-        return max(modes) / min(modes) - 1
-    spread = batch_spread(r)
-    return spread if math.isfinite(spread) else 0.0
+    spread = max(modes) / min(modes) - 1 if len(modes) >= 2 else batch_spread(r)
+    return max((v for v in (spread, median_interval(r)) if math.isfinite(v)), default=0.0)
 
 
 def is_unstable(results: list[Result]) -> bool:
