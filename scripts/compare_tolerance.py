@@ -34,8 +34,11 @@ def slowed(run: Run, factor: float) -> Run:
     for r in run.results:
         stats = Stats(*[v * factor if name.endswith("_s") else v for name, v in zip(Stats.__dataclass_fields__, (
             getattr(r.stats, f) for f in Stats.__dataclass_fields__))])
+        collective = r.collective and replace(r.collective, algbw_gbps=r.collective.algbw_gbps / factor,
+                                              busbw_gbps=r.collective.busbw_gbps / factor,
+                                              goodput_gbps=r.collective.goodput_gbps / factor)
         results.append(replace(r, stats=stats, bandwidth_gbps=r.bandwidth_gbps / factor, latency_us=r.latency_us * factor,
-                               _samples_at=None, _samples=np.asarray(r.samples) * factor))
+                               collective=collective, _samples_at=None, _samples=np.asarray(r.samples) * factor))
     out.results = results
     return out
 
@@ -47,10 +50,11 @@ def main(paths: list[str]) -> int:
     for a_path, b_path in zip(paths[::2], paths[1::2]):
         a, b = load_run(a_path), load_run(b_path)
         c = compare_two(a, b)
-        n, same = len(c.points), len(c.unchanged)
+        n, same, judged = len(c.points), len(c.unchanged), len(c.points) - len(c.unstable)
         real = [w for w in c.winners if w.beyond_noise]
-        print(f"{a_path} vs {b_path}: {same} of {n} points 'no change' ({same / max(n, 1):.1%}), "
-              f"{len(c.different)} changed, {len(c.unstable)} unstable; {len(real)} winners changed beyond the noise "
+        print(f"{a_path} vs {b_path}: {same} of {judged} judged points 'no change' ({same / max(judged, 1):.1%}), "
+              f"{len(c.different)} changed; {len(c.unstable)} of {n} unstable in a run (not judged); "
+              f"{len(real)} winners changed beyond the noise "
               f"({len(c.winners) - len(real)} more within it){'; ' + c.winners_note if c.winners_note else ''}")
         print(f"  rule ({c.rule.kind}): {c.rule.text}")
         for p in c.different:

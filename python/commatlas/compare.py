@@ -107,6 +107,11 @@ BANDS = (
 )
 
 
+def amount(move: float, digits: int = 0) -> str:
+    """A move for people: "12%" up to 100%, then a factor ("2.5x" for a move of +150%)."""
+    return f"{move:.{digits}%}" if move < 1 else f"{1 + move:.3g}x"
+
+
 def band_of(bands: Iterable[Band], metric: str, size: int | None) -> Band | None:
     return next((b for b in bands if b.holds(metric, size)), None)
 
@@ -123,7 +128,7 @@ class Tolerance:
 
     @property
     def text(self) -> str:
-        out = f"{self.band.label}: ±{self.value:.1%} ({self.measured_from})"
+        out = f"{self.band.label}: ±{amount(self.value, 1)} ({self.measured_from})"
         if self.shifted:
             out += f", moved as a whole by {self.shift:+.1%}"
         return out
@@ -483,13 +488,14 @@ def judge(base: Figures, other: Figures, metric: str, size: int | None, rule: Ru
     whose = "its own spread" if t is None or own > t.value else "the range's"
     move = signed_move(base, other)
     if abs(move) > tolerance:
-        return Verdict(True, f"median and fast end moved ≥ {abs(move):.0%}, beyond ±{tolerance:.0%} ({whose})")
+        return Verdict(True, f"median and fast end moved ≥ {amount(abs(move))}, beyond ±{amount(tolerance)} ({whose})")
     if t is not None and t.shifted and move * t.shift > 0 and abs(move) >= abs(t.shift) / 2:
         return Verdict(True, f"moved {abs(move):.0%} with its whole range ({t.band.label}: {t.shift:+.0%})")
     median = abs(relative_move(base.median, other.median))
     if median > tolerance:
-        return Verdict(False, f"median moved {median:.0%}, the fast end {abs(relative_move(base.fast, other.fast)):.0%}: noise")
-    return Verdict(False, f"within ±{tolerance:.0%}")
+        fast = abs(relative_move(base.fast, other.fast))
+        return Verdict(False, f"median moved {amount(median)}, the fast end {amount(fast)}: noise")
+    return Verdict(False, f"within ±{amount(tolerance)}")
 
 
 def unstable_in(a: list[Result], b: list[Result]) -> str:
@@ -576,9 +582,9 @@ def compare_winners(base: Run, other: Run, rule: Rule) -> tuple[list[WinnerChang
         if unstable:
             why = f"a contender is unstable in {' and '.join(unstable)}"
         elif clear:
-            why = f"each run's winner led by more than ±{tolerance:.0%}"
+            why = f"each run's winner led by more than ±{amount(tolerance)}"
         else:
-            why = f"a margin within ±{tolerance:.0%} (×{margins[0]:.2f}, ×{margins[1]:.2f}): a tie"
+            why = f"a margin within ±{amount(tolerance)} (×{margins[0]:.2f}, ×{margins[1]:.2f}): a tie"
         changes.append(WinnerChange(movement.get("label", key[0]), key[1], wa, wb, clear, why))
     return changes, ""
 
