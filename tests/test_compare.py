@@ -211,4 +211,4 @@ def test_repeat_passes_give_the_tolerance(tmp_path, engine_path) -> None:
         assert done.returncode == 0, done.stderr
     [c] = compare_runs([tmp_path / "a", tmp_path / "b"])
     assert c.rule.kind == "repeats" and "--repeat" in c.rule.text
-    assert "pairs)" in c.rule.text  # the tolerance says what it was measured from
+    assert "pairs of repetitions)" in c.rule.text  # the tolerance says what it was measured from
