@@ -187,10 +187,19 @@ def test_a_point_a_run_calls_unstable_is_neither_changed_nor_unchanged(tmp_path)
     unstable = {p.point for p in run.results if p.stability == "unstable"}
     assert len(unstable) == 31
     [c] = compare_runs([H100X2_DEFAULT, slowed_copy(H100X2_DEFAULT, tmp_path / "slower", 1.5)])
-    assert len(c.unstable) == 31 and all("unstable in the baseline and the other run" in p.verdict.why for p in c.unstable)
+    assert len(c.unstable) == 31 and all(p.verdict.why == "unstable in both runs" for p in c.unstable)
     assert not any(p.verdict.different for p in c.unstable)
     assert len(c.different) == len(c.points) - 31  # every other point is 1.5x slower, and found
     assert "31 unstable in a run, not judged" in headline(c)
+    # a record without the check (written before engines made it) does not make a point stable
+    unchecked = tmp_path / "unchecked"
+    unchecked.mkdir()
+    lines = [json.loads(line) for line in (H100X2_DEFAULT / "results.jsonl").read_text().splitlines()]
+    for r in lines:
+        (r.get("timing") or {}).pop("stability", None)
+    (unchecked / "results.jsonl").write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    [one] = compare_runs([H100X2_DEFAULT, unchecked])
+    assert len(one.unstable) == 31 and all(p.verdict.why == "unstable in the baseline" for p in one.unstable)
 
 
 def test_cli_says_which_rule_it_used(tmp_path) -> None:

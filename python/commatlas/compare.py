@@ -500,7 +500,7 @@ def judge(base: Figures, other: Figures, metric: str, size: int | None, rule: Ru
 
 def unstable_in(a: list[Result], b: list[Result]) -> str:
     where = [name for name, rs in (("the baseline", a), ("the other run", b)) if is_unstable(rs)]
-    return " and ".join(where)
+    return "both runs" if len(where) == 2 else "".join(where)
 
 
 # --- comparing ------------------------------------------------------------------------------------
@@ -531,7 +531,7 @@ def compare_two(base: Run, other: Run) -> RunComparison:
         variant = ", ".join(f"{k}={v}" for k, v in key[1]) + (f", {r.ranks} ranks" if r.ranks > 1 else "")
         where = unstable_in(a, results)
         if where:
-            verdict = Verdict(False, f"unstable in {where}: its passes disagree", unstable=True)
+            verdict = Verdict(False, f"unstable in {where}", unstable=True)
         else:
             verdict = judge(fa, fb, r.metric, r.bytes, rule, max(own_spread(x) for x in a + results))
         out.points.append(PointDelta(r.benchmark, variant or "-", r.bytes, r.metric, va, vb, ratio, improvement,
