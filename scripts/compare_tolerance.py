@@ -1,53 +1,72 @@
 #!/usr/bin/env python3
-"""Measures how far identical runs differ, per metric and size range: the numbers behind
-commatlas.compare.DEFAULT_BANDS.
+"""How `commatlas compare` judges identical runs, and whether it still sees a planted slowdown.
 
     scripts/compare_tolerance.py RUN_A1 RUN_B1 [RUN_A2 RUN_B2 ...]
 
-Each pair is two identical runs made back to back (same command, same machine). Prints, per
-band, the quantiles of how far a point moved (commatlas.compare.moved: median and fast end
-both, the same way) over the points both runs measured, and how many points the
-current default tolerance calls "no change" (the goal: at least 95% in every pair).
+Each pair is two identical runs made back to back (same command, same machine). For each pair it
+prints how many points compare calls "no change", changed or unstable, its rule (each tolerance
+and where it came from), the winner changes, and then the same comparison against a copy of the
+second run with every time 15% longer (every sample and statistic scaled, as a real uniform
+slowdown would leave them): how many of its points are called changed. The goal: at least 95%
+"no change" on every identical pair, and the planted slowdown flagged.
 """
 from __future__ import annotations
 
+import copy
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from commatlas.compare import DEFAULT_BANDS, DEFAULT_RULE, band_of, center, compare_two, group_points, moved  # noqa: E402
-from commatlas.results import load_run  # noqa: E402
+from commatlas.compare import compare_two  # noqa: E402
+from commatlas.results import Run, Stats, load_run  # noqa: E402
+
+SLOWDOWN = 1.15
+
+
+def slowed(run: Run, factor: float) -> Run:
+    """The run with every time `factor` times longer."""
+    out = copy.copy(run)
+    results = []
+    for r in run.results:
+        stats = Stats(*[v * factor if name.endswith("_s") else v for name, v in zip(Stats.__dataclass_fields__, (
+            getattr(r.stats, f) for f in Stats.__dataclass_fields__))])
+        collective = r.collective and replace(r.collective, algbw_gbps=r.collective.algbw_gbps / factor,
+                                              busbw_gbps=r.collective.busbw_gbps / factor,
+                                              goodput_gbps=r.collective.goodput_gbps / factor)
+        results.append(replace(r, stats=stats, bandwidth_gbps=r.bandwidth_gbps / factor, latency_us=r.latency_us * factor,
+                               collective=collective, _samples_at=None, _samples=np.asarray(r.samples) * factor))
+    out.results = results
+    return out
 
 
 def main(paths: list[str]) -> int:
     if len(paths) < 2 or len(paths) % 2:
         print(__doc__, file=sys.stderr)
         return 2
-    moves: dict[object, list[float]] = {band: [] for band in DEFAULT_BANDS}
     for a_path, b_path in zip(paths[::2], paths[1::2]):
         a, b = load_run(a_path), load_run(b_path)
-        ga, gb = group_points(a.results, {}), group_points(b.results, {})
-        for key in set(ga) & set(gb):
-            band = band_of(DEFAULT_BANDS, ga[key][0].metric, key[3])
-            if band is not None:
-                moves[band].append(abs(moved(center(ga[key]), center(gb[key]))))
         c = compare_two(a, b)
-        same = len(c.points) - len(c.different)
-        print(f"{a_path} vs {b_path}: {same} of {len(c.points)} points 'no change' "
-              f"({same / max(len(c.points), 1):.1%}) under the {c.rule.kind} rule")
-    print(f"\n{'band':28} {'points':>6} {'p50':>6} {'p90':>6} {'p95':>6} {'p99':>6} {'max':>6} {'default':>8} {'within':>7}")
-    for band, values in moves.items():
-        if not values:
-            print(f"{band.label:28} {0:>6}")
-            continue
-        q = np.quantile(values, [0.5, 0.9, 0.95, 0.99])
-        within = np.mean(np.array(values) <= band.tolerance)
-        print(f"{band.label:28} {len(values):>6} " + " ".join(f"{x:>6.1%}" for x in q)
-              + f" {max(values):>6.1%} {band.tolerance:>8.0%} {within:>7.1%}")
-    print(f"\nrule: {DEFAULT_RULE.text}")
+        n, same, judged = len(c.points), len(c.unchanged), len(c.points) - len(c.unstable)
+        real = [w for w in c.winners if w.beyond_noise]
+        print(f"{a_path} vs {b_path}: {same} of {judged} judged points 'no change' ({same / max(judged, 1):.1%}), "
+              f"{len(c.different)} changed; {len(c.unstable)} of {n} unstable in a run (not judged); "
+              f"{len(real)} winners changed beyond the noise "
+              f"({len(c.winners) - len(real)} more within it){'; ' + c.winners_note if c.winners_note else ''}")
+        print(f"  rule ({c.rule.kind}): {c.rule.text}")
+        for p in c.different:
+            print(f"  changed: {p.benchmark} {p.variant} {p.size} ×{p.ratio:.2f}: {p.verdict.why}")
+        for w in real:
+            print(f"  winner: {w.movement}, {w.bin}: {w.base} → {w.other} ({w.why})")
+        s = compare_two(a, slowed(b, SLOWDOWN))
+        judged = len(s.points) - len(s.unstable)
+        print(f"  planted {SLOWDOWN - 1:.0%} slowdown of the second run: {len(s.different)} of {judged} judged points "
+              f"changed ({len(s.different) / max(judged, 1):.1%}), all worse: "
+              f"{all(p.improvement < 1 for p in s.different)}")
+        print(f"    rule: {s.rule.text}")
     return 0
 
 

@@ -17,7 +17,7 @@ import make_fixtures  # noqa: E402
 import synth  # noqa: E402
 
 from commatlas.compare import (  # noqa: E402
-    DEFAULT_RULE, Figures, compare_runs, judge, meta_differences, moved, write_comparison_html,
+    Band, Figures, Rule, Tolerance, compare_runs, headline, judge, meta_differences, moved, write_comparison_html,
 )
 from commatlas.results import load_run  # noqa: E402
 
@@ -77,15 +77,30 @@ def test_a_move_counts_only_when_median_and_fast_end_agree() -> None:
     assert moved(base, Figures(20.0, 12.1)) == pytest.approx(12.1 / 12 - 1)  # the median alone: noise
     assert moved(base, Figures(20.0, 11.0)) == 0.0  # opposite ways
     assert moved(base, Figures(5.0, 6.0)) == pytest.approx(1.0)  # halved, both ways: how far, not which way
-    noisy = judge(base, Figures(20.0, 12.1), "bandwidth", 1 << 20, DEFAULT_RULE)
+    rule = Rule("runs", (Tolerance(Band("bandwidth", 0, None), 0.10, "a test"),), "a test")
+    noisy = judge(base, Figures(20.0, 12.1), "bandwidth", 1 << 20, rule)
     assert not noisy.different and "noise" in noisy.why
-    real = judge(base, Figures(12.0, 14.4), "bandwidth", 1 << 20, DEFAULT_RULE)
+    real = judge(base, Figures(12.0, 14.4), "bandwidth", 1 << 20, rule)
     assert real.different
+    # a point that wandered more than that inside its own runs keeps its own spread
+    assert not judge(base, Figures(12.0, 14.4), "bandwidth", 1 << 20, rule, own=0.25).different
 
 
-# --- real runs: identical ones are "no change", a real change at >= 1 MiB is found ------------------
+# --- real runs: identical ones are "no change", a real slowdown is found --------------------------
 
-H100_PAIR = Path(__file__).resolve().parent.parent / "results" / "nvidia-h100-x1" / "atlas-default"
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+H100_PAIR = RESULTS / "nvidia-h100-x1" / "atlas-default"
+# Identical default runs back to back, as the engine wrote them: an H100 and an H200 (from
+# results/), and the 2-core CPU VM with Open MPI (tests/fixtures/compare/, see its README).
+IDENTICAL = {
+    "h100": (H100_PAIR / "default", H100_PAIR / "default2"),
+    "h200": (RESULTS / "nvidia-h200-x2" / "atlas-1gpu" / "default", RESULTS / "nvidia-h200-x2" / "atlas-1gpu" / "default2"),
+    "cpu-2core": (RESULTS / "cpu-2core" / "compare-identical" / "a", RESULTS / "cpu-2core" / "compare-identical" / "b"),
+}
+# A 15% slowdown is within what identical runs of the 2-core VM moved under load (up to 300x at
+# points each run called repeatable): only the GPU machines' pairs can show it
+# (results/cpu-2core/compare-identical/README.md).
+RESOLVE_15 = ("h100", "h200")
 MEMCPY = ["run", "--only", "reference.host_memcpy", "--sizes", "256K,512K,1M", "--time-budget", "0.05"]
 
 
@@ -100,13 +115,15 @@ def memcpy_runs(tmp_path_factory, engine_path):
     return root
 
 
-def test_identical_runs_are_no_change() -> None:
-    # Two identical default runs back to back on one H100, as the engine wrote them (this 2-core VM
-    # flips between a fast and a slow state: identical runs here differ up to 2x at 256 KiB, so
-    # the tolerances were measured, and are checked, on the GPU machine's pair).
-    [c] = compare_runs([H100_PAIR / "default", H100_PAIR / "default2"])
-    assert c.rule.kind == "default" and len(c.points) >= 300
-    assert len(c.different) <= 0.05 * len(c.points), [(p.benchmark, p.size, p.verdict.why) for p in c.different]
+@pytest.mark.parametrize("machine", sorted(IDENTICAL))
+def test_identical_runs_are_no_change(machine) -> None:
+    [c] = compare_runs(list(IDENTICAL[machine]))
+    assert c.rule.kind == "runs" and len(c.points) >= 90
+    # points a run calls unstable are neither changed nor unchanged: the share is of the others
+    judged = len(c.points) - len(c.unstable)
+    assert judged >= 0.6 * len(c.points)
+    assert len(c.unchanged) >= 0.95 * judged, [(p.benchmark, p.size, p.verdict.why) for p in c.different]
+    assert not [w for w in c.winners if w.beyond_noise], c.winners
 
 
 def test_one_thread_against_the_default_is_matched_across_the_setting(memcpy_runs) -> None:
@@ -139,27 +156,58 @@ def slowed_copy(run: Path, out: Path, factor: float) -> Path:
             r["samples_s"] = [s * factor for s in r["samples_s"]]
             r["bandwidth_gbps"] /= factor
             r["latency_us"] *= factor
+            for name in ("algbw_gbps", "busbw_gbps", "goodput_gbps"):
+                if (r.get("collective") or {}).get(name) is not None:
+                    r["collective"][name] /= factor
         lines.append(json.dumps(r))
     (out / "results.jsonl").write_text("\n".join(lines) + "\n")
     return out
 
 
-def test_a_15_percent_slowdown_at_1_mib_is_a_change(memcpy_runs, tmp_path) -> None:
-    slower = slowed_copy(memcpy_runs / "one-thread", tmp_path / "slower", 1.15)
-    [c] = compare_runs([memcpy_runs / "one-thread", slower])
-    changed = [p for p in c.different if p.size >= 1 << 20]
-    assert changed, [(p.size, p.ratio, p.verdict.why) for p in c.points]
-    # and a 3% one, inside the identical-run tolerance, is not
-    [same] = compare_runs([memcpy_runs / "one-thread", slowed_copy(memcpy_runs / "one-thread", tmp_path / "s3", 1.03)])
-    assert not same.different, [(p.size, p.ratio, p.verdict.why) for p in same.points]
+@pytest.mark.parametrize("machine", RESOLVE_15)
+def test_a_uniform_15_percent_slowdown_is_flagged(machine, tmp_path) -> None:
+    # The tolerance comes from these two runs' own points: a slowdown of every point must not
+    # widen it into "no change".
+    base, other = IDENTICAL[machine]
+    [c] = compare_runs([base, slowed_copy(other, tmp_path / "slower", 1.15)])
+    assert len(c.different) >= 0.5 * len(c.points), c.rule.text
+    # a point that went faster by more than the noise plus 15% in the identical pair may still read
+    # "better": the changes found are the slowdown
+    assert sum(p.improvement < 1 for p in c.different) >= 0.95 * len(c.different)
+    assert "moved as a whole by -1" in c.rule.text or "moved as a whole by +1" in c.rule.text, c.rule.text
 
 
-def test_cli_says_which_rule_it_used(memcpy_runs, tmp_path) -> None:
+H100X2_DEFAULT = RESULTS / "nvidia-h100-x2" / "steady-state" / "after-fix" / "default"
+
+
+def test_a_point_a_run_calls_unstable_is_neither_changed_nor_unchanged(tmp_path) -> None:
+    # The engine's own verdict (timing.stability): 31 points of this default run on 2x H100 did
+    # not repeat their confirmation batch.
+    run = load_run(H100X2_DEFAULT)
+    unstable = {p.point for p in run.results if p.stability == "unstable"}
+    assert len(unstable) == 31
+    [c] = compare_runs([H100X2_DEFAULT, slowed_copy(H100X2_DEFAULT, tmp_path / "slower", 1.5)])
+    assert len(c.unstable) == 31 and all(p.verdict.why == "unstable in both runs" for p in c.unstable)
+    assert not any(p.verdict.different for p in c.unstable)
+    assert len(c.different) == len(c.points) - 31  # every other point is 1.5x slower, and found
+    assert "31 unstable in a run, not judged" in headline(c)
+    # a record without the check (written before engines made it) does not make a point stable
+    unchecked = tmp_path / "unchecked"
+    unchecked.mkdir()
+    lines = [json.loads(line) for line in (H100X2_DEFAULT / "results.jsonl").read_text().splitlines()]
+    for r in lines:
+        (r.get("timing") or {}).pop("stability", None)
+    (unchecked / "results.jsonl").write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    [one] = compare_runs([H100X2_DEFAULT, unchecked])
+    assert len(one.unstable) == 31 and all(p.verdict.why == "unstable in the baseline" for p in one.unstable)
+
+
+def test_cli_says_which_rule_it_used(tmp_path) -> None:
     out = subprocess.run([sys.executable, "-m", "commatlas", "compare", str(H100_PAIR / "default"),
                           str(H100_PAIR / "default2"),
                           "--html", str(tmp_path / "c.html")], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "rule: default tolerance" in out.stdout and "±10%" in out.stdout
+    assert "rule: run-to-run variation shown by" in out.stdout and "points)" in out.stdout  # and what from
     assert "winners" in out.stdout  # compared, or said why not
 
 
@@ -172,4 +220,4 @@ def test_repeat_passes_give_the_tolerance(tmp_path, engine_path) -> None:
         assert done.returncode == 0, done.stderr
     [c] = compare_runs([tmp_path / "a", tmp_path / "b"])
     assert c.rule.kind == "repeats" and "--repeat" in c.rule.text
-    assert "pairs)" in c.rule.text  # the tolerance says what it was measured from
+    assert "pairs of repetitions)" in c.rule.text  # the tolerance says what it was measured from

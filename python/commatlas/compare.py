@@ -1,16 +1,25 @@
 """`commatlas compare RUN_A RUN_B ...`: what differs between runs, machine first, then numbers.
 
 Every later run is compared with the first (the baseline). A point has changed when its figure
-moved by more than two runs of the same thing move on their own. One run's own samples cannot
-say that: between runs the clocks, the placement of pages and threads and the other jobs change,
-and two identical default runs differ by far more than the spread within either. So the
-tolerance comes from run-to-run variation:
+moved by more than two runs of the same thing move on their own, on this machine. That tolerance
+comes from the runs being compared, never from other machines:
 
-- when the runs hold `--repeat` passes, from how far the repetitions of these very runs lie apart
-  (pooled per metric and size range: the 95th percentile of |a / b - 1| over every pair of
-  repetitions of one point), and the figure compared is the median over the repetitions;
-- otherwise from DEFAULT_BANDS, measured from identical default runs back to back
-  (scripts/compare_tolerance.py; scripts/device/compare_tolerance.sh on a GPU machine).
+- with `--repeat` passes, from how far the repetitions of these very runs lie apart (per metric and
+  size range: the 95th percentile of |a / b - 1| over every pair of repetitions of one point); the
+  figure compared is then the median over the repetitions;
+- otherwise from how far the points of one metric and size range moved between the two runs,
+  around the range's common move: the 97.5th percentile of |move - common move| over its points.
+  A point's own run-to-run variation is not in its samples (between runs the clocks, the pages and
+  the other jobs change; inside one run they do not), but the many points of a range measured in
+  the same two runs show it. The common move is taken out first, so a change that moves every
+  point alike cannot widen the tolerance; it is judged on its own (a sign test over the range's
+  points): a range whose points moved one way, by more than twice their typical distance from
+  that move, moved as a whole, and each point that went with it has changed.
+
+A point is never judged tighter than its own records allow: the spread of its passes separated in
+time (`timing.stability`), or of its timed batches in arrival order where a record predates that.
+A point either run calls unstable (its passes disagree) is said to be unstable, neither changed nor
+unchanged.
 
 Two figures of a point must both have moved, the same way: the median and the fast end (the p5
 time). Other jobs on the machine only ever slow samples down, so on a shared machine the median
@@ -43,9 +52,24 @@ KiB, MiB = 1 << 10, 1 << 20
 TERMINAL_ROWS = 40
 HTML_ALL_ROWS = 3000  # above this, the HTML lists only the points that changed
 HTML_NAME = "compare.html"
-# A --repeat tolerance needs this many pairs of repetitions in its band; fewer: the default.
-MIN_REPEAT_PAIRS = 8
+# A tolerance needs this many points (or pairs of repetitions) in its range; fewer: the points of
+# the same metric at every size, then every point of the runs.
+MIN_POINTS = 8
 REPEAT_QUANTILE = 0.95
+# Over the points of two runs, this share of them may lie further from the range's common move
+# than its tolerance: at most 2.5% of the points of two identical runs are called changed.
+RUNS_QUANTILE = 0.975
+# A range moved as a whole when the sign test over its points says so at this level, and the
+# common move is this many times the typical point's distance from it and this share of the range's
+# tolerance.
+SHIFT_P = 0.01
+SHIFT_OVER_TYPICAL = 2.0
+SHIFT_OF_TOLERANCE = 0.5
+# A benchmark whose median move lies this far from the other benchmarks' (modified z-score) moved
+# apart as a whole: a change of its own, left out of the range's tolerance so that it cannot hide.
+OUTLIER_Z = 3.5
+APART_MIN_POINTS = 4
+SHIFT_MIN_POINTS = 12
 # Meta fields that decide whether two runs are comparable at all.
 META_FIELDS = ("commatlas_version", "engine", "topology.gpus", "environment", "options", "launcher")
 
@@ -57,7 +81,6 @@ class Band:
     metric: str
     min_bytes: int
     max_bytes: int | None  # exclusive; None: no upper end
-    tolerance: float       # |other / base - 1| beyond which a point has changed
 
     def holds(self, metric: str, size: int | None) -> bool:
         size = size or 0
@@ -74,21 +97,19 @@ class Band:
         return f"{self.metric} {sizes}"
 
 
-# Measured with scripts/compare_tolerance.py on identical default runs back to back on GPU machines
-# (results/nvidia-h100-x1/atlas-default, results/nvidia-h200-x2/atlas-1gpu: 95th percentile of how far
-# a point moved: bandwidth < 64 KiB 18%, 64 KiB - 2 MiB 14%, >= 2 MiB 13%, latency 17% and 19%), set
-# so that both pairs call at least 95% of their points "no change" (96.1% and 95.8%). 64 KiB - 2 MiB
-# keeps 10%, under the 15% change a test must see (its identical points move mostly with the host:
-# pageable and managed paths). The first bands, from a 2-core VM at load ~20, were 50% for small and
-# DRAM-sized bandwidths: a 30% slower 256 MiB copy passed as "no change". Use --repeat for sharp verdicts.
-DEFAULT_BANDS = (
-    Band("bandwidth", 0, 64 * KiB, 0.30),
-    Band("bandwidth", 64 * KiB, 2 * MiB, 0.10),
-    Band("bandwidth", 2 * MiB, None, 0.20),
-    Band("latency", 0, 64 * KiB, 0.25),
-    Band("latency", 64 * KiB, None, 0.25),
+# Size ranges whose points move alike between runs: cache-sized, around the DRAM/PCIe knee, large.
+BANDS = (
+    Band("bandwidth", 0, 64 * KiB),
+    Band("bandwidth", 64 * KiB, 2 * MiB),
+    Band("bandwidth", 2 * MiB, None),
+    Band("latency", 0, 64 * KiB),
+    Band("latency", 64 * KiB, None),
 )
-DEFAULT_SOURCE = "identical default runs back to back on an H100 and an H200 (scripts/compare_tolerance.py)"
+
+
+def amount(move: float, digits: int = 0) -> str:
+    """A move for people: "12%" up to 100%, then a factor ("2.5x" for a move of +150%)."""
+    return f"{move:.{digits}%}" if move < 1 else f"{1 + move:.3g}x"
 
 
 def band_of(bands: Iterable[Band], metric: str, size: int | None) -> Band | None:
@@ -96,32 +117,45 @@ def band_of(bands: Iterable[Band], metric: str, size: int | None) -> Band | None
 
 
 @dataclass(frozen=True)
+class Tolerance:
+    """One range's tolerance and where it came from."""
+
+    band: Band
+    value: float        # |move| beyond which a point has changed
+    measured_from: str  # "12 points", "40 pairs of repetitions", "every latency point (9)", ...
+    shift: float = 0.0  # the range's common move (signed, as `signed_move`)
+    shifted: bool = False  # the range moved as a whole (sign test and size)
+
+    @property
+    def text(self) -> str:
+        out = f"{self.band.label}: ±{amount(self.value, 1)} ({self.measured_from})"
+        if self.shifted:
+            out += f", moved as a whole by {self.shift:+.1%}"
+        return out
+
+
+@dataclass(frozen=True)
 class Rule:
     """How "changed" was decided: which tolerances, and where they came from."""
 
-    kind: str                  # "repeats" or "default"
-    bands: tuple[Band, ...]
+    kind: str                  # "repeats" or "runs"
+    tolerances: tuple[Tolerance, ...]
     text: str
 
+    def of(self, metric: str, size: int | None) -> Tolerance | None:
+        return next((t for t in self.tolerances if t.band.holds(metric, size)), None)
+
     def tolerance(self, metric: str, size: int | None) -> float:
-        band = band_of(self.bands, metric, size)
-        # A metric without a band (a new one): the widest default is the safe side.
-        return band.tolerance if band else max(b.tolerance for b in DEFAULT_BANDS)
-
-
-def bands_text(bands: Iterable[Band]) -> str:
-    return "; ".join(f"{b.label}: ±{b.tolerance:.0%}" for b in bands)
-
-
-DEFAULT_RULE = Rule("default", DEFAULT_BANDS,
-                    f"default tolerance (the runs have no --repeat passes), from {DEFAULT_SOURCE}: "
-                    + bands_text(DEFAULT_BANDS))
+        t = self.of(metric, size)
+        # A metric without a range (a new one): the widest tolerance of the runs is the safe side.
+        return t.value if t else max((x.value for x in self.tolerances), default=math.inf)
 
 
 @dataclass(frozen=True)
 class Verdict:
     different: bool
     why: str
+    unstable: bool = False  # a run calls the point unstable: neither changed nor unchanged
 
 
 @dataclass(frozen=True)
@@ -155,7 +189,7 @@ class RunComparison:
     base: Run
     other: Run
     meta_diffs: list[tuple[str, str, str]]
-    rule: Rule = DEFAULT_RULE
+    rule: Rule
     points: list[PointDelta] = field(default_factory=list)
     only_base: int = 0
     only_other: int = 0
@@ -166,6 +200,14 @@ class RunComparison:
     @property
     def different(self) -> list[PointDelta]:
         return [p for p in self.points if p.verdict.different]
+
+    @property
+    def unstable(self) -> list[PointDelta]:
+        return [p for p in self.points if p.verdict.unstable]
+
+    @property
+    def unchanged(self) -> list[PointDelta]:
+        return [p for p in self.points if not p.verdict.different and not p.verdict.unstable]
 
 
 # --- matching points ------------------------------------------------------------------------------
@@ -232,27 +274,90 @@ def relative_move(a: float, b: float) -> float:
     return b / a - 1 if b >= a else -(a / b - 1)
 
 
-def moved(a: Figures, b: Figures) -> float:
-    """How far a point moved by both figures: the smaller move when median and fast end moved the
-    same way, 0 when they disagree (one of them is noise)."""
+def signed_move(a: Figures, b: Figures) -> float:
+    """How far a point moved by both figures, signed (as `relative_move` of the values): the
+    smaller move when median and fast end moved the same way, 0 when they disagree (one of them
+    is noise)."""
     m, f = relative_move(a.median, b.median), relative_move(a.fast, b.fast)
     if not (math.isfinite(m) and math.isfinite(f)):
         return m if math.isfinite(m) else 0.0
     if (m > 0) != (f > 0):
         return 0.0
-    return min(abs(m), abs(f))
+    return m if abs(m) <= abs(f) else f
+
+
+def moved(a: Figures, b: Figures) -> float:
+    """How far a point moved by both figures, whichever way."""
+    return abs(signed_move(a, b))
+
+
+# --- what one run says about one point ------------------------------------------------------------
+
+def batch_spread(r: Result) -> float:
+    """max / min - 1 of the medians of the record's timed batches, in arrival order: the harness
+    takes 16 samples, then doubles the total each batch (timing.batches); a reservoir keeps the
+    arrival order, so its share of each batch stands for it. nan with fewer than two batches of
+    4 samples."""
+    samples = r.samples
+    n, total = len(samples), max(r.timing.samples, len(samples))
+    if n < 8:
+        return math.nan
+    bounds, end = [0], 16
+    while end < total:
+        bounds.append(round(end * n / total))
+        end *= 2
+    bounds.append(n)
+    medians = [float(np.median(samples[i:j])) for i, j in zip(bounds, bounds[1:]) if j - i >= 4]
+    medians = [m for m in medians if m > 0]
+    return max(medians) / min(medians) - 1 if len(medians) >= 2 else math.nan
+
+
+def median_interval(r: Result) -> float:
+    """upper / lower - 1 of the distribution-free 95% interval of the median of the record's
+    samples (order statistics x(k) and x(n+1-k), P(Bin(n, 1/2) < k) <= 2.5%, as the harness's
+    precision); nan with fewer than 6 samples."""
+    x = np.sort(r.samples[np.isfinite(r.samples)])
+    n = len(x)
+    if n < 6:
+        return math.nan
+    k, tail = 0, 0.0
+    while True:  # the largest k whose tail stays within 2.5%
+        tail += math.comb(n, k) / 2.0 ** n
+        if tail > 0.025:
+            break
+        k += 1
+    if k < 1 or x[k - 1] <= 0:
+        return math.nan
+    return float(x[n - k] / x[k - 1] - 1)
+
+
+def own_spread(r: Result) -> float:
+    """How far the point's figure is uncertain inside its own run: the larger of its median's 95%
+    interval and how far its parts separated in time lie apart (its measurement and confirmation
+    batch where the engine checked them, timing.stability; else its timed batches); 0 when the
+    record cannot say."""
+    modes = [m for m in r.stability_modes if m > 0 and math.isfinite(m)]
+    spread = max(modes) / min(modes) - 1 if len(modes) >= 2 else batch_spread(r)
+    return max((v for v in (spread, median_interval(r)) if math.isfinite(v)), default=0.0)
+
+
+def is_unstable(results: list[Result]) -> bool:
+    return any(r.stability == "unstable" for r in results)
 
 
 # --- the rule -------------------------------------------------------------------------------------
 
+Groups = dict[PointKey, list[Result]]
+
+
 def repeat_deviations(groups: Iterable[tuple[PointKey, list[Result]]]) -> dict[Band, list[float]]:
-    """|a / b - 1| for every pair of repetitions of one point, per default band."""
+    """|a / b - 1| for every pair of repetitions of one point, per range."""
     pooled: dict[Band, list[float]] = {}
     for _, results in groups:
         repeats = {r.repeat for r in results}
-        if len(results) < 2 or None in repeats or len(repeats) < len(results):
+        if len(results) < 2 or None in repeats or len(repeats) < len(results) or is_unstable(results):
             continue
-        band = band_of(DEFAULT_BANDS, results[0].metric, results[0].bytes)
+        band = band_of(BANDS, results[0].metric, results[0].bytes)
         if band is None:
             continue
         figures = [center([r]) for r in results]
@@ -260,34 +365,142 @@ def repeat_deviations(groups: Iterable[tuple[PointKey, list[Result]]]) -> dict[B
     return pooled
 
 
-def choose_rule(base: dict[PointKey, list[Result]], other: dict[PointKey, list[Result]]) -> Rule:
+def sign_test_p(up: int, down: int) -> float:
+    """Two-sided binomial sign test: how likely so many of the moves go one way by chance."""
+    n, k = up + down, max(up, down)
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(k, n + 1)) / 2.0 ** n
+    return min(1.0, 2 * tail)
+
+
+def common_move(moves: list[float]) -> tuple[float, bool]:
+    """The range's common move (the median of its points' signed moves) and whether the range moved
+    as a whole: its points went one way (sign test) by more than twice their typical distance
+    from the common move and by more than half the range's tolerance. Whether the whole machine
+    moves between identical runs, one pair of runs cannot show: a few percent of common move
+    (another job, a clock) is let pass."""
+    if not moves:
+        return 0.0, False
+    x = np.asarray(moves)
+    shift = float(np.median(x))
+    typical = float(np.median(np.abs(x - shift)))
+    tolerance = float(np.quantile(np.abs(x - shift), RUNS_QUANTILE))
+    shifted = (len(x) >= SHIFT_MIN_POINTS and shift != 0.0
+               and sign_test_p(int(np.sum(x > 0)), int(np.sum(x < 0))) <= SHIFT_P
+               and abs(shift) > SHIFT_OVER_TYPICAL * typical and abs(shift) > SHIFT_OF_TOLERANCE * tolerance)
+    return shift, shifted
+
+
+def apart(moves: dict[str, list[float]]) -> set[str]:
+    """Benchmarks whose points moved together, away from the other benchmarks of the range: an
+    outlier by the modified z-score of their median moves (Iglewicz and Hoaglin: |z| > 3.5, the
+    mean absolute deviation standing in when the median one is 0)."""
+    names = sorted(moves)
+    if len(names) < 3:
+        return set()
+    # One or two points of a benchmark cannot show it moving as a whole.
+    groups = {n for n in names if len(moves[n]) >= APART_MIN_POINTS}
+    s = np.array([np.median(moves[n]) for n in names])
+    center_, mad = float(np.median(s)), float(np.median(np.abs(s - np.median(s))))
+    if mad > 0:
+        z = 0.6745 * (s - center_) / mad
+    else:
+        mean_ad = float(np.mean(np.abs(s - center_)))
+        if mean_ad == 0:
+            return set()
+        z = (s - center_) / (1.253314 * mean_ad)
+    return {n for n, x in zip(names, z) if abs(x) > OUTLIER_Z and n in groups}
+
+
+def runs_tolerances(moves: dict[Band, list[tuple[str, float]]]) -> list[Tolerance]:
+    """Per range, from the two runs' own points: the RUNS_QUANTILE of |move - common move| over the
+    points of the benchmarks that did not move apart as a whole."""
+    pools: dict[Band, list[float]] = {}
+    shifts: dict[Band, tuple[float, bool]] = {}
+    left_out: dict[Band, set[str]] = {}
+    for band, x in moves.items():
+        shifts[band] = common_move([m for _, m in x])
+        by_benchmark: dict[str, list[float]] = {}
+        for name, m in x:
+            by_benchmark.setdefault(name, []).append(m)
+        left_out[band] = apart(by_benchmark)
+        shift = shifts[band][0]
+        pools[band] = [abs(m - shift) for name, m in x if name not in left_out[band]]
+    by_metric: dict[str, list[float]] = {}
+    for band, pool in pools.items():
+        by_metric.setdefault(band.metric, []).extend(pool)
+    every = [v for x in by_metric.values() for v in x]
+    out = []
+    for band, pool in pools.items():
+        if len(pool) >= MIN_POINTS:
+            source = f"{len(pool)} points"
+        elif len(by_metric[band.metric]) >= MIN_POINTS:
+            pool, source = by_metric[band.metric], f"every {band.metric} point, {len(by_metric[band.metric])}"
+        elif len(every) >= MIN_POINTS:
+            pool, source = every, f"every point, {len(every)}"
+        else:
+            pool, source = [], f"{len(every)} points: too few, the points' own spread only"
+        if left_out[band]:
+            source += "; left out, moved apart as a whole: " + ", ".join(sorted(left_out[band]))
+        value = float(np.quantile(pool, RUNS_QUANTILE)) if pool else 0.0
+        out.append(Tolerance(band, value, source, *shifts[band]))
+    return out
+
+
+def choose_rule(base: Groups, other: Groups) -> Rule:
+    moves: dict[Band, list[tuple[str, float]]] = {}
+    for key in sorted(set(base) & set(other), key=str):
+        a, b = base[key], other[key]
+        band = band_of(BANDS, a[0].metric, key[3])
+        if band is not None and not is_unstable(a + b):
+            moves.setdefault(band, []).append((key[0], signed_move(center(a), center(b))))
+    runs = {t.band: t for t in runs_tolerances(moves)}
     pooled = repeat_deviations([*base.items(), *other.items()])
     if not pooled:
-        return DEFAULT_RULE
-    bands, parts = [], []
-    for default in DEFAULT_BANDS:
-        pairs = pooled.get(default, [])
-        if len(pairs) >= MIN_REPEAT_PAIRS:
-            tolerance = float(np.quantile(pairs, REPEAT_QUANTILE))
-            bands.append(Band(default.metric, default.min_bytes, default.max_bytes, tolerance))
-            parts.append(f"{default.label}: ±{tolerance:.1%} ({len(pairs)} pairs)")
-        else:
-            bands.append(default)
-            parts.append(f"{default.label}: ±{default.tolerance:.0%} (default: {len(pairs)} pairs)")
+        tolerances = [runs[b] for b in BANDS if b in runs]
+        text = (f"run-to-run variation shown by these two runs: per metric and size range, the "
+                f"{RUNS_QUANTILE:.1%} quantile of how far its points moved around the range's common move "
+                f"(a point that wandered more inside its own run keeps its own spread): "
+                + "; ".join(t.text for t in tolerances))
+        return Rule("runs", tuple(tolerances), text)
+    tolerances = []
+    for band in BANDS:
+        pairs = pooled.get(band, [])
+        if len(pairs) >= MIN_POINTS:
+            r = runs.get(band)
+            tolerances.append(Tolerance(band, float(np.quantile(pairs, REPEAT_QUANTILE)),
+                                        f"{len(pairs)} pairs of repetitions",
+                                        r.shift if r else 0.0, r.shifted if r else False))
+        elif band in runs:
+            tolerances.append(runs[band])
     text = (f"run-to-run variation of the --repeat passes (the {REPEAT_QUANTILE:.0%} quantile of how far two "
-            f"repetitions of one point differ; figures are medians over the repetitions): " + "; ".join(parts))
-    return Rule("repeats", tuple(bands), text)
+            f"repetitions of one point differ; figures are medians over the repetitions; a range with too few "
+            f"pairs: its points' moves between the runs): " + "; ".join(t.text for t in tolerances))
+    return Rule("repeats", tuple(tolerances), text)
 
 
-def judge(base: Figures, other: Figures, metric: str, size: int | None, rule: Rule) -> Verdict:
-    tolerance = rule.tolerance(metric, size)
-    both = moved(base, other)
-    if both > tolerance:
-        return Verdict(True, f"median and fast end moved ≥ {both:.0%}, beyond ±{tolerance:.0%}")
+def judge(base: Figures, other: Figures, metric: str, size: int | None, rule: Rule, own: float = 0.0) -> Verdict:
+    """Changed when both figures moved beyond the range's tolerance (or the point's own spread
+    inside its runs, when larger), or went with a range that moved as a whole."""
+    t = rule.of(metric, size)
+    tolerance = max(t.value if t else rule.tolerance(metric, size), own)
+    whose = "its own spread" if t is None or own > t.value else "the range's"
+    move = signed_move(base, other)
+    if abs(move) > tolerance:
+        return Verdict(True, f"median and fast end moved ≥ {amount(abs(move))}, beyond ±{amount(tolerance)} ({whose})")
+    if t is not None and t.shifted and move * t.shift > 0 and abs(move) >= abs(t.shift) / 2:
+        return Verdict(True, f"moved {abs(move):.0%} with its whole range ({t.band.label}: {t.shift:+.0%})")
     median = abs(relative_move(base.median, other.median))
     if median > tolerance:
-        return Verdict(False, f"median moved {median:.0%}, the fast end {abs(relative_move(base.fast, other.fast)):.0%}: noise")
-    return Verdict(False, f"within ±{tolerance:.0%}")
+        fast = abs(relative_move(base.fast, other.fast))
+        return Verdict(False, f"median moved {amount(median)}, the fast end {amount(fast)}: noise")
+    return Verdict(False, f"within ±{amount(tolerance)}")
+
+
+def unstable_in(a: list[Result], b: list[Result]) -> str:
+    where = [name for name, rs in (("the baseline", a), ("the other run", b)) if is_unstable(rs)]
+    return "both runs" if len(where) == 2 else "".join(where)
 
 
 # --- comparing ------------------------------------------------------------------------------------
@@ -316,8 +529,13 @@ def compare_two(base: Run, other: Run) -> RunComparison:
         ratio = vb / va
         improvement = ratio if r.metric == "bandwidth" else 1 / ratio
         variant = ", ".join(f"{k}={v}" for k, v in key[1]) + (f", {r.ranks} ranks" if r.ranks > 1 else "")
+        where = unstable_in(a, results)
+        if where:
+            verdict = Verdict(False, f"unstable in {where}", unstable=True)
+        else:
+            verdict = judge(fa, fb, r.metric, r.bytes, rule, max(own_spread(x) for x in a + results))
         out.points.append(PointDelta(r.benchmark, variant or "-", r.bytes, r.metric, va, vb, ratio, improvement,
-                                     judge(fa, fb, r.metric, r.bytes, rule), key))
+                                     verdict, key))
     out.only_base = len(set(groups_a) - set(groups_b))
     out.winners, out.winners_note = compare_winners(base, other, rule)
     return out
@@ -333,7 +551,9 @@ def settings_text(settings: dict[str, set[str]], base: list[Result], other: list
 
 def compare_winners(base: Run, other: Run, rule: Rule) -> tuple[list[WinnerChange], str]:
     """Cells of answers.json (helper module commatlas.answers) whose winner changed; a change is
-    beyond the noise when each run's winner led its runner-up by more than the tolerance."""
+    beyond the noise when each run's winner led its runner-up by more than the tolerance of both
+    points (the range's, or a point's own spread when larger). A cell whose winner or runner-up is
+    unstable in either run cannot say."""
     try:
         from commatlas.answers import compute_answers  # type: ignore[attr-defined]
     except ImportError:
@@ -342,6 +562,7 @@ def compare_winners(base: Run, other: Run, rule: Rule) -> tuple[list[WinnerChang
         answers = [compute_answers(base), compute_answers(other)]
     except Exception as e:  # noqa: BLE001 - the point-by-point comparison stands without it
         return [], f"winners not compared: {type(e).__name__}: {e}"
+    records = [{r.point: r for r in run.results if r.point} for run in (base, other)]
     cells = [{(m["key"], c["bin"]): (m, c) for m in a.get("movements", []) for c in m.get("cells", [])
               if c.get("winner")} for a in answers]
     changes = []
@@ -350,11 +571,20 @@ def compare_winners(base: Run, other: Run, rule: Rule) -> tuple[list[WinnerChang
         wa, wb = winner_name(a["winner"]), winner_name(b["winner"])
         if wa == wb:
             continue
-        tolerance = rule.tolerance(movement.get("metric", ""), b.get("bytes"))
+        contenders = [(side, records[side].get((cell.get(role) or {}).get("point", "")))
+                      for side, cell in enumerate((a, b)) for role in ("winner", "runner_up")]
+        unstable = sorted({("the baseline", "the other run")[side] for side, r in contenders
+                           if r is not None and is_unstable([r])})
+        tolerance = max([rule.tolerance(movement.get("metric", ""), b.get("bytes"))]
+                        + [own_spread(r) for _, r in contenders if r is not None])
         margins = [c.get("margin") or 1.0 for c in (a, b)]
-        clear = all(m - 1 > tolerance for m in margins)
-        why = (f"each run's winner led by more than ±{tolerance:.0%}" if clear else
-               f"a margin within ±{tolerance:.0%} (×{margins[0]:.2f}, ×{margins[1]:.2f}): a tie")
+        clear = not unstable and all(m - 1 > tolerance for m in margins)
+        if unstable:
+            why = f"a contender is unstable in {' and '.join(unstable)}"
+        elif clear:
+            why = f"each run's winner led by more than ±{amount(tolerance)}"
+        else:
+            why = f"a margin within ±{amount(tolerance)} (×{margins[0]:.2f}, ×{margins[1]:.2f}): a tie"
         changes.append(WinnerChange(movement.get("label", key[0]), key[1], wa, wb, clear, why))
     return changes, ""
 
@@ -397,7 +627,10 @@ def _flatten(v: Any, prefix: str, out: dict[str, str]) -> None:
 
 def headline(c: RunComparison) -> str:
     n = len(c.points)
-    return f"{len(c.different)} of {n} common points changed beyond run-to-run variation"
+    text = f"{len(c.different)} of {n} common points changed beyond run-to-run variation"
+    if c.unstable:
+        text += f"; {len(c.unstable)} unstable in a run, not judged"
+    return text
 
 
 def print_comparison(comparisons: list[RunComparison], console: Console) -> None:
@@ -415,13 +648,14 @@ def print_comparison(comparisons: list[RunComparison], console: Console) -> None
         if c.settings:
             console.print("matched across run settings: " + "; ".join(c.settings))
         console.print(f"rule: {c.rule.text}")
-        rows = sorted(c.points, key=lambda p: (not p.verdict.different, -abs(math.log(p.improvement))
-                                               if p.improvement > 0 else 0))
+        rows = sorted(c.points, key=lambda p: (not p.verdict.different, not p.verdict.unstable,
+                                               -abs(math.log(p.improvement)) if p.improvement > 0 else 0))
         table = Table(title=headline(c), title_justify="left")
         for col in ("benchmark", "variant", "size", "baseline", "other", "ratio", "verdict"):
             table.add_column(col, overflow="fold")
         for p in rows[:TERMINAL_ROWS]:
-            style = ("green" if p.improvement > 1 else "red") if p.verdict.different else "dim"
+            style = (("green" if p.improvement > 1 else "red") if p.verdict.different
+                     else "yellow" if p.verdict.unstable else "dim")
             verdict = (("better: " if p.improvement > 1 else "worse: ") + p.verdict.why
                        if p.verdict.different else p.verdict.why)
             table.add_row(p.benchmark, p.variant, format_size(p.size), format_value(p.base, p.metric),

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# How far two identical default runs back to back differ on this machine: the evidence behind
-# commatlas.compare.DEFAULT_BANDS. Two `commatlas run` with no options (each stopped after
-# RUN_LIMIT_S seconds if the default run is longer: the points both measured are compared), then
-# `commatlas compare` (its verdict line: identical runs must be "no change" at >= 95% of points)
-# and scripts/compare_tolerance.py (per metric and size range: quantiles of |b/a - 1| next to the
-# default tolerance). Everything lands under $OUT; about 5 minutes.
+# How `commatlas compare` judges two identical default runs back to back on this machine. Two
+# `commatlas run` with no options (each stopped after RUN_LIMIT_S seconds if the default run is
+# longer: the points both measured are compared), then `commatlas compare` (its verdict line:
+# identical runs must be "no change" at >= 95% of points) and scripts/compare_tolerance.py (the
+# same, with the rule's tolerances, and against a planted 15% slowdown of the second run, which
+# must be flagged). Everything lands under $OUT; about 5 minutes.
 # Usage: OUT=dir bash scripts/device/compare_tolerance.sh   [RUN_LIMIT_S=100] [RUN_ARGS="..."]
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
