@@ -310,7 +310,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def export_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (or its results.jsonl)")
-    p.add_argument("--csv", action="store_true", help="CSV, one row per result (the only format, so the default)")
     p.add_argument("--out", metavar="FILE", help="output file (default: RUN_DIR/results.csv; - for stdout)")
 
 

@@ -307,7 +307,7 @@ def compare_two(base: Run, other: Run) -> RunComparison:
         va, vb = fa.median, fb.median
         ratio = vb / va
         improvement = ratio if r.metric == "bandwidth" else 1 / ratio
-        variant = ", ".join(f"{k}={v}" for k, v in key[1]) + (f", {r.ranks} ranks" if r.ranks > 1 else "")
+        variant = ", ".join([f"{k}={v}" for k, v in key[1]] + ([f"{r.ranks} ranks"] if r.ranks > 1 else []))
         out.points.append(PointDelta(r.benchmark, variant or "-", r.bytes, r.metric, va, vb, ratio, improvement,
                                      judge(fa, fb, r.metric, r.bytes, rule)))
     out.only_base = len(set(groups_a) - set(groups_b))
