@@ -342,7 +342,12 @@ def one_line(message: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        if not (sys.argv[1:] if argv is None else argv):
+            # Nothing asked: the commands are the answer (on stderr, exit 2, as for a missing argument).
+            parser.print_help(sys.stderr)
+            return 2
+        args = parser.parse_args(argv)
         return COMMANDS[args.command].handler(args)
     except CommatlasError as e:
         print(f"commatlas: error: {one_line(str(e))}", file=sys.stderr)
