@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from rich.console import Console
 
-from commatlas import osu
+from commatlas import STARTED, osu
 from commatlas.engine import Engine, engine_message, gpu_count
 from commatlas.errors import CommatlasError, UsageError
 from commatlas.launcher import Launcher, find_launcher
@@ -419,25 +419,11 @@ def pass_arguments(run_pass: Pass) -> list[str]:
     return args
 
 
-def process_age_s() -> float | None:
-    """Seconds since this process started (the kernel's clock), so the end record's wall time
-    includes the interpreter's start and imports, as `time` counts them; None off Linux."""
-    try:
-        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
-        start_ticks = int(fields[19])  # field 22 of stat(5), counted after "pid (comm)"
-        uptime = float(Path("/proc/uptime").read_text().split()[0])
-        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def write_end_record(results: Path, status: str, started: float) -> list[dict[str, Any]]:
     try:
         drop_partial_tail(results)
         records = read_records(results)
-        age = process_age_s()
-        wall = age if age is not None and age >= time.monotonic() - started else time.monotonic() - started
-        append_record(results, end_record(status, records, wall))
+        append_record(results, end_record(status, records, time.monotonic() - started))
     except OSError as e:
         raise CommatlasError(f"cannot write {results}: {e.strerror or e}") from None
     return records
@@ -447,7 +433,7 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
             resume: Path | None = None) -> int:
     """Runs the selection; with `resume`, continues that run directory instead of a new one."""
     start = utc_now()
-    started = time.monotonic()
+    started = STARTED  # the command's start, imports included, as `time` counts it
     engine_info = engine.info()
     topology = engine.topology()
     # `list` with the run options makes the engine validate sizes, NUMA nodes and memory
