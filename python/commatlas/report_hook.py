@@ -6,6 +6,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from commatlas.screen import print_whole
+
 
 def write_report_if_available(run_dir: Path, console: Console) -> None:
     try:
@@ -25,4 +27,4 @@ def write_report_if_available(run_dir: Path, console: Console) -> None:
         return
     html = getattr(written, "html", written)
     if html:
-        console.print(f"report: {html}")
+        print_whole(console, f"report: {html}")  # a path to copy: never folded

@@ -23,6 +23,7 @@ from commatlas.errors import CommatlasError, UsageError
 from commatlas.launcher import Launcher, find_launcher
 from commatlas.multinode import hang_from_log
 from commatlas.progress import PhaseProgress
+from commatlas.screen import print_folded, print_whole
 from commatlas.records import (
     ENGINE_LOG, RESULTS_FILE, append_record, drop_partial_tail, end_record, meta_record, read_records, utc_now,
 )
@@ -452,9 +453,9 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
         skip_arguments = ["--skip-points", str(resume_run(run_dir, options.for_meta(), engine_info, topology).resolve())]
     results, log_path = run_dir / RESULTS_FILE, run_dir / ENGINE_LOG
     for line in plan.suites:
-        progress_console.print(line, soft_wrap=True, highlight=False)
+        print_folded(progress_console, line)
     for note in plan.notes:
-        progress_console.print(f"commatlas: note: {note}", soft_wrap=True)
+        print_folded(progress_console, f"commatlas: note: {note}")
 
     metrics = {b["key"]: b["metric"] for b in benchmarks}
     status, failure = "complete", None
@@ -493,10 +494,11 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
         print_summary(console, records)
         write_report_if_available(run_dir, console)
     if status == "interrupted":
-        console.print(f"interrupted: the records measured so far are in {run_dir}; "
-                      f"continue with: commatlas run --resume {run_dir}")
+        # The command on a line of its own, never folded: it is copied and pasted.
+        print_folded(console, f"interrupted: the records measured so far are in {run_dir}; continue with:")
+        print_whole(console, f"commatlas run --resume {shlex.quote(str(run_dir))}")
         return EXIT_INTERRUPTED
-    console.print(f"results: {results}")
+    print_whole(console, f"results: {results}")
     if failure is not None:
         raise failure
     return 0
