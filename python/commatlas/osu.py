@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from commatlas.units import format_gbps, format_latency_us
+
 REFERENCE_PROGRAM = "commatlas-osu-ref"
 # OSU test -> (the record's benchmark key, the engine benchmark it checks, the --tests name).
 TESTS: dict[str, tuple[str, str, str]] = {
@@ -190,7 +192,7 @@ class ComparisonRow:
     """One size of one engine benchmark beside its OSU-method reference (medians over passes)."""
     benchmark: str
     bytes: int
-    metric: str             # latency (us) or bandwidth (MB/s, OSU's unit)
+    metric: str             # latency (us) or bandwidth (MB/s, OSU's unit; shown in GB/s)
     engine: float
     reference: float
     rounds: int             # passes that measured both
@@ -208,9 +210,9 @@ class ComparisonRow:
 
 
 def format_figure(value: float, metric: str) -> str:
-    """In OSU's units, without exponents: "0.4535 us", "252.1 MB/s", "10,350 MB/s"."""
-    unit = "us" if metric == "latency" else "MB/s"
-    return f"{value:,.0f} {unit}" if value >= 1000 else f"{value:.4g} {unit}"
+    """In the units every other table uses (GB/s; ns, us, ms), not OSU's MB/s: one convention
+    on the screen. `value` is in OSU's units (us, MB/s)."""
+    return format_latency_us(value) if metric == "latency" else format_gbps(value / 1000.0)
 
 
 def _figure(record: dict[str, Any]) -> float | None:
