@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from commatlas.errors import UsageError
+from commatlas.outputs import write_atomically
 from commatlas.records import RESULTS_FILE, drop_partial_tail, read_records
 
 SKIP_FILE = "resume-skip-points.txt"
@@ -96,7 +97,7 @@ def write_skip_points(run_dir: Path, records: list[dict[str, Any]]) -> Path:
     points = sorted({r["point"] for r in records
                      if isinstance(r, dict) and r.get("type") in DONE_TYPES and isinstance(r.get("point"), str)})
     path = run_dir / SKIP_FILE
-    path.write_text("".join(p + "\n" for p in points), encoding="utf-8")
+    write_atomically(path, "".join(p + "\n" for p in points))
     return path
 
 

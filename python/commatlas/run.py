@@ -492,7 +492,10 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
 
     if any(r.get("type") in ("result", "skip", "error") for r in records):
         print_summary(console, records)
-        write_report_if_available(run_dir, console)
+        try:
+            write_report_if_available(run_dir, console)
+        except UsageError as e:
+            failure = failure or e  # said last, after where the records are
     if status == "interrupted":
         # The command on a line of its own, never folded: it is copied and pasted.
         print_folded(console, f"interrupted: the records measured so far are in {run_dir}; continue with:")
