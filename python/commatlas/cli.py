@@ -224,8 +224,10 @@ def cmd_list(args: argparse.Namespace) -> int:
                     console.print(f"  {k['name']}: {', '.join(k['values'])}  [dim]{k['why']}[/dim]")
         return 0
 
+    from commatlas.osu import with_references
+
     engine = Engine.find()
-    benchmarks = engine.benchmarks()
+    benchmarks = with_references(engine.benchmarks(), engine.path)
     if args.json:
         print_json(benchmarks)
     else:

@@ -66,12 +66,48 @@ def reference_path(engine_path: Path) -> Path | None:
     return path if path.is_file() else None
 
 
-def tests_and_sizes(records: Iterable[dict[str, Any]]) -> tuple[list[str], list[int]]:
-    """The OSU tests that check benchmarks of these records, and the sizes those measured."""
+REFERENCE_KEYS = {key: test for test, (key, _, _) in TESTS.items()}
+_DESCRIPTION = {"osu_latency": "OSU-method ping-pong (osu_latency's loop), host buffers",
+                "osu_bw": "OSU-method bandwidth (osu_bw's windows), host buffers",
+                "osu_bibw": "OSU-method bidirectional bandwidth (osu_bibw's windows), host buffers"}
+
+
+def with_references(benchmarks: list[dict[str, Any]], engine_path: Path) -> list[dict[str, Any]]:
+    """The engine's benchmarks and, after each one the OSU method checks, its reference point
+    (`reference.osu_*`), so `list` shows them and --only/--exclude select them like any other.
+    They run in their own program after the MPI phase, at the sizes the engine benchmark they
+    check measured: selecting one runs that benchmark too."""
+    program = reference_path(engine_path)
+    out: list[dict[str, Any]] = []
+    for b in benchmarks:
+        out.append(b)
+        test = CHECKED.get(b.get("key", ""))
+        if test is None:
+            continue
+        runnable, reason = bool(b.get("runnable")), str(b.get("reason") or "")
+        if program is None:
+            runnable, reason = False, f"{REFERENCE_PROGRAM} is not installed next to the engine"
+        out.append({"key": TESTS[test][0], "category": "reference", "interface": "mpi", "suite": b["suite"],
+                    "metric": b["metric"], "description": _DESCRIPTION[test], "min_ranks": 2, "max_ranks": 2,
+                    "runnable": runnable, "reason": reason, "reference_of": b["key"], "runs_in": REFERENCE_PROGRAM})
+    return out
+
+
+def is_reference(benchmark: dict[str, Any]) -> bool:
+    return benchmark.get("key") in REFERENCE_KEYS
+
+
+def tests_and_sizes(records: Iterable[dict[str, Any]],
+                    selected: Iterable[str] | None = None) -> tuple[list[str], list[int]]:
+    """The OSU tests that check benchmarks of these records, and the sizes those measured;
+    `selected`: only these reference keys (None: every one)."""
+    wanted = None if selected is None else {REFERENCE_KEYS[k] for k in selected}
     tests: set[str] = set()
     sizes: set[int] = set()
     for r in records:
         test = CHECKED.get(r.get("benchmark", ""))
+        if wanted is not None and test not in wanted:
+            continue
         if r.get("type") == "result" and test and r.get("bytes") and r["bytes"] <= LARGEST_BYTES:
             tests.add(TESTS[test][2])
             sizes.add(int(r["bytes"]))

@@ -99,6 +99,7 @@ class Phase:
     title: str
     keys: tuple[str, ...]
     launcher: Launcher | None  # None: the engine runs as one plain process
+    references: tuple[str, ...] = ()  # the OSU-method points run after it (osu.REFERENCE_KEYS)
 
     def command(self, engine: Engine, results: Path, engine_arguments: list[str],
                 environment: dict[str, str] | None = None) -> list[str]:
@@ -143,7 +144,8 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
         # One rank per GPU where there are GPUs; two ranks is the smallest MPI job otherwise.
         ranks = options.ranks or max(2, gpu_count(topology))
         if options.ranks is not None:
-            check_ranks(ranks, mpi)
+            # The OSU-method points run on 2 ranks only and say so in skip records otherwise.
+            check_ranks(ranks, [b for b in mpi if not osu.is_reference(b)])
         try:
             launcher = find_launcher(ranks, options.launcher)
         except UsageError as e:
@@ -154,7 +156,12 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
             launcher_record = {"kind": "none", "command": [], "reason": no_launcher}
             mpi = []
         else:
-            phases.append(Phase(f"MPI ({launcher.ranks or '?'} ranks)", tuple(b["key"] for b in mpi), launcher))
+            # The OSU-method points run in their own program, after the engine benchmarks they
+            # check and at their sizes: asking for one runs its benchmark too.
+            references = tuple(b["key"] for b in mpi if osu.is_reference(b))
+            keys = [b["key"] for b in mpi if not osu.is_reference(b)]
+            keys += [b["reference_of"] for b in mpi if osu.is_reference(b) and b["reference_of"] not in keys]
+            phases.append(Phase(f"MPI ({launcher.ranks or '?'} ranks)", tuple(keys), launcher, references))
             launcher_record = launcher.describe()
             notes = launcher.notes
     suites = suite_lines(options.selection, benchmarks, [b for b in selected if b in mpi or not is_mpi_benchmark(b)],
@@ -319,7 +326,7 @@ def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Pat
     Its failure is recorded, never the run's: the engine's figures stand without it."""
     this_pass = [r for r in read_records(results) if r.get("repeat") == run_pass.repeat
                  and all((r.get("params") or {}).get(f"env.{k}") == v for k, v in run_pass.env)]
-    tests, sizes = osu.tests_and_sizes(this_pass)
+    tests, sizes = osu.tests_and_sizes(this_pass, phase.references)
     program = osu.reference_path(engine.path)
     if not tests or program is None or phase.launcher is None:
         return
@@ -439,7 +446,7 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     topology = engine.topology()
     # `list` with the run options makes the engine validate sizes, NUMA nodes and memory
     # before anything is created, and answers which benchmarks exist.
-    benchmarks = engine.benchmarks(options.engine_arguments())
+    benchmarks = osu.with_references(engine.benchmarks(options.engine_arguments()), engine.path)
     plan = plan_run(options, engine_info, topology, benchmarks)
     passes = plan_passes(options.repeat, options.sweep_env)
     if options.tune is not None:
