@@ -18,6 +18,13 @@ def test_list_names_every_benchmark(engine_path: Path, engine_benchmarks) -> Non
     assert "reference.harness_overhead" in done.stdout
 
 
+def test_list_at_80_columns_cuts_no_cell(engine_path: Path) -> None:
+    done = run_cli("list", env={"COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "…" not in done.stdout and max(len(line) for line in lines) <= 80, lines
+
+
 def test_list_json_is_the_engine_list_and_the_osu_method_points(engine_path: Path, engine_benchmarks) -> None:
     done = run_cli("list", "--json")
     assert done.returncode == 0, done.stderr
