@@ -149,7 +149,7 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
         try:
             launcher = find_launcher(ranks, options.launcher)
         except UsageError as e:
-            if mpi_was_asked_for(options):
+            if mpi_was_asked_for(options, bool(single)):
                 raise
             # The default run takes what the machine offers: no launcher, no MPI phase.
             no_launcher = str(e)
@@ -229,9 +229,14 @@ def tuning_passes(options: RunOptions, benchmarks: list[dict[str, Any]], plan: P
     return passes
 
 
-def mpi_was_asked_for(options: RunOptions) -> bool:
+def mpi_was_asked_for(options: RunOptions, others_selected: bool) -> bool:
+    """Whether a missing launcher refuses the run rather than leaving the MPI phase out: MPI was
+    asked for by suite or option, or --only selects nothing else (a glob such as '*' that also
+    selects single-process benchmarks runs those, and says why MPI is left out)."""
     chosen = options.selection
-    return bool(chosen.suites or chosen.only or options.ranks or options.launcher)
+    if chosen.suites or options.ranks or options.launcher:
+        return True
+    return bool(chosen.only) and not others_selected
 
 
 def prepare_run_dir(out: Path | None) -> Path:
