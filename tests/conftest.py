@@ -115,6 +115,26 @@ def have_mpiexec() -> bool:
     return shutil.which("mpiexec") is not None or shutil.which("mpirun") is not None
 
 
+MPI_LAUNCHERS = ("mpiexec", "mpirun", "orterun", "mpiexec.hydra", "mpiexec.openmpi", "mpirun.openmpi",
+                 "mpiexec.mpich", "mpirun.mpich")
+
+
+def path_without_mpi(directory: Path) -> str:
+    """A PATH holding every program of this one but the MPI launchers: a machine without MPI,
+    simulated (links to the programs, in `directory`)."""
+    bin_dir = directory / "bin-without-mpi"
+    bin_dir.mkdir(exist_ok=True)
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if not entry or not os.path.isdir(entry):
+            continue
+        for name in os.listdir(entry):
+            target = Path(entry) / name
+            if name in MPI_LAUNCHERS or (bin_dir / name).exists() or not os.access(target, os.X_OK):
+                continue
+            (bin_dir / name).symlink_to(target)
+    return str(bin_dir)
+
+
 def terminal_map(text: str) -> list[tuple[str, list[str]]]:
     """The terminal map as printed, in either layout (commatlas.summary.map_table): per movement, in
     order, its label (folded lines joined) and its bands' size ranges."""

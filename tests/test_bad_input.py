@@ -86,8 +86,13 @@ def test_missing_engine(tmp_path: Path, command: str) -> None:
     assert "COMMATLAS_ENGINE" in done.stderr
 
 
-def test_no_command() -> None:
-    assert_one_line_error(run_cli())
+def test_no_command_prints_the_commands() -> None:
+    done = run_cli()
+    assert done.returncode == 2 and not done.stdout
+    # Like --help: every command with its line, not only "the following arguments are required".
+    for name in ("run", "list", "info", "topo", "report", "compare", "export"):
+        assert f"\n    {name} " in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
 
 
 # --- MPI asked for where it cannot be had: a fake engine built without MPI ------------------------

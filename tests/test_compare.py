@@ -221,3 +221,10 @@ def test_repeat_passes_give_the_tolerance(tmp_path, engine_path) -> None:
     [c] = compare_runs([tmp_path / "a", tmp_path / "b"])
     assert c.rule.kind == "repeats" and "--repeat" in c.rule.text
     assert "pairs of repetitions)" in c.rule.text  # the tolerance says what it was measured from
+
+
+def test_variant_of_a_parameterless_multi_rank_point_starts_with_its_ranks() -> None:
+    # host_mpi holds MPI collectives with no parameters on 2 ranks: "2 ranks", not ", 2 ranks".
+    variants = [p.variant for p in compare_runs([FIXTURES / "host_mpi", FIXTURES / "host_mpi"])[0].points]
+    assert "2 ranks" in variants
+    assert not any(v.startswith((",", " ")) for v in variants), variants

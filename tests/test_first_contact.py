@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_one_line_error, fixture_json, have_mpiexec, run_cli, write_fake_engine
+from conftest import assert_one_line_error, fixture_json, have_mpiexec, path_without_mpi, run_cli, write_fake_engine
 
 # Recorded from a real engine built with CUDA, NCCL and MPI on a machine without a GPU driver.
 NO_GPU = ("info_cuda_no_gpu.json", "list_cuda_no_gpu.json", "topo_no_gpu.json")
@@ -33,16 +33,30 @@ def test_suite_asked_for_without_a_gpu_is_refused(cuda_engine_without_gpu, tmp_p
     assert not (tmp_path / "r").exists()
 
 
-def test_run_says_which_suites_it_runs_and_leaves_out(cuda_engine_without_gpu, tmp_path: Path) -> None:
-    done = run_cli("run", "--out", str(tmp_path / "r"), env=cuda_engine_without_gpu)
+@pytest.mark.parametrize("mpi", ["as this machine has it", "no mpiexec"])
+def test_run_says_which_suites_it_runs_and_leaves_out(cuda_engine_without_gpu, tmp_path: Path, mpi: str) -> None:
+    env = dict(cuda_engine_without_gpu)
+    if mpi == "no mpiexec":
+        env["PATH"] = path_without_mpi(tmp_path)  # the README's bare machine: no MPI installed
+    with_mpiexec = mpi != "no mpiexec" and have_mpiexec()
+    done = run_cli("run", "--out", str(tmp_path / "r"), env=env)
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     assert any(line.startswith("runs host: ") for line in lines), lines
     left = [line for line in lines if line.startswith("leaves out ")]
-    # One reason, said once, for the three suites it keeps out.
-    assert len(left) == 1 and all(s in left[0] for s in ("gpu", "nccl", "mpi-gpu")) and "no GPU" in left[0], left
-    if have_mpiexec():
+    # One reason, said once, for the three suites the missing GPU keeps out; short, and folded
+    # at word boundaries to 80 columns (no terminal here).
+    no_gpu = [line for line in left if "no GPU" in line]
+    assert len(no_gpu) == 1 and all(s in no_gpu[0] for s in ("gpu", "nccl", "mpi-gpu")), left
+    assert "cudaGetDeviceCount" not in done.stderr and ".cu:" not in done.stderr
+    assert all(len(line) <= 80 for line in lines), lines
+    if with_mpiexec:
         assert any(line.startswith("runs mpi: ") for line in lines), lines
+        assert len(left) == 1, left
+    else:
+        # Without MPI the mpi suite is left out with its reason; the run still succeeds.
+        assert any(line.startswith("leaves out mpi: ") and "mpiexec" in line for line in left), left
+        assert len(left) == 2, left
 
 
 def test_run_without_mpi_says_it_leaves_mpi_out(tmp_path: Path) -> None:
@@ -146,3 +160,27 @@ def test_ranks_the_machine_cannot_host_are_refused_up_front(engine_info, tmp_pat
     assert_one_line_error(done)
     assert "at most" in done.stderr and "ranks" in done.stderr
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("engine", ["cuda, no GPU", "host only"])
+def test_suite_all_where_a_suite_cannot_run_is_refused_before_anything_runs(
+        cuda_engine_without_gpu, tmp_path: Path, engine: str) -> None:
+    env = dict(cuda_engine_without_gpu)
+    if engine == "host only":
+        env["COMMATLAS_ENGINE"] = str(write_fake_engine(tmp_path, fixture_json("info_host_only.json"),
+                                                        fixture_json("list_host_only.json"), None))
+    done = run_cli("run", "--suite", "all", "--out", str(tmp_path / "r"), env=env)
+    assert_one_line_error(done)  # one line: no "runs gpu: ..." before it
+    assert "--suite all cannot run here" in done.stderr
+    assert ("no GPU" if engine == "cuda, no GPU" else "built without the mpi backend") in done.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_only_glob_over_suites_that_cannot_run_keeps_what_can(cuda_engine_without_gpu, tmp_path: Path) -> None:
+    # '--only *' names benchmarks, not suites: those whose suite cannot run here are left out up
+    # front and said so; none of them is started.
+    done = run_cli("run", "--only", "*", "--out", str(tmp_path / "r"), env=cuda_engine_without_gpu)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert not any(line.startswith(("runs gpu", "runs nccl", "runs mpi-gpu")) for line in lines), lines
+    assert any(line.startswith("leaves out gpu, nccl, mpi-gpu: no GPU") for line in lines), lines

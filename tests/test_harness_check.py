@@ -163,7 +163,7 @@ def test_mpi_pingpong_agrees_within_3_percent_and_a_10_percent_slower_harness_do
     # Below 1 us per operation there is no 1 us allowance: 10% slower is 10% slower.
     p = pair(check(slower(records, "mpi.pingpong", 8)), "reference.mpi_pingpong", 8)
     assert (p.agree, p.rule) == (False, "3%")
-    assert p.describe_difference() == "+7.8%"  # 0.515 us vs 0.477
+    assert p.describe_difference() == "1.08×"  # 0.515 us vs 0.477: a ratio, as everywhere
 
 
 def test_nccl_8_bytes_agree_within_1_us_but_not_1_5_us():
@@ -220,7 +220,7 @@ def test_a_pair_that_misses_3_percent_within_its_loops_own_spread_is_counted_apa
     # One thread, 1 MiB: 29.5 vs 28.1 GB/s, +5.0%; the bare loop's passes read 28.9, 25.9 and 28.1
     # (10.7% apart): the difference lies inside what the loop moves by itself.
     noisy = memcpy_pair(result, 1, MiB)
-    assert noisy.describe_difference() == "+5.0%" and not noisy.agree
+    assert noisy.describe_difference() == "1.05×" and not noisy.agree
     assert noisy.spread == pytest.approx((28.9 - 25.9) / 28.1, abs=0.005)
     assert (noisy.within_spread, noisy.judgement) == (
         True, "the machine did not repeat (its own spread is 11%, wider than the difference)")
@@ -234,7 +234,7 @@ def test_a_pair_that_misses_3_percent_within_its_loops_own_spread_is_counted_apa
         "harness vs bare loops: 1 of 6 points agree (within 3%, or 1 us per operation up to 64 KiB); "
         "at 2 the machine did not repeat: the loops' own run-to-run spread (up to 18%: host.memcpy at 16 MiB) "
         "is wider than the difference; at 3 the harness is slower or faster than the bare loop beyond their "
-        "spread (worst host.memcpy at 4 KiB: 0.755 GB/s harnessed vs 1.33 GB/s bare (−43.0%))")
+        "spread (worst host.memcpy at 4 KiB: 0.755 GB/s harnessed vs 1.33 GB/s bare (0.57×))")
     # The harness 20% slower at 1 MiB, one thread, in every pass: past the spread, a difference again.
     moved = memcpy_pair(check(slower(records, "host.memcpy", MiB, 1.20)), 1, MiB)
     assert (moved.agree, moved.within_spread) == (False, False)

@@ -46,6 +46,9 @@ def test_sigint_keeps_records_and_ends_interrupted(engine_path: Path, tmp_path: 
     assert end["results"] >= 1
     assert end["results"] < 21, "the run was stopped, not finished"
     assert "interrupted" in stdout
+    # The hint to continue is one whole line (copied and pasted), not folded at 80 columns.
+    assert f"commatlas run --resume {out}" in stdout.splitlines(), stdout
+    assert max(len(line) for line in stdout.splitlines()) <= max(80, len(f"commatlas run --resume {out}"))
 
 
 def test_engine_is_stopped_with_the_run(engine_path: Path, tmp_path: Path) -> None:

@@ -18,10 +18,21 @@ def test_list_names_every_benchmark(engine_path: Path, engine_benchmarks) -> Non
     assert "reference.harness_overhead" in done.stdout
 
 
-def test_list_json_is_the_engine_list(engine_path: Path, engine_benchmarks) -> None:
+def test_list_at_80_columns_cuts_no_cell(engine_path: Path) -> None:
+    done = run_cli("list", env={"COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "…" not in done.stdout and max(len(line) for line in lines) <= 80, lines
+
+
+def test_list_json_is_the_engine_list_and_the_osu_method_points(engine_path: Path, engine_benchmarks) -> None:
     done = run_cli("list", "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == engine_benchmarks
+    listed = json.loads(done.stdout)
+    # The OSU-method points run in their own program (commatlas-osu-ref), not in the engine.
+    assert [b for b in listed if not b.get("runs_in")] == engine_benchmarks
+    assert all(b["key"].startswith("reference.osu_") and b["reference_of"] in {e["key"] for e in engine_benchmarks}
+               for b in listed if b.get("runs_in"))
 
 
 def test_list_says_why_a_benchmark_cannot_run_here(tmp_path: Path) -> None:

@@ -196,17 +196,19 @@ def test_fault5_legends_name_what_differs_and_are_never_cut(h200):
                           {"mechanism": "SM copy", "benchmark": "gpu.copy_sm", "unroll": "4"}]) == ["copy engine", "SM copy"]
 
 
-def test_fault6_summary_without_a_terminal_fits_100_columns_without_folding(h200, monkeypatch):
-    """Was: without a terminal the summary table wrapped every cell at ~10 characters."""
+def test_fault6_summary_without_a_terminal_fits_80_columns_without_folding(h200, monkeypatch):
+    """Was: without a terminal the summary table wrapped every cell at ~10 characters; then it was
+    100 columns wide, past an 80-column terminal under `| head`. Now: the 80-column layout, each
+    movement on a line of its own above its bands (nothing folded inside a label)."""
     monkeypatch.delenv("COLUMNS", raising=False)
-    text = summary_text(read_lines(H200 / "results.jsonl"))
+    records = read_lines(H200 / "results.jsonl")
+    text = summary_text(records)
     lines = text.splitlines()
-    assert max(len(x) for x in lines) <= 100
+    assert max(len(x) for x in lines) <= 80
     table = lines[:lines.index("Findings")]
     rows = [x for x in table if re.search(r"\d (B|KiB|MiB|GiB)  ", x)]  # a band's sizes: "4–64 KiB", "256 MiB"
-    assert len(rows) >= 30
-    continuation = [x for x in table[3:] if x.strip() and x not in rows]
-    assert len(continuation) <= len(rows) // 10, continuation[:5]  # at most a long label folds
+    assert len(rows) >= 30 and all(x.startswith("  ") for x in rows)
+    assert text == summary_text(records, width=80, terminal=True)
 
 
 def test_summary_at_80_columns_fits(h200):

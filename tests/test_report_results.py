@@ -55,14 +55,20 @@ def test_truncated_last_line_keeps_the_whole_records_and_says_so(tmp_path):
     assert any("no end record" in n for n in run.notes)
 
 
-def test_corrupt_line_names_file_and_line(tmp_path):
+def test_corrupt_line_costs_its_record_and_is_named_once(tmp_path, capsys):
     lines = lines_of(H200X2)
     lines[9] = lines[9].replace("\"params\":", "\"params\"::", 1)
     path = write_run(tmp_path, lines)
-    with pytest.raises(ResultsError) as e:
-        load_run(path)
-    message = str(e.value)
-    assert f"{path / 'results.jsonl'}:10:" in message and "\n" not in message
+    run = load_run(path)
+    assert len(run.results) == len(load_run(H200X2).results) - 1 and run.end is not None
+    warning = capsys.readouterr().err.strip().splitlines()
+    assert len(warning) == 1 and f"{path / 'results.jsonl'}: 1 line is not valid JSON (line 10)" in warning[0]
+    assert any("line 10" in n for n in run.notes)
+
+
+def test_a_file_of_no_json_at_all_is_refused_naming_its_first_line(tmp_path):
+    with pytest.raises(ResultsError, match=r"holds no commatlas records \(line 1 is not valid JSON"):
+        load_run(write_run(tmp_path, ["hello\n", "world\n"]))
 
 
 def test_record_missing_a_field_names_its_line(tmp_path):

@@ -95,3 +95,42 @@ def test_resume_refuses_a_complete_run_and_a_missing_one(engine_path: Path, tmp_
     assert "complete" in done.stderr
     assert_one_line_error(run_cli("run", "--resume", str(tmp_path / "nothing")))
     assert_one_line_error(run_cli("run", "--resume", str(out), "--out", str(tmp_path / "x")))
+
+
+# --- one damaged line in the middle of a complete run ---------------------------------------------
+
+@pytest.fixture
+def run_with_a_damaged_line(engine_path: Path, tmp_path: Path) -> tuple[Path, int]:
+    out = tmp_path / "run"
+    done = run_cli("run", "--only", "reference.harness_overhead", "--sizes", "1:64", "--quick", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    results = out / "results.jsonl"
+    lines = results.read_text().splitlines(keepends=True)
+    assert json.loads(lines[-1])["status"] == "complete"
+    damaged = 3  # a result record in the middle (line 1 is meta)
+    lines[damaged - 1] = lines[damaged - 1][:40] + "\x00garbage" + lines[damaged - 1][60:]
+    results.write_text("".join(lines))
+    return out, damaged
+
+
+def test_a_damaged_line_costs_its_record_not_the_run(run_with_a_damaged_line, tmp_path: Path) -> None:
+    out, damaged = run_with_a_damaged_line
+    for args in (["report", str(out), "--out", str(tmp_path / "rep")], ["export", str(out), "--out", "-"],
+                 ["compare", str(out), str(out), "--html", str(tmp_path / "c.html")]):
+        done = run_cli(*args)
+        assert done.returncode == 0, (args, done.stderr)
+        warnings = [line for line in done.stderr.splitlines() if "not valid JSON" in line]
+        # One line per run read, saying how many lines and where.
+        assert warnings and all(f"1 line is not valid JSON (line {damaged})" in w for w in warnings), done.stderr
+    csv_rows = run_cli("export", str(out), "--out", "-").stdout.strip().splitlines()
+    assert len(csv_rows) == 1 + SIZES - 1  # header, and every result but the damaged one
+
+
+def test_resume_measures_the_point_of_a_damaged_line(run_with_a_damaged_line, validator) -> None:
+    out, _ = run_with_a_damaged_line
+    done = run_cli("run", "--resume", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "not valid JSON" in done.stderr  # said, not silent
+    after = assert_valid_run(out / "results.jsonl", validator)
+    assert after[-1]["status"] == "complete" and after[-1]["results"] == SIZES
+    assert set(results_by_point(after).values()) == {1} and len(results_by_point(after)) == SIZES

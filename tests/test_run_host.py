@@ -3,11 +3,16 @@ every line validates against schema/results.schema.json."""
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import assert_valid_run, run_cli
+from conftest import assert_valid_run, read_lines, run_cli
 
 # The fastest host benchmarks: CI has two shared cores, and the schema check needs real records
 # of every host kind, not a long sweep.
@@ -101,3 +106,18 @@ def test_fixed_budget_mode_is_reachable(engine_path: Path, tmp_path: Path, valid
         assert r["timing"]["batches"] == 1
     # Largest size first: the variant is prepared once at 64 KiB and 4 KiB runs inside it.
     assert [r["bytes"] for r in results] == [65536, 4096]
+
+
+def test_wall_time_counts_the_command_not_what_ran_before_in_its_process(engine_path: Path, tmp_path: Path) -> None:
+    # `bash -c '... && commatlas run'` runs commatlas in the shell's own process: what the shell
+    # did before (here a 5 s sleep) is not part of the run. Against the same run without it.
+    def wall_s(before: str, out: Path) -> float:
+        script = (f"{before}exec {shlex.quote(sys.executable)} -m commatlas run --quick "
+                  f"--only reference.harness_overhead --out {shlex.quote(str(out))}")
+        done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "COMMATLAS_ENGINE": str(engine_path)})
+        assert done.returncode == 0, done.stderr
+        return read_lines(out / "results.jsonl")[-1]["wall_s"]
+
+    alone, after_sleep = wall_s("", tmp_path / "a"), wall_s("sleep 5 && ", tmp_path / "b")
+    assert 0 < after_sleep < alone + 2.5, (alone, after_sleep)

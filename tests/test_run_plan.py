@@ -110,3 +110,40 @@ def test_an_amd_build_counts_as_the_gpu_backend() -> None:
     assert missing_backends("nccl", hip) == ["nccl"]
     assert default_suites(hip, four_gpus) == ("host", "gpu", "mpi", "mpi-gpu")
     check_suites(("gpu",), [{"key": "gpu.copy_ce", "suite": "gpu", "runnable": True}], hip, four_gpus)
+
+
+# --- the OSU-method points: listed, and selected like any benchmark ------------------------------
+
+@pytest.fixture
+def with_osu_reference(tmp_path: Path) -> Path:
+    """An engine with the OSU-method reference program installed beside it."""
+    engine = tmp_path / "commatlas-engine"
+    engine.write_text("")
+    (tmp_path / "commatlas-osu-ref").write_text("")
+    return engine
+
+
+def test_osu_points_are_selected_by_only_and_bring_what_they_check(mpi_world, with_osu_reference, monkeypatch) -> None:
+    from commatlas.osu import with_references
+
+    info, benchmarks = mpi_world
+    benchmarks = with_references(benchmarks, with_osu_reference)
+    assert "reference.osu_latency" in [b["key"] for b in benchmarks]
+    monkeypatch.setattr("commatlas.run.find_launcher", lambda ranks, text: Launcher("openmpi", ("mpiexec",), ranks))
+    plan = plan_run(options(selection=Selection(None, ("reference.osu*",), ())), info, None, benchmarks)
+    (mpi,) = plan.phases
+    # The engine measures mpi.pingpong (the sizes the reference then measures); the reference runs after.
+    assert mpi.keys == ("mpi.pingpong",) and mpi.references == ("reference.osu_latency",)
+    assert any(line.startswith("runs mpi: 2 benchmarks") for line in plan.suites), plan.suites
+    # Left out with --exclude: the engine benchmark runs, its reference does not.
+    plan = plan_run(options(selection=Selection(("mpi",), (), ("reference.osu*",))), info, None, benchmarks)
+    assert plan.phases[0].references == () and "mpi.pingpong" in plan.phases[0].keys
+
+
+def test_list_shows_the_osu_points(with_osu_reference, tmp_path: Path) -> None:
+    engine = write_fake_engine(with_osu_reference.parent, fixture_json("info_with_mpi.json"),
+                               fixture_json("list_with_mpi.json"), None)
+    (engine.parent / "commatlas-osu-ref").write_text("")
+    done = run_cli("list", env={"COMMATLAS_ENGINE": str(engine), "COLUMNS": "100"})
+    assert done.returncode == 0, done.stderr
+    assert "reference.osu_latency" in done.stdout

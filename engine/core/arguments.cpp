@@ -66,8 +66,13 @@ double parse_precision(const std::string& text) {
 
 // Seconds a benchmark point may take before the job is aborted; 0 turns the watchdog off.
 double parse_watchdog(const std::string& text) {
-  if (text == "0") return 0;
-  return parse_positive_double("--watchdog", text);
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && v >= 0 && v < 1e6) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError("--watchdog needs 0 (off) or more seconds, below 1000000 (11.6 days), got '" + text + "'");
 }
 
 

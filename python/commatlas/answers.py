@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from commatlas.outputs import write_atomically
 from commatlas.results import Endpoint, Movement, Result, Run, load_run
 from commatlas.units import format_size, format_size_range
 
@@ -574,7 +575,7 @@ def _tuning(run: Run) -> Any:
 def write_answers(run: Run, answers: dict[str, Any] | None = None, out_dir: Path | None = None) -> Path:
     answers = answers if answers is not None else compute_answers(run)
     path = (out_dir or run.directory) / ANSWERS_FILE
-    path.write_text(json.dumps(answers, indent=1, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+    write_atomically(path, json.dumps(answers, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
     return path
 
 

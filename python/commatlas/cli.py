@@ -212,8 +212,10 @@ def cmd_list(args: argparse.Namespace) -> int:
                     console.print(f"  {k['name']}: {', '.join(k['values'])}  [dim]{k['why']}[/dim]")
         return 0
 
+    from commatlas.osu import with_references
+
     engine = Engine.find()
-    benchmarks = engine.benchmarks()
+    benchmarks = with_references(engine.benchmarks(), engine.path)
     if args.json:
         print_json(benchmarks)
     else:
@@ -327,7 +329,6 @@ def cmd_check_order(args: argparse.Namespace) -> int:
 
 def export_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (or its results.jsonl)")
-    p.add_argument("--csv", action="store_true", help="CSV, one row per result (the only format, so the default)")
     p.add_argument("--out", metavar="FILE", help="output file (default: RUN_DIR/results.csv; - for stdout)")
 
 
@@ -360,7 +361,12 @@ def one_line(message: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        if not (sys.argv[1:] if argv is None else argv):
+            # Nothing asked: the commands are the answer (on stderr, exit 2, as for a missing argument).
+            parser.print_help(sys.stderr)
+            return 2
+        args = parser.parse_args(argv)
         return COMMANDS[args.command].handler(args)
     except CommatlasError as e:
         print(f"commatlas: error: {one_line(str(e))}", file=sys.stderr)

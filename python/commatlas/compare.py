@@ -528,7 +528,7 @@ def compare_two(base: Run, other: Run) -> RunComparison:
         va, vb = fa.median, fb.median
         ratio = vb / va
         improvement = ratio if r.metric == "bandwidth" else 1 / ratio
-        variant = ", ".join(f"{k}={v}" for k, v in key[1]) + (f", {r.ranks} ranks" if r.ranks > 1 else "")
+        variant = ", ".join([f"{k}={v}" for k, v in key[1]] + ([f"{r.ranks} ranks"] if r.ranks > 1 else []))
         where = unstable_in(a, results)
         if where:
             verdict = Verdict(False, f"unstable in {where}", unstable=True)

@@ -1,4 +1,4 @@
-"""`commatlas export RUN_DIR [--csv]`: one CSV row per result, for spreadsheets and pandas users.
+"""`commatlas export RUN_DIR`: one CSV row per result, for spreadsheets and pandas users.
 
 Parameters become `param.<name>` columns (the union over the run; empty where a benchmark has
 no such parameter). Samples are not exported: they stay in results.jsonl.
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -43,12 +44,18 @@ def row(r: Result) -> dict[str, Any]:
     out.update({k: getattr(r.stats, k) for k in STATS})
     out.update({f"param.{k}": v for k, v in r.params.items()})
     if r.peak:
-        out.update(peak_gbps=r.peak.gbps, peak_source=r.peak.source, peak_fraction=r.peak.fraction)
+        # An unknown peak is an empty cell like every other missing field, never "nan".
+        out.update(peak_gbps=blank_if_nan(r.peak.gbps), peak_source=r.peak.source,
+                   peak_fraction=blank_if_nan(r.peak.fraction))
     if r.collective:
         c = r.collective
         out.update(collective_operation=c.operation, algbw_gbps=c.algbw_gbps, bus_factor=c.bus_factor,
                    busbw_gbps=c.busbw_gbps, goodput_gbps=c.goodput_gbps)
     return out
+
+
+def blank_if_nan(x: Any) -> Any:
+    return "" if isinstance(x, float) and not math.isfinite(x) else x
 
 
 def write_csv(results: list[Result], stream: TextIO) -> None:

@@ -99,8 +99,9 @@ class Pair:
         return self.ratio - 1.0
 
     def describe_difference(self) -> str:
-        d = self.difference
-        return f"{d * 100:+.1f}%".replace("-", "−") if abs(d) < 1 else format_ratio(self.ratio)
+        # A ratio, as everywhere a figure is set against another (compare, findings, OSU);
+        # percentages are kept for shares: of a peak, spreads and tolerances.
+        return format_ratio(self.ratio)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from commatlas.agreement import Verdict, judge
+from commatlas.units import format_gbps, format_latency_us
 
 REFERENCE_PROGRAM = "commatlas-osu-ref"
 # OSU test -> (the record's benchmark key, the engine benchmark it checks, the --tests name).
@@ -99,14 +100,53 @@ def reference_path(engine_path: Path) -> Path | None:
     return path if path.is_file() else None
 
 
-def tests_and_sizes(records: Iterable[dict[str, Any]], buffers: str = "host") -> tuple[list[str], list[int]]:
+REFERENCE_KEYS = {key: test for test, (key, _, _) in TESTS.items()}
+HOST_CHECKED = {engine_key: test for test, (_, engine_key, _) in TESTS.items()}
+_DESCRIPTION = {"osu_latency": "OSU-method ping-pong (osu_latency's loop), host buffers",
+                "osu_bw": "OSU-method bandwidth (osu_bw's windows), host buffers",
+                "osu_bibw": "OSU-method bidirectional bandwidth (osu_bibw's windows), host buffers"}
+
+
+def with_references(benchmarks: list[dict[str, Any]], engine_path: Path) -> list[dict[str, Any]]:
+    """The engine's benchmarks and, after each one the OSU method checks, its reference point
+    (`reference.osu_*`), so `list` shows them and --only/--exclude select them like any other.
+    They run in their own program after the MPI phase, at the sizes the engine benchmark they
+    check measured: selecting one runs that benchmark too."""
+    program = reference_path(engine_path)
+    out: list[dict[str, Any]] = []
+    for b in benchmarks:
+        out.append(b)
+        # One listed reference per OSU test: the host benchmark it checks (the device run of the same
+        # test follows the GPU-aware points wherever those ran).
+        test = HOST_CHECKED.get(b.get("key", ""))
+        if test is None:
+            continue
+        runnable, reason = bool(b.get("runnable")), str(b.get("reason") or "")
+        if program is None:
+            runnable, reason = False, f"{REFERENCE_PROGRAM} is not installed next to the engine"
+        out.append({"key": TESTS[test][0], "category": "reference", "interface": "mpi", "suite": b["suite"],
+                    "metric": b["metric"], "description": _DESCRIPTION[test], "min_ranks": 2, "max_ranks": 2,
+                    "runnable": runnable, "reason": reason, "reference_of": b["key"], "runs_in": REFERENCE_PROGRAM})
+    return out
+
+
+def is_reference(benchmark: dict[str, Any]) -> bool:
+    return benchmark.get("key") in REFERENCE_KEYS
+
+
+def tests_and_sizes(records: Iterable[dict[str, Any]], buffers: str = "host",
+                    selected: Iterable[str] | None = None) -> tuple[list[str], list[int]]:
     """The OSU tests that check benchmarks of these records on these buffers, and the sizes those
-    measured. Device: only where the engine's GPU-aware device points have results, i.e. where the
-    MPI library reported CUDA support to the engine (a Skip otherwise)."""
+    measured; `selected`: only these reference keys (None: every one). Device: only where the
+    engine's GPU-aware device points have results, i.e. where the MPI library reported CUDA
+    support to the engine (a Skip otherwise)."""
+    wanted = None if selected is None else {REFERENCE_KEYS[k] for k in selected}
     tests: set[str] = set()
     sizes: set[int] = set()
     for r in records:
         test = CHECKED.get(r.get("benchmark", ""))
+        if wanted is not None and test not in wanted:
+            continue
         if (r.get("type") == "result" and test and compared(r) and CHECKED_BUFFERS[r["benchmark"]] == buffers
                 and r.get("bytes") and r["bytes"] <= (LARGEST_DEVICE_BYTES if buffers == "device" else LARGEST_BYTES)):
             tests.add(TESTS[test][2])
@@ -248,7 +288,7 @@ class ComparisonRow:
     """One size of one engine benchmark beside its OSU-method reference (medians over passes)."""
     benchmark: str
     bytes: int
-    metric: str             # latency (us) or bandwidth (MB/s, OSU's unit)
+    metric: str             # latency (us) or bandwidth (MB/s, OSU's unit; shown in GB/s)
     engine: float
     reference: float
     rounds: int             # passes that measured both
@@ -277,9 +317,9 @@ class ComparisonRow:
 
 
 def format_figure(value: float, metric: str) -> str:
-    """In OSU's units, without exponents: "0.4535 us", "252.1 MB/s", "10,350 MB/s"."""
-    unit = "us" if metric == "latency" else "MB/s"
-    return f"{value:,.0f} {unit}" if value >= 1000 else f"{value:.4g} {unit}"
+    """In the units every other table uses (GB/s; ns, us, ms), not OSU's MB/s: one convention
+    on the screen. `value` is in OSU's units (us, MB/s)."""
+    return format_latency_us(value) if metric == "latency" else format_gbps(value / 1000.0)
 
 
 def _figure(record: dict[str, Any]) -> float | None:

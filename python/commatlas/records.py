@@ -126,14 +126,19 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
 
 def read_records(path: Path) -> list[dict[str, Any]]:
     """Every complete record; a line cut short by a killed engine is left out, not fatal."""
-    records = []
-    with path.open(encoding="utf-8") as f:
-        for line in f:
+    return read_records_and_bad_lines(path)[0]
+
+
+def read_records_and_bad_lines(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
+    """Every record, and the numbers of the lines that are not JSON (damaged, or cut short)."""
+    records, bad = [], []
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
             line = line.strip()
             if not line:
                 continue
             try:
                 records.append(json.loads(line))
             except json.JSONDecodeError:
-                continue
-    return records
+                bad.append(number)
+    return records, bad

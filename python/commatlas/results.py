@@ -8,6 +8,7 @@ a file that is not a commatlas results file at all, raises ResultsError naming f
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -244,6 +245,7 @@ def load_run(run: str | Path) -> Run:
     except OSError as e:
         raise ResultsError(f"{path}: cannot read: {e}") from None
     notes: list[str] = []
+    bad: list[tuple[int, str]] = []  # lines that are not JSON: (number, why)
     run = Run(path, None, [], [], [], None, notes)
     # One bytes object, walked line by line: splitting or decoding the whole file would copy
     # every sample array once more (most of a 470 MB file) before anything is parsed.
@@ -262,16 +264,33 @@ def load_run(run: str | Path) -> Run:
                 if is_last:
                     notes.append(f"line {number} is truncated (the writer stopped mid-record); read the {number - 1} lines before it")
                     break
-                raise ResultsError(f"{path}:{number}: not valid JSON ({e})") from None
+                # One damaged line costs its record, not the run: the rest is read, and said.
+                bad.append((number, str(e)))
+                pos = end + 1
+                continue
             _add(run, record, number, path)
         pos = end + 1
     if not run.meta and not run.results and not run.skips and not run.failures:
-        raise ResultsError(f"{path}: holds no commatlas records")
+        first = f" (line {bad[0][0]} is not valid JSON: {bad[0][1]})" if bad else ""
+        raise ResultsError(f"{path}: holds no commatlas records{first}")
+    if bad:
+        message = bad_lines_text(path, [n for n, _ in bad])
+        notes.append(message)
+        print(f"commatlas: warning: {message}", file=sys.stderr)
     if run.meta is None:
         notes.append("no meta record (engine output without the launcher): machine, versions and environment are unknown")
     if run.end is None:
         notes.append("no end record: the run died or is still running; points after the last record are missing")
     return run
+
+
+def bad_lines_text(path: Path, numbers: list[int]) -> str:
+    """'results.jsonl: 2 lines are not valid JSON (lines 17, 40); read the records around them'."""
+    shown = ", ".join(str(n) for n in numbers[:5]) + (f" and {len(numbers) - 5} more" if len(numbers) > 5 else "")
+    many = len(numbers) > 1
+    return (f"{path}: {len(numbers)} line{'s are' if many else ' is'} not valid JSON "
+            f"(line{'s' if many else ''} {shown}); read the records around {'them' if many else 'it'}, "
+            f"their points are missing (`commatlas run --resume` measures them)")
 
 
 def run_from_records(records: Iterable[dict[str, Any]], path: str | Path = RESULTS_FILE) -> Run:

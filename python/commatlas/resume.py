@@ -5,11 +5,13 @@ options it was started with; anything else would mix incomparable numbers in one
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from commatlas.errors import UsageError
-from commatlas.records import RESULTS_FILE, drop_partial_tail, read_records
+from commatlas.outputs import write_atomically
+from commatlas.records import RESULTS_FILE, drop_partial_tail, read_records_and_bad_lines
 
 SKIP_FILE = "resume-skip-points.txt"
 # Records of the engine name their point (core/records.cpp point_key); these types are done.
@@ -22,13 +24,15 @@ def load_resumable(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
     if not results.is_file():
         raise UsageError(f"--resume {run_dir}: no {RESULTS_FILE} there")
     try:
-        records = read_records(results)
+        drop_partial_tail(results)  # a record cut short is not a damaged one
+        records, bad = read_records_and_bad_lines(results)
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"--resume {run_dir}: cannot read {results}: {e}") from None
     if not records or not isinstance(records[0], dict) or records[0].get("type") != "meta":
         raise UsageError(f"--resume {run_dir}: {results} does not start with a meta record")
     ends = [r for r in records if isinstance(r, dict) and r.get("type") == "end"]
-    if ends and ends[-1].get("status") == "complete":
+    # A damaged line lost its record: the run is not complete while that point is missing.
+    if ends and ends[-1].get("status") == "complete" and not bad:
         raise UsageError(f"--resume {run_dir}: that run is complete, there is nothing to resume")
     return records[0], records
 
@@ -76,9 +80,11 @@ def check_same_run(meta: dict[str, Any], engine_info: dict[str, Any], topology: 
 
 def reopen(run_dir: Path) -> None:
     """Makes the results file end at its last engine record again: a half-written line and the
-    interrupted run's end record go, the resumed run writes the one end record."""
+    interrupted run's end record go, the resumed run writes the one end record. Lines that are
+    not JSON go too (their points are measured again), so the continued file reads whole."""
     results = run_dir / RESULTS_FILE
     drop_partial_tail(results)
+    drop_damaged_lines(results)
     with results.open("rb+") as f:
         data = f.read()
         body = data[:-1] if data.endswith(b"\n") else data
@@ -91,12 +97,25 @@ def reopen(run_dir: Path) -> None:
             f.truncate(last_start)
 
 
+def drop_damaged_lines(results: Path) -> None:
+    _, bad = read_records_and_bad_lines(results)
+    if not bad:
+        return
+    damaged = set(bad)
+    with results.open("rb") as f:
+        kept = [line for number, line in enumerate(f, 1) if number not in damaged]
+    write_atomically(results, b"".join(kept).decode("utf-8", errors="replace"))
+    print(f"commatlas: note: --resume: dropped {len(bad)} line{'s' if len(bad) > 1 else ''} of {results} that "
+          f"{'are' if len(bad) > 1 else 'is'} not valid JSON (line{'s' if len(bad) > 1 else ''} "
+          f"{', '.join(map(str, bad[:5]))}); their points are measured again", file=sys.stderr)
+
+
 def write_skip_points(run_dir: Path, records: list[dict[str, Any]]) -> Path:
     """The engine's --skip-points file: one point key per line, for every point already done."""
     points = sorted({r["point"] for r in records
                      if isinstance(r, dict) and r.get("type") in DONE_TYPES and isinstance(r.get("point"), str)})
     path = run_dir / SKIP_FILE
-    path.write_text("".join(p + "\n" for p in points), encoding="utf-8")
+    write_atomically(path, "".join(p + "\n" for p in points))
     return path
 
 

@@ -17,12 +17,13 @@ from typing import Any, Callable, Iterable, Iterator
 
 from rich.console import Console
 
-from commatlas import osu
+from commatlas import STARTED, osu
 from commatlas.engine import Engine, engine_message, gpu_count
 from commatlas.errors import CommatlasError, UsageError
 from commatlas.launcher import Launcher, find_launcher
 from commatlas.multinode import hang_from_log
 from commatlas.progress import PhaseProgress
+from commatlas.screen import print_folded, print_whole
 from commatlas.records import (
     ENGINE_LOG, RESULTS_FILE, append_record, drop_partial_tail, end_record, meta_record, read_records, utc_now,
 )
@@ -115,6 +116,7 @@ class Phase:
     title: str
     keys: tuple[str, ...]
     launcher: Launcher | None  # None: the engine runs as one plain process
+    references: tuple[str, ...] = ()  # the OSU-method points run after it (osu.REFERENCE_KEYS)
 
     def command(self, engine: Engine, results: Path, engine_arguments: list[str],
                 environment: dict[str, str] | None = None) -> list[str]:
@@ -159,22 +161,31 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
         # One rank per GPU where there are GPUs; two ranks is the smallest MPI job otherwise.
         ranks = options.ranks or max(2, gpu_count(topology))
         if options.ranks is not None:
-            check_ranks(ranks, mpi)
+            # The OSU-method points run on 2 ranks only and say so in skip records otherwise.
+            check_ranks(ranks, [b for b in mpi if not osu.is_reference(b)])
         try:
             launcher = find_launcher(ranks, options.launcher)
         except UsageError as e:
-            if mpi_was_asked_for(options):
+            if mpi_was_asked_for(options, bool(single)):
                 raise
             # The default run takes what the machine offers: no launcher, no MPI phase.
             no_launcher = str(e)
             launcher_record = {"kind": "none", "command": [], "reason": no_launcher}
             mpi = []
         else:
-            phases.append(Phase(f"MPI ({launcher.ranks or '?'} ranks)", tuple(b["key"] for b in mpi), launcher))
+            # The OSU-method points run in their own program, after the engine benchmarks they
+            # check and at their sizes: asking for one runs its benchmark too.
+            references = tuple(b["key"] for b in mpi if osu.is_reference(b))
+            keys = [b["key"] for b in mpi if not osu.is_reference(b)]
+            keys += [b["reference_of"] for b in mpi if osu.is_reference(b) and b["reference_of"] not in keys]
+            phases.append(Phase(f"MPI ({launcher.ranks or '?'} ranks)", tuple(keys), launcher, references))
             launcher_record = launcher.describe()
             notes = launcher.notes
-    suites = suite_lines(options.selection, benchmarks, [b for b in selected if b in mpi or not is_mpi_benchmark(b)],
-                         engine_info, topology, launcher_record, no_launcher)
+    running = [b for b in selected if b in mpi or not is_mpi_benchmark(b)]
+    # Engine benchmarks run because an OSU-method point checks them count as running too.
+    brought = {key for phase in phases for key in phase.keys} - {b["key"] for b in running}
+    running += [b for b in benchmarks if b["key"] in brought]
+    suites = suite_lines(options.selection, benchmarks, running, engine_info, topology, launcher_record, no_launcher)
     return Plan(tuple(phases), launcher_record, notes, suites)
 
 
@@ -235,9 +246,14 @@ def tuning_passes(options: RunOptions, benchmarks: list[dict[str, Any]], plan: P
     return passes
 
 
-def mpi_was_asked_for(options: RunOptions) -> bool:
+def mpi_was_asked_for(options: RunOptions, others_selected: bool) -> bool:
+    """Whether a missing launcher refuses the run rather than leaving the MPI phase out: MPI was
+    asked for by suite or option, or --only selects nothing else (a glob such as '*' that also
+    selects single-process benchmarks runs those, and says why MPI is left out)."""
     chosen = options.selection
-    return bool(chosen.suites or chosen.only or options.ranks or options.launcher)
+    if chosen.suites or options.ranks or options.launcher:
+        return True
+    return bool(chosen.only) and not others_selected
 
 
 def prepare_run_dir(out: Path | None) -> Path:
@@ -342,7 +358,7 @@ def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Pat
     if program is None or phase.launcher is None:
         return
     for buffers in osu.BUFFERS:
-        tests, sizes = osu.tests_and_sizes(this_pass, buffers)
+        tests, sizes = osu.tests_and_sizes(this_pass, buffers, phase.references)
         if tests:
             _run_osu_reference(phase.launcher, program, buffers, tests, sizes, this_pass, run_pass, results,
                                log_path, progress, environment)
@@ -451,25 +467,11 @@ def pass_arguments(run_pass: Pass) -> list[str]:
     return args
 
 
-def process_age_s() -> float | None:
-    """Seconds since this process started (the kernel's clock), so the end record's wall time
-    includes the interpreter's start and imports, as `time` counts them; None off Linux."""
-    try:
-        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
-        start_ticks = int(fields[19])  # field 22 of stat(5), counted after "pid (comm)"
-        uptime = float(Path("/proc/uptime").read_text().split()[0])
-        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def write_end_record(results: Path, status: str, started: float) -> list[dict[str, Any]]:
     try:
         drop_partial_tail(results)
         records = read_records(results)
-        age = process_age_s()
-        wall = age if age is not None and age >= time.monotonic() - started else time.monotonic() - started
-        append_record(results, end_record(status, records, wall))
+        append_record(results, end_record(status, records, time.monotonic() - started))
     except OSError as e:
         raise CommatlasError(f"cannot write {results}: {e.strerror or e}") from None
     return records
@@ -480,12 +482,12 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     """Runs the selection; with `resume`, continues that run directory instead of a new one;
     `report=False` leaves the HTML report out (runs made only to be compared)."""
     start = utc_now()
-    started = time.monotonic()
+    started = STARTED  # the command's start, imports included, as `time` counts it
     engine_info = engine.info()
     topology = engine.topology()
     # `list` with the run options makes the engine validate sizes, NUMA nodes and memory
     # before anything is created, and answers which benchmarks exist.
-    benchmarks = engine.benchmarks(options.engine_arguments())
+    benchmarks = osu.with_references(engine.benchmarks(options.engine_arguments()), engine.path)
     plan = plan_run(options, engine_info, topology, benchmarks)
     passes = plan_passes(options.repeat, options.sweep_env)
     if options.tune is not None:
@@ -499,9 +501,9 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
         skip_arguments = ["--skip-points", str(resume_run(run_dir, options.for_meta(), engine_info, topology).resolve())]
     results, log_path = run_dir / RESULTS_FILE, run_dir / ENGINE_LOG
     for line in plan.suites:
-        progress_console.print(line, soft_wrap=True, highlight=False)
+        print_folded(progress_console, line)
     for note in plan.notes:
-        progress_console.print(f"commatlas: note: {note}", soft_wrap=True)
+        print_folded(progress_console, f"commatlas: note: {note}")
 
     metrics = {b["key"]: b["metric"] for b in benchmarks}
     status, failure = "complete", None
@@ -539,12 +541,16 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     if any(r.get("type") in ("result", "skip", "error") for r in records):
         print_summary(console, records)
         if report:
-            write_report_if_available(run_dir, console)
+            try:
+                write_report_if_available(run_dir, console)
+            except UsageError as e:
+                failure = failure or e  # said last, after where the records are
     if status == "interrupted":
-        console.print(f"interrupted: the records measured so far are in {run_dir}; "
-                      f"continue with: commatlas run --resume {run_dir}")
+        # The command on a line of its own, never folded: it is copied and pasted.
+        print_folded(console, f"interrupted: the records measured so far are in {run_dir}; continue with:")
+        print_whole(console, f"commatlas run --resume {shlex.quote(str(run_dir))}")
         return EXIT_INTERRUPTED
-    console.print(f"results: {results}")
+    print_whole(console, f"results: {results}")
     if failure is not None:
         raise failure
     return 0

@@ -74,8 +74,18 @@ def needs_gpu(suite: str) -> bool:
     return "cuda" in SUITE_BACKENDS.get(suite, ())
 
 
+def without_nested_detail(reason: str) -> str:
+    """'no NVIDIA driver, or one older than the CUDA runtime (cudaGetDeviceCount failed: ... (...))'
+    without its parenthesized detail, when that detail nests further: the runtime's own words
+    are for `commatlas info`, not for a line printed on every run."""
+    cut = reason.find(" (")
+    if cut > 0 and reason.find("(", cut + 2) > 0 and reason.endswith(")"):
+        return reason[:cut]
+    return reason
+
+
 def no_gpu_reason(topology: dict[str, Any] | None) -> str:
-    why = short_reason(str((topology or {}).get("reason") or ""))
+    why = without_nested_detail(short_reason(str((topology or {}).get("reason") or "")))
     return f"no GPU on this machine ({why})" if why else "no GPU on this machine"
 
 
@@ -92,6 +102,22 @@ def why_not_here(suite: str, benchmarks: list[dict[str, Any]], info: dict[str, A
     if members and suite not in MPI_SUITES and not any(b.get("runnable") for b in members):
         return common_reason(members)
     return None
+
+
+def blocked_suites(suites: set[str], benchmarks: list[dict[str, Any]], info: dict[str, Any],
+                   topology: dict[str, Any] | None) -> dict[str, str]:
+    """The suites among `suites` that cannot run here, each with why (in KNOWN_SUITES order)."""
+    order = [*KNOWN_SUITES, *sorted(suites - set(KNOWN_SUITES))]
+    found = {suite: why_not_here(suite, benchmarks, info, topology) for suite in order if suite in suites}
+    return {suite: why for suite, why in found.items() if why}
+
+
+def reasons_text(blocked: dict[str, str]) -> str:
+    """'gpu, nccl: no GPU on this machine; mpi: built without the mpi backend (...)'."""
+    by_reason: dict[str, list[str]] = {}
+    for suite, why in blocked.items():
+        by_reason.setdefault(why, []).append(suite)
+    return "; ".join(f"{', '.join(suites)}: {why}" for why, suites in by_reason.items())
 
 
 def common_reason(benchmarks: list[dict[str, Any]]) -> str:
@@ -154,6 +180,19 @@ def select(
     selected = [b for b in benchmarks if chosen(b)]
     if not selected:
         raise UsageError("the selection matches no benchmark (see `commatlas list`)")
+    # Decided here, before anything runs: a suite this machine cannot run is never started (its
+    # benchmarks matched by --only are left out, and said so), so no phase fails after measuring.
+    if request.suites is not None and ALL_SUITES in request.suites:
+        every = blocked_suites({*KNOWN_SUITES, *(b["suite"] for b in benchmarks)}, benchmarks, info, topology)
+        if every:
+            raise UsageError(f"--suite all cannot run here ({reasons_text(every)}): "
+                             f"leave --suite out to run what this machine can")
+    blocked = blocked_suites({b["suite"] for b in selected}, benchmarks, info, topology)
+    if blocked:
+        kept = [b for b in selected if b["suite"] not in blocked]
+        if not kept:
+            raise UsageError(f"nothing selected can run here: {reasons_text(blocked)}")
+        selected = kept
     if not any(b.get("runnable") or is_mpi_benchmark(b) for b in selected):
         raise UsageError(f"nothing selected can run here: {common_reason(selected)}")
     return selected

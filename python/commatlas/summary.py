@@ -1,7 +1,7 @@
 """The summary printed at the end of a run, answer first: the best-interface map condensed to
 size bands over which the winner does not change (one line per band), the findings, then pair
-matrices, one line on the harness against its bare reference loops, skips and errors. It fits the terminal, and NO_TERMINAL_WIDTH columns when there is no
-terminal (CI, `| tee`): rich would otherwise lay tables out for 80 columns and fold every cell."""
+matrices, one line on the harness against its bare reference loops, skips and errors. It fits the terminal, and NO_TERMINAL_WIDTH (80) columns when there is no
+terminal (CI, `| head`), in the layout an 80-column terminal gets."""
 
 from __future__ import annotations
 
@@ -21,9 +21,10 @@ from commatlas.osu import comparison_rows
 from commatlas.pair_matrix import matrix_table, pair_matrices
 from commatlas.report.bestmap import bands, map_rows
 from commatlas.results import ResultsError, run_from_records
-from commatlas.units import format_size
+from commatlas.selection import short_reason
+from commatlas.units import format_ratio, format_size
 
-NO_TERMINAL_WIDTH = 100
+NO_TERMINAL_WIDTH = 80
 TERMINAL_FINDINGS = 6  # the rest are in report.html and summary.md
 
 
@@ -98,14 +99,15 @@ def osu_table(records: list[dict[str, Any]]) -> Table | None:
         table.add_column(column, overflow="fold")
     for r, verdict in zip(rows, verdicts):
         table.add_row(r.benchmark, format_size(r.bytes), r.engine_text, r.reference_text,
-                      f"{r.ratio:.3f}", verdict.short, style="red" if verdict.differs else None)
+                      format_ratio(r.ratio), verdict.short, style="red" if verdict.differs else None)
     return table
 
 
 def skips_table(records: list[dict[str, Any]]) -> Table | None:
     """One row per reason, with the benchmarks it stopped: a one-GPU machine skips dozens of
     benchmarks for the same two or three reasons, and a row each repeated them."""
-    points = Counter((r.get("reason", ""), r["benchmark"]) for r in records if r.get("type") == "skip")
+    # Where in the engine's sources a reason was raised is for its developers (engine.log has it).
+    points = Counter((short_reason(r.get("reason", "")), r["benchmark"]) for r in records if r.get("type") == "skip")
     if not points:
         return None
     by_reason: dict[str, list[str]] = {}

@@ -59,7 +59,10 @@ def format_value(x: float, metric: str) -> str:
 
 
 def format_ratio(x: float) -> str:
-    return f"{x:.2f}×" if x < 10 else f"{x:.3g}×"
+    """'1.08×', '0.57×', '177×'; below 0.1 two significant digits ('0.0012×'), never '0.00×'."""
+    if x >= 10:
+        return f"{x:.3g}×"
+    return f"{x:.2f}×" if x >= 0.1 else f"{x:.2g}×"
 
 
 def format_percent(fraction: float | None) -> str:

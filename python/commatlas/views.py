@@ -48,7 +48,8 @@ def benchmarks_table(benchmarks: list[dict[str, Any]], width: int = 80,
     machine without a GPU) is said once, below the table, instead of on every row."""
     wide = width >= WIDE_COLUMNS
     table = Table(title=f"{len(benchmarks)} benchmarks in this build", title_justify="left", box=None,
-                  padding=(0, 2, 0, 0), show_edge=False, header_style="bold")
+                  # One space between columns below 100: at 80 two cut "with MPI [1]" to "with MPI […".
+                  padding=(0, 2 if wide else 1, 0, 0), show_edge=False, header_style="bold")
     table.add_column("key", no_wrap=True)
     # The interface column is left to `list --json`: records name the mechanism (movement.mechanism).
     names = ["category", "suite", "metric", "ranks", "variants", "runs here"] if wide else \

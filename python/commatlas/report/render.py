@@ -14,6 +14,7 @@ from commatlas.report import bestmap, figures, machine, multinode, variability
 from commatlas.report.findings import mechanism_name
 from commatlas.report.templating import render
 from commatlas.units import format_size
+from commatlas.outputs import write_atomically
 from commatlas.results import Point, Result, Run, group_series, load_run
 
 MAX_FLAG_ROWS = 200
@@ -47,8 +48,8 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, allocat
     context = build_context(run, allocator)
     write_answers(run, context["answers"], out)
     paths = ReportPaths(out / "report.html", out / "summary.md")
-    paths.html.write_text(render("report.html.j2", context), encoding="utf-8")
-    paths.markdown.write_text(render("summary.md.j2", context), encoding="utf-8")
+    write_atomically(paths.html, render("report.html.j2", context))
+    write_atomically(paths.markdown, render("summary.md.j2", context))
     return paths
 
 
