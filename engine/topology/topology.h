@@ -11,6 +11,7 @@
 
 #include "core/benchmark.h"  // Peak
 #include "core/json.h"
+#include "topology/host_memory.h"
 
 namespace commatlas {
 
@@ -79,8 +80,10 @@ std::optional<Peak> peak_peer(const Topology& topo, int src, int dst);     // NV
 // get their peak from: HBM within a GPU, PCIe between host and GPU, the NVLink/PCIe pair between
 // GPUs (both directions summed for `bi`), the link for a collective's busbw, and why there is none
 // (host memory, host-buffer MPI, between nodes, a cache-resident working set). `bytes` is the
-// point's size; `cpu_cache_bytes` the CPU's last-level cache (HostFacts).
-PeakAnswer peak_of(const Movement& movement, std::uint64_t bytes, const Topology& topo, std::uint64_t cpu_cache_bytes);
+// point's size; `cpu_cache_bytes` the CPU's last-level cache (HostFacts); `host_memory` the
+// host's DRAM peak, or why it is not known (host_memory.h).
+PeakAnswer peak_of(const Movement& movement, std::uint64_t bytes, const Topology& topo, std::uint64_t cpu_cache_bytes,
+                   const HostMemoryPeak& host_memory = HostMemoryPeak{});
 
 // Link arithmetic, exposed for tests.
 double pcie_gbps_per_direction(int generation, int width);  // after encoding (8b/10b, 128b/130b)
