@@ -448,6 +448,7 @@ def _choice(c: Contender, r: Result) -> dict[str, Any]:
             "spread": [lo if math.isfinite(lo) else None, hi if math.isfinite(hi) else None],
             "peak_fraction": fraction,
             "peak_gbps": r.peak.gbps if r.peak and fraction is not None else None,
+            "residency": r.movement.residency_why or None if r.movement else None,
             "point": r.point or f"line {r.line}",
             # What one operation's time covers (a ping-pong's half round trip, a copy's launch and
             # synchronisation): contenders of a latency row are timed by different methods.

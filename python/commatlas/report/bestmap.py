@@ -112,6 +112,8 @@ def _detail(cell: dict[str, Any]) -> str:
              + ", ".join(f"{k}={v}" for k, v in w["choices"].items()) + f") at {cell['bytes']} B" + _includes(w)]
     if cell["cache_resident"]:
         parts.append("cache-resident: every figure here can live in a cache; no winner")
+    if w.get("residency"):
+        parts.append(("in cache" if cell["cache_resident"] else "memory-resident") + f" by measurement: {w['residency']}")
     if cell["runner_up"]:
         r = cell["runner_up"]
         parts.append(f"runner-up {contender_words(r)} [{r['allocator']}] {_figure(r)}, "
