@@ -18,7 +18,7 @@ from commatlas.answers import compute_answers
 from commatlas.harness_check import harness_check
 from commatlas.osu import comparison_rows
 from commatlas.pair_matrix import matrix_table, pair_matrices
-from commatlas.report.bestmap import bands, map_rows
+from commatlas.report.bestmap import bands, host_memory_peak_line, map_rows
 from commatlas.results import ResultsError, run_from_records
 from commatlas.units import format_size
 
@@ -146,6 +146,9 @@ def print_summary(console: Console, records: list[dict[str, Any]]) -> None:
     table = map_table(answers, width or console.width)
     if table is not None:
         parts.append(table)
+        peak_line = host_memory_peak_line(run)
+        if peak_line:
+            parts.append(peak_line)
     if run.undeclared:
         parts.append(f"{run.undeclared} result(s) declare no movement (written before the engine declared "
                      "movements): they are not in the map.")

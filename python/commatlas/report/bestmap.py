@@ -84,6 +84,23 @@ class MapRow:
         return f"{self.kind} (×{len(self.keys)})"
 
 
+HOST_MEMORY_PEAK_PREFIX = "no host memory peak: "
+
+
+def host_memory_peak_line(run: Any) -> str:
+    """One line for the screen where the run's host-memory bandwidths have no % of peak: the host
+    memory peak is unknown, and the true reason (the engine's, from the machine's SMBIOS tables),
+    said once rather than in every row's record."""
+    reasons = [r.peak.unknown for r in run.results
+               if r.peak and r.peak.unknown.startswith(HOST_MEMORY_PEAK_PREFIX)
+               and not (r.movement and r.movement.cache_resident)]
+    if not reasons:
+        return ""
+    host = ((run.meta or {}).get("engine") or {}).get("host") or {}
+    why = (host.get("memory_peak") or {}).get("unknown") or reasons[0][len(HOST_MEMORY_PEAK_PREFIX):]
+    return f"% of peak: the host memory peak is unknown: {why}"
+
+
 def _figure(choice: dict[str, Any]) -> str:
     v = choice["value"]
     if choice["unit"] == "us":

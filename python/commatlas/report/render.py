@@ -86,6 +86,7 @@ def build_context(run: Run, allocator: str | None = None) -> dict:
         answers=answers,
         rows=rows,
         columns=bestmap.map_columns(rows, bins),
+        peak_line=bestmap.host_memory_peak_line(run),
         fixed_rows=fixed_rows,
         fixed_columns=bestmap.map_columns(fixed_rows, bins),
         fixed_notes=fixed_notes,
