@@ -44,6 +44,9 @@ from commatlas.units import format_size, format_size_range
 
 FORMAT = "commatlas-answers/2"
 ANSWERS_FILE = "answers.json"
+# The smallest messages are a column of their own, shown at the smallest size measured there: a
+# 1 B ping-pong is the latency figure people look for, and a bin up to 4 KiB showed only 4 KiB.
+SMALLEST_BIN_MAX = 64
 FIRST_BIN_MAX = 4096
 BIN_FACTOR = 4
 COLLECTIVES = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast", "reduce",
@@ -60,17 +63,19 @@ class Bin:
 
 
 def bin_index(size: int) -> int:
-    i, top = 0, FIRST_BIN_MAX
+    if size <= SMALLEST_BIN_MAX:
+        return 0
+    i, top = 1, FIRST_BIN_MAX
     while size > top:
         i, top = i + 1, top * BIN_FACTOR
     return i
 
 
 def make_bin(i: int) -> Bin:
-    top = FIRST_BIN_MAX * BIN_FACTOR ** i
     if i == 0:
-        return Bin(f"≤ {format_size(top)}", 1, top)
-    low = top // BIN_FACTOR
+        return Bin(f"≤ {format_size(SMALLEST_BIN_MAX)}", 1, SMALLEST_BIN_MAX)
+    top = FIRST_BIN_MAX * BIN_FACTOR ** (i - 1)
+    low = SMALLEST_BIN_MAX if i == 1 else top // BIN_FACTOR
     return Bin(format_size_range(low, top), low + 1, top)  # "1–4 MiB", not "1 MiB–4 MiB"
 
 
@@ -463,7 +468,8 @@ def _cell(b: Bin, contenders: dict[Contender, dict[int, Result]], metric: str) -
                 sizes[size] = sizes.get(size, 0) + 1
     if not sizes:
         return None
-    size = max(sizes, key=lambda s: (sizes[s], s))
+    # The smallest bin shows its smallest size; the others the size most contenders measured.
+    size = min(sizes) if b.min_bytes == 1 else max(sizes, key=lambda s: (sizes[s], s))
     here = [(c, p[size]) for c, p in contenders.items() if size in p]
     here.sort(key=lambda cr: value_of(cr[1]), reverse=metric == "bandwidth")
     memory = [(c, r) for c, r in here if not (r.movement and r.movement.cache_resident)]
