@@ -461,10 +461,17 @@ def _choice(c: Contender, r: Result) -> dict[str, Any]:
 
 
 def _cell(b: Bin, contenders: dict[Contender, dict[int, Result]], metric: str) -> dict[str, Any] | None:
+    low = b.min_bytes
+    if metric != "latency" and b.max_bytes <= FIRST_BIN_MAX:
+        # A bandwidth of a few bytes is a latency in disguise: bandwidth rows keep one column up
+        # to 4 KiB (the size most contenders measured), as before the smallest messages had theirs.
+        if b.min_bytes == 1:
+            return None
+        low = 1
     sizes: dict[int, int] = {}
     for points in contenders.values():
         for size in points:
-            if b.min_bytes <= size <= b.max_bytes:
+            if low <= size <= b.max_bytes:
                 sizes[size] = sizes.get(size, 0) + 1
     if not sizes:
         return None
