@@ -110,3 +110,22 @@ def test_an_amd_build_counts_as_the_gpu_backend() -> None:
     assert missing_backends("nccl", hip) == ["nccl"]
     assert default_suites(hip, four_gpus) == ("host", "gpu", "mpi", "mpi-gpu")
     check_suites(("gpu",), [{"key": "gpu.copy_ce", "suite": "gpu", "runnable": True}], hip, four_gpus)
+
+
+def test_a_pattern_leaves_out_a_suite_that_cannot_run_here(monkeypatch) -> None:
+    """`--tune mpi` (its preset selects "mpi.*") on a machine without a GPU: the mpi-gpu benchmarks
+    it matches are left out with the reason, not announced and then skipped point by point.
+    A real engine's list and topology on such a machine (CUDA and MPI built, no driver)."""
+    monkeypatch.setattr("commatlas.run.find_launcher",
+                        lambda ranks, text: Launcher("openmpi", ("mpiexec", "-n", str(ranks)), ranks))
+    info, benchmarks = fixture_json("info_cuda_no_gpu.json"), fixture_json("list_cuda_no_gpu.json")
+    plan = plan_run(options(selection=Selection(None, ("mpi.*",), ())), info,
+                    fixture_json("topo_no_gpu.json"), benchmarks)
+    keys = {k for phase in plan.phases for k in phase.keys}
+    assert keys and all(not k.startswith(("mpi.staged.", "mpi.gpu_aware.")) for k in keys), keys
+    assert not any(line.startswith("runs mpi-gpu") for line in plan.suites), plan.suites
+    assert any(line.startswith("leaves out") and "mpi-gpu" in line and "no GPU" in line for line in plan.suites), plan.suites
+    # Only GPU benchmarks named: refused in one line, before anything runs.
+    with pytest.raises(UsageError, match="nothing selected can run here: no GPU"):
+        plan_run(options(selection=Selection(None, ("mpi.staged.*",), ())), info, fixture_json("topo_no_gpu.json"),
+                 benchmarks)

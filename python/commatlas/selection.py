@@ -154,6 +154,15 @@ def select(
     selected = [b for b in benchmarks if chosen(b)]
     if not selected:
         raise UsageError("the selection matches no benchmark (see `commatlas list`)")
+    if suites == (ALL_SUITES,):
+        # Patterns ("mpi.*", a --tune preset's) reach into every suite: one that cannot run here
+        # at all (mpi-gpu without a GPU) is left out, and said so, rather than run point by point
+        # into skips. Named suites were checked above; all of a named suite's reasons still refuse.
+        blocked = {suite: why_not_here(suite, benchmarks, info, topology) for suite in {b["suite"] for b in selected}}
+        runnable = [b for b in selected if not blocked[b["suite"]]]
+        if not runnable:
+            raise UsageError(f"nothing selected can run here: {next(why for why in blocked.values() if why)}")
+        selected = runnable
     if not any(b.get("runnable") or is_mpi_benchmark(b) for b in selected):
         raise UsageError(f"nothing selected can run here: {common_reason(selected)}")
     return selected
