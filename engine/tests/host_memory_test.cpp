@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -133,6 +134,27 @@ TEST_F(HostMemoryFiles, TheReasonSaysWhatWasMissing) {
     const HostMemoryPeak denied = discover_host_memory_peak(path("DMI"), path("mc"), false);
     EXPECT_EQ(denied.unknown, path("DMI") + " not readable: Permission denied");
   }
+}
+
+// dmidecode --dump-bin FILE writes a 32-byte entry point, then the table.
+TEST_F(HostMemoryFiles, DmidecodeWhereTheKernelHidesTheTables) {
+  const std::string bin = path("bin");
+  std::filesystem::create_directories(bin);
+  write("bin/dmidecode", "#!/bin/sh\n{ head -c 32 /dev/zero; cat '" + fixture_path("ddr5_2dimm.bin") + "'; } > \"$2\"\n");
+  chmod(path("bin/dmidecode").c_str(), 0755);
+  const char* old_path = std::getenv("PATH");
+  const std::string saved = old_path ? old_path : "";
+  setenv("PATH", (bin + ":" + saved).c_str(), 1);
+  const HostMemoryPeak via = discover_host_memory_peak(path("DMI"), path("mc"), true);
+  ASSERT_TRUE(via.peak) << via.unknown;
+  EXPECT_DOUBLE_EQ(via.peak->gbps, 76.8);
+  EXPECT_NE(via.peak->source.find("read through dmidecode"), std::string::npos) << via.peak->source;
+
+  write("bin/dmidecode", "#!/bin/sh\nexit 1\n");  // not root: it cannot read them either
+  const HostMemoryPeak refused = discover_host_memory_peak(path("DMI"), path("mc"), true);
+  setenv("PATH", saved.c_str(), 1);
+  EXPECT_FALSE(refused.peak);
+  EXPECT_NE(refused.unknown.find("could not read the tables either (exit 1"), std::string::npos) << refused.unknown;
 }
 
 Movement host_copy(std::optional<int> numa) {
