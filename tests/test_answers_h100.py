@@ -157,13 +157,15 @@ def test_terminal_bands_show_the_sizes_measured_not_bin_bounds(records, answers)
 
     table = _band_sizes(records, 100)
     assert table["host memory → GPU 0"] == ["4 KiB–256 MiB"]
-    assert table["host memory → GPU 0 (latency)"] == ["4–32 KiB"]  # gpu.copy_latency's 4 and 32 KiB
+    # gpu.copy_latency's 8 B, 4 and 32 KiB: the smallest size measured is shown, not hidden in a 4 KiB bin.
+    assert table["host memory → GPU 0 (latency)"] == ["8 B–32 KiB"]
     # Cache-resident bands name their fastest mechanism: the copy engine up to 1 MiB, the SM copy
     # at 16 MiB (was one "cache" band), then the copy engine from HBM.
     assert table["within GPU 0"] == ["4 KiB–1 MiB", "16 MiB", "256 MiB"]
-    assert table["rank 0 → rank 1, host buffers, ping-pong"] == ["4 KiB–1 MiB"]
-    for width in (100, 80):
-        assert not any(s.startswith("1 B") for sizes in _band_sizes(records, width).values() for s in sizes)
+    assert table["rank 0 → rank 1, host buffers, ping-pong"] == ["1 B–1 MiB"]  # the 1 B ping-pong was measured
+    for width in (100, 80):  # "1 B" only where 1 B was measured (MPI), never a bin's bound
+        assert {k for k, sizes in _band_sizes(records, width).items() if any(s.startswith("1 B") for s in sizes)} \
+            <= {k for k in table if k.startswith("rank 0")}
     rows, _ = map_rows(answers)
     for mrow in rows:
         for band in bands(mrow):
@@ -182,8 +184,8 @@ def test_map_columns_are_headed_by_the_sizes_measured(tmp_path) -> None:
     paths = write_report(tmp_path)
     markdown = paths.markdown.read_text()
     header = next(line for line in markdown.splitlines() if line.startswith("| movement |"))
-    assert header == "| movement | 4 KiB | 64 KiB | 256 KiB | 1 MiB | 2 MiB | 16 MiB | 32 MiB | 256 MiB |"
+    assert header == "| movement | 8 B | 4 KiB | 64 KiB | 256 KiB | 1 MiB | 2 MiB | 16 MiB | 32 MiB | 256 MiB |"
     row = next(line for line in markdown.splitlines() if line.startswith("| [allgather, host buffers"))
-    assert row.split(" | ")[1] == "MPI 0.384 GB/s at 1 KiB"  # measured at 1 KiB, in the 4 KiB column
+    assert row.split(" | ")[2] == "MPI 0.384 GB/s at 1 KiB"  # measured at 1 KiB, in the 4 KiB column
     html = paths.html.read_text()
     assert '<th title="bin 4–16 MiB">16 MiB</th>' in html and "<th>4–16 KiB</th>" not in html

@@ -147,3 +147,22 @@ def test_list_shows_the_osu_points(with_osu_reference, tmp_path: Path) -> None:
     done = run_cli("list", env={"COMMATLAS_ENGINE": str(engine), "COLUMNS": "100"})
     assert done.returncode == 0, done.stderr
     assert "reference.osu_latency" in done.stdout
+
+
+def test_a_pattern_leaves_out_a_suite_that_cannot_run_here(monkeypatch) -> None:
+    """`--tune mpi` (its preset selects "mpi.*") on a machine without a GPU: the mpi-gpu benchmarks
+    it matches are left out with the reason, not announced and then skipped point by point.
+    A real engine's list and topology on such a machine (CUDA and MPI built, no driver)."""
+    monkeypatch.setattr("commatlas.run.find_launcher",
+                        lambda ranks, text: Launcher("openmpi", ("mpiexec", "-n", str(ranks)), ranks))
+    info, benchmarks = fixture_json("info_cuda_no_gpu.json"), fixture_json("list_cuda_no_gpu.json")
+    plan = plan_run(options(selection=Selection(None, ("mpi.*",), ())), info,
+                    fixture_json("topo_no_gpu.json"), benchmarks)
+    keys = {k for phase in plan.phases for k in phase.keys}
+    assert keys and all(not k.startswith(("mpi.staged.", "mpi.gpu_aware.")) for k in keys), keys
+    assert not any(line.startswith("runs mpi-gpu") for line in plan.suites), plan.suites
+    assert any(line.startswith("leaves out") and "mpi-gpu" in line and "no GPU" in line for line in plan.suites), plan.suites
+    # Only GPU benchmarks named: refused in one line, before anything runs.
+    with pytest.raises(UsageError, match="nothing selected can run here: mpi-gpu: no GPU"):
+        plan_run(options(selection=Selection(None, ("mpi.staged.*",), ())), info, fixture_json("topo_no_gpu.json"),
+                 benchmarks)

@@ -32,6 +32,7 @@
 #include "core/registry.h"
 #include "core/runner.h"
 #include "core/sizes.h"
+#include "topology/host_memory.h"
 #include "core/tiers.h"
 #include "topology/nics.h"
 #include "core/verification.h"
@@ -83,6 +84,14 @@ void write_host(JsonWriter& w, const HostFacts& host) {
   for (int n : host.numa_nodes) w.value(n);
   w.end_array();
   w.field("numa_placement", host.numa_placement);
+  // The DRAM peak host-memory figures are compared with, or why there is none: said once here
+  // so that a reader learns it from the machine, not from every row.
+  const HostMemoryPeak& memory = host_memory_peak();
+  w.key("memory_peak").begin_object();
+  w.key("gbps");
+  if (memory.peak) w.value(memory.peak->gbps); else w.null();
+  w.field(memory.peak ? "source" : "unknown", memory.peak ? memory.peak->source : memory.unknown);
+  w.end_object();
   w.end_object();
 }
 

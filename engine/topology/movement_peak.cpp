@@ -187,17 +187,36 @@ bool involves_gpu(const Movement& m) {
   return false;
 }
 
+// Host memory to host memory by the CPU: the DRAM channels carry the bytes (twice for a copy).
+PeakAnswer host_memory_answer(const Movement& m, const HostMemoryPeak& host_memory) {
+  if (!host_memory.peak)
+    return unknown("no host memory peak: " + (host_memory.unknown.empty() ? std::string("not looked for") : host_memory.unknown));
+  for (const Endpoint* e : {&*m.from, &*m.to})
+    if (e->numa && host_memory.arrays > 1)
+      return unknown("the host memory peak is the whole machine's (" + std::to_string(host_memory.arrays) +
+                     " memory arrays); SMBIOS does not say which modules NUMA node " + std::to_string(*e->numa) + " has");
+  std::optional<Peak> p = host_memory.peak;
+  if (m.operation == Operation::Copy) {
+    p->gbps /= 2;
+    p->source += " / 2: a copy reads and writes every byte through the same channels";
+  }
+  return known(p, "no host memory peak");
+}
+
 PeakAnswer answer(const Movement& m, std::uint64_t bytes, std::uint64_t cpu_cache_bytes) {
   // Host-only runs never start GPU discovery (the CUDA runtime, NVML) just to learn there is none.
   static const Topology no_gpus;
-  return peak_of(m, bytes, involves_gpu(m) ? gpu_topology() : no_gpus, cpu_cache_bytes);
+  const bool host_only = !involves_gpu(m);
+  return peak_of(m, bytes, host_only ? no_gpus : gpu_topology(), cpu_cache_bytes,
+                 host_only ? host_memory_peak() : HostMemoryPeak{});
 }
 
 const bool registered = set_peak_function(&answer);
 
 }  // namespace
 
-PeakAnswer peak_of(const Movement& m, std::uint64_t bytes, const Topology& topo, std::uint64_t cpu_cache_bytes) {
+PeakAnswer peak_of(const Movement& m, std::uint64_t bytes, const Topology& topo, std::uint64_t cpu_cache_bytes,
+                   const HostMemoryPeak& host_memory) {
   if (!m.from || !m.to || m.operation == Operation::Nothing) return PeakAnswer{};
   PeakAnswer a;
   std::string resident_why;
@@ -219,7 +238,7 @@ PeakAnswer peak_of(const Movement& m, std::uint64_t bytes, const Topology& topo,
   else if (!m.same_node)
     a = unknown("between nodes: the network's peak is not known yet");
   else if (m.mechanism == Mechanism::CpuMemcpy || m.mechanism == Mechanism::CpuLoadStore)
-    a = unknown("no DRAM peak: the host's memory channels and speed are not readable without root (dmidecode)");
+    a = host_memory_answer(m, host_memory);
   else if (m.mechanism == Mechanism::MpiHost)
     a = unknown("no peak: MPI on host buffers moves through host memory (or the network), whose peak is not known");
   else if (m.mechanism == Mechanism::Harness)

@@ -12,6 +12,7 @@
 #include "core/benchmark.h"  // Peak
 #include "core/json.h"
 #include "core/wire.h"
+#include "topology/host_memory.h"
 
 namespace commatlas {
 
@@ -80,8 +81,10 @@ std::optional<Peak> peak_peer(const Topology& topo, int src, int dst);     // NV
 // get their peak from: HBM within a GPU, PCIe between host and GPU, the NVLink/PCIe pair between
 // GPUs (both directions summed for `bi`), the link for a collective's busbw, and why there is none
 // (host memory, host-buffer MPI, between nodes, a cache-resident working set). `bytes` is the
-// point's size; `cpu_cache_bytes` the CPU's last-level cache (HostFacts).
-PeakAnswer peak_of(const Movement& movement, std::uint64_t bytes, const Topology& topo, std::uint64_t cpu_cache_bytes);
+// point's size; `cpu_cache_bytes` the CPU's last-level cache (HostFacts); `host_memory` the
+// host's DRAM peak, or why it is not known (host_memory.h).
+PeakAnswer peak_of(const Movement& movement, std::uint64_t bytes, const Topology& topo, std::uint64_t cpu_cache_bytes,
+                   const HostMemoryPeak& host_memory = HostMemoryPeak{});
 
 // Which GPU link a movement's bytes cross, and so which traffic counters must see them
 // (core/wire.h): PCIe between host memory and a GPU (or for host-staged MPI), the pair's NVLink or

@@ -45,6 +45,9 @@ from commatlas.units import format_size, format_size_range
 
 FORMAT = "commatlas-answers/2"
 ANSWERS_FILE = "answers.json"
+# The smallest messages are a column of their own, shown at the smallest size measured there: a
+# 1 B ping-pong is the latency figure people look for, and a bin up to 4 KiB showed only 4 KiB.
+SMALLEST_BIN_MAX = 64
 FIRST_BIN_MAX = 4096
 BIN_FACTOR = 4
 COLLECTIVES = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast", "reduce",
@@ -61,17 +64,19 @@ class Bin:
 
 
 def bin_index(size: int) -> int:
-    i, top = 0, FIRST_BIN_MAX
+    if size <= SMALLEST_BIN_MAX:
+        return 0
+    i, top = 1, FIRST_BIN_MAX
     while size > top:
         i, top = i + 1, top * BIN_FACTOR
     return i
 
 
 def make_bin(i: int) -> Bin:
-    top = FIRST_BIN_MAX * BIN_FACTOR ** i
     if i == 0:
-        return Bin(f"≤ {format_size(top)}", 1, top)
-    low = top // BIN_FACTOR
+        return Bin(f"≤ {format_size(SMALLEST_BIN_MAX)}", 1, SMALLEST_BIN_MAX)
+    top = FIRST_BIN_MAX * BIN_FACTOR ** (i - 1)
+    low = SMALLEST_BIN_MAX if i == 1 else top // BIN_FACTOR
     return Bin(format_size_range(low, top), low + 1, top)  # "1–4 MiB", not "1 MiB–4 MiB"
 
 
@@ -449,6 +454,7 @@ def _choice(c: Contender, r: Result) -> dict[str, Any]:
             "spread": [lo if math.isfinite(lo) else None, hi if math.isfinite(hi) else None],
             "peak_fraction": fraction,
             "peak_gbps": r.peak.gbps if r.peak and fraction is not None else None,
+            "residency": r.movement.residency_why or None if r.movement else None,
             "point": r.point or f"line {r.line}",
             # What one operation's time covers (a ping-pong's half round trip, a copy's launch and
             # synchronisation): contenders of a latency row are timed by different methods.
@@ -458,14 +464,22 @@ def _choice(c: Contender, r: Result) -> dict[str, Any]:
 
 
 def _cell(b: Bin, contenders: dict[Contender, dict[int, Result]], metric: str) -> dict[str, Any] | None:
+    low = b.min_bytes
+    if metric != "latency" and b.max_bytes <= FIRST_BIN_MAX:
+        # A bandwidth of a few bytes is a latency in disguise: bandwidth rows keep one column up
+        # to 4 KiB (the size most contenders measured), as before the smallest messages had theirs.
+        if b.min_bytes == 1:
+            return None
+        low = 1
     sizes: dict[int, int] = {}
     for points in contenders.values():
         for size in points:
-            if b.min_bytes <= size <= b.max_bytes:
+            if low <= size <= b.max_bytes:
                 sizes[size] = sizes.get(size, 0) + 1
     if not sizes:
         return None
-    size = max(sizes, key=lambda s: (sizes[s], s))
+    # The smallest bin shows its smallest size; the others the size most contenders measured.
+    size = min(sizes) if b.min_bytes == 1 else max(sizes, key=lambda s: (sizes[s], s))
     here = [(c, p[size]) for c, p in contenders.items() if size in p]
     here.sort(key=lambda cr: value_of(cr[1]), reverse=metric == "bandwidth")
     memory = [(c, r) for c, r in here if not (r.movement and r.movement.cache_resident)]

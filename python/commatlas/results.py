@@ -16,6 +16,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from commatlas.errors import UsageError
+from commatlas.residency import measure_residency
 
 RESULTS_FILE = "results.jsonl"
 RECORD_TYPES = ("meta", "result", "skip", "error", "end")
@@ -104,6 +105,10 @@ class Movement:
     # Collectives and patterns: members of the communicator; None on point-to-point movements and
     # in records written before the engine declared it (answers.participants_of falls back).
     participants: int | None = None
+    # How cache_resident was decided: "capacity" (the engine: the working set fits the nominal
+    # cache) or "measured" (a latency sweep's own levels, residency.py), with why.
+    residency: str = "capacity"
+    residency_why: str = ""
 
 
 @dataclass(frozen=True)
@@ -281,6 +286,7 @@ def load_run(run: str | Path) -> Run:
         notes.append("no meta record (engine output without the launcher): machine, versions and environment are unknown")
     if run.end is None:
         notes.append("no end record: the run died or is still running; points after the last record are missing")
+    measure_residency(run)
     return run
 
 
@@ -299,6 +305,7 @@ def run_from_records(records: Iterable[dict[str, Any]], path: str | Path = RESUL
     run = Run(path, None, [], [], [], None, [])
     for number, record in enumerate(records, 1):
         _add(run, record, number, path)
+    measure_residency(run)
     return run
 
 

@@ -19,7 +19,7 @@ from commatlas.harness_check import harness_check
 from commatlas.agreement import MEANING
 from commatlas.osu import comparison_rows
 from commatlas.pair_matrix import matrix_table, pair_matrices
-from commatlas.report.bestmap import bands, map_rows
+from commatlas.report.bestmap import bands, host_memory_peak_line, map_rows
 from commatlas.results import ResultsError, run_from_records
 from commatlas.selection import short_reason
 from commatlas.units import format_ratio, format_size
@@ -155,6 +155,9 @@ def print_summary(console: Console, records: list[dict[str, Any]]) -> None:
     table = map_table(answers, width or console.width)
     if table is not None:
         parts.append(table)
+        peak_line = host_memory_peak_line(run)
+        if peak_line:
+            parts.append(peak_line)
     if run.undeclared:
         parts.append(f"{run.undeclared} result(s) declare no movement (written before the engine declared "
                      "movements): they are not in the map.")

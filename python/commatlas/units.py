@@ -74,3 +74,21 @@ def format_percent(fraction: float | None) -> str:
     if 0 < fraction < 0.00095:
         return "<0.1%"
     return f"{fraction * 100:.0f}%" if fraction >= 0.1 else f"{fraction * 100:.1f}%"
+
+
+def numa_nodes_text(nodes: list[int] | None) -> str:
+    """"1 NUMA node (0)", "2 NUMA nodes (0, 1)": a bare "NUMA nodes 0" reads as none."""
+    nodes = list(nodes or [])
+    if not nodes:
+        return "unknown"
+    return f"{len(nodes)} NUMA node{'' if len(nodes) == 1 else 's'} ({', '.join(map(str, nodes))})"
+
+
+def memory_peak_text(peak: dict | None) -> str:
+    """The host's DRAM peak as the engine states it (host.memory_peak): figure and how it was
+    found, or that it is unknown and why."""
+    if not peak:
+        return "not stated (an engine from before it looked)"
+    if peak.get("gbps"):
+        return f"{peak['gbps']:.4g} GB/s ({peak.get('source', '')})"
+    return f"unknown: {peak.get('unknown', 'no reason given')}"

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from commatlas.engine import gpu_count
 from commatlas.selection import MPI_SUITES, needs_gpu, no_gpu_reason, rank_range_text, short_reason
-from commatlas.units import format_size
+from commatlas.units import format_size, memory_peak_text, numa_nodes_text
 
 
 # Below this many columns the category and interface columns are left out (`list --json` has them).
@@ -107,7 +107,8 @@ def info_tables(info: dict[str, Any]) -> list[Table]:
     machine.add_row("memory", f"{format_size(host.get('memory_total_bytes'))} total, "
                               f"{format_size(host.get('memory_available_bytes'))} available")
     placement = "buffers can be placed" if host.get("numa_placement") else "no libnuma: placement not possible"
-    machine.add_row("numa nodes", f"{', '.join(map(str, host.get('numa_nodes', [])))} ({placement})")
+    machine.add_row("numa", f"{numa_nodes_text(host.get('numa_nodes'))}, {placement}")
+    machine.add_row("memory peak", memory_peak_text(host.get("memory_peak")))
 
     backends = Table(title="Backends", title_justify="left")
     backends.add_column("backend")

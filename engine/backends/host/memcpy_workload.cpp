@@ -64,8 +64,7 @@ Accounting MemcpyWorkload::accounting() const {
     a.timing = "host steady_clock around a batch of memcpy calls on one thread";
     a.latency_includes = "one libc memcpy call";
   }
-  // No peak: a DRAM theoretical limit needs the channel count and speed (dmidecode, root), and a
-  // guessed peak would be a made-up number in the record.
+  // The DRAM peak is the movement's (topology/movement_peak.cpp, from the SMBIOS tables).
   return a;
 }
 

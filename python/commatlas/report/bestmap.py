@@ -87,6 +87,23 @@ class MapRow:
         return f"{self.kind} (×{len(self.keys)})"
 
 
+HOST_MEMORY_PEAK_PREFIX = "no host memory peak: "
+
+
+def host_memory_peak_line(run: Any) -> str:
+    """One line for the screen where the run's host-memory bandwidths have no % of peak: the host
+    memory peak is unknown, and the true reason (the engine's, from the machine's SMBIOS tables),
+    said once rather than in every row's record."""
+    reasons = [r.peak.unknown for r in run.results
+               if r.peak and r.peak.unknown.startswith(HOST_MEMORY_PEAK_PREFIX)
+               and not (r.movement and r.movement.cache_resident)]
+    if not reasons:
+        return ""
+    host = ((run.meta or {}).get("engine") or {}).get("host") or {}
+    why = (host.get("memory_peak") or {}).get("unknown") or reasons[0][len(HOST_MEMORY_PEAK_PREFIX):]
+    return f"% of peak: the host memory peak is unknown: {why}"
+
+
 def _figure(choice: dict[str, Any]) -> str:
     v = choice["value"]
     if choice["unit"] == "us":
@@ -115,6 +132,8 @@ def _detail(cell: dict[str, Any]) -> str:
              + ", ".join(f"{k}={v}" for k, v in w["choices"].items()) + f") at {cell['bytes']} B" + _includes(w)]
     if cell["cache_resident"]:
         parts.append("cache-resident: every figure here can live in a cache; no winner")
+    if w.get("residency"):
+        parts.append(("in cache" if cell["cache_resident"] else "memory-resident") + f" by measurement: {w['residency']}")
     if cell.get("unstable"):
         parts.append("did not repeat: a later batch of " + " and ".join(mechanism_name(m) for m in cell["unstable"])
                      + " disagreed with the first, so no winner is claimed here")

@@ -103,7 +103,10 @@ def movement_figures(data: list[MovementData], rows: list[MapRow]) -> list[Figur
         sample = unit[max(unit)]
         ylabel = ("bus bandwidth (GB/s, nccl-tests factor)" if sample.collective else "bandwidth (GB/s, median)") \
             if d.metric == "bandwidth" else "latency (µs, median)"
-        title = f"{d.label}: {d.key.operation}, {d.key.direction}, {d.metric}"
+        if d.metric == "latency":
+            lines, ylabel = _in_time_unit(lines)
+        # The label already says the operation and direction in words; the metric only where it does not.
+        title = d.label if d.metric in d.label else f"{d.label}: {d.metric}"
         caption = ""
         if len(d.contenders) > plots.MAX_LINES:
             caption = f"{len(d.contenders) - plots.MAX_LINES} more contenders not drawn (slowest at the largest size). "
@@ -149,10 +152,22 @@ def undeclared_figures(series: list[Series]) -> list[Figure]:
         lines = [_line(s.points, label) for s, label in zip(members, labels)]
         metric = members[0].first.metric
         title = f"{bench} ({metric}; no movement declared)"
-        svg = plots.Drawing(plots.curves_svg, (lines,), dict(title=title, ylabel="bandwidth (GB/s, median)"
-                            if metric == "bandwidth" else "latency (µs, median)"))
+        ylabel = "bandwidth (GB/s, median)"
+        if metric != "bandwidth":
+            lines, ylabel = _in_time_unit(lines)
+        svg = plots.Drawing(plots.curves_svg, (lines,), dict(title=title, ylabel=ylabel))
         out.append(Figure("undeclared-" + slug(bench), title, svg, "Bands: p5–p95 of every sample."))
     return out
+
+
+def _in_time_unit(lines: list[plots.Line]) -> tuple[list[plots.Line], str]:
+    """Latency lines (µs) rescaled to the unit their values read best in, and the axis label."""
+    values = np.concatenate([line.values for line in lines]) if lines else np.array([])
+    factor, unit = plots.time_unit(values)
+    scaled = [plots.Line(line.label, line.sizes, line.values * factor,
+                         None if line.low is None else line.low * factor,
+                         None if line.high is None else line.high * factor, line.cache) for line in lines]
+    return scaled, f"latency ({unit}, median)"
 
 
 def _line(points: list[Result], label: str) -> plots.Line:

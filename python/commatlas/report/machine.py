@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from commatlas.units import format_size
+from commatlas.selection import short_reason
+from commatlas.units import format_size, memory_peak_text, numa_nodes_text
 
 
 @dataclass
@@ -32,9 +33,12 @@ def describe_machine(meta: dict[str, Any] | None, rank_cpus: list[tuple[str, ...
         ("started", meta.get("start_time")), ("command line", " ".join(map(str, meta.get("command_line") or []))),
         ("engine", " ".join(str(engine.get(k)) for k in ("version", "git_sha") if engine.get(k))),
         ("compiler", engine.get("compiler")), ("hostname", host.get("hostname")), ("CPU", host.get("cpu_model")),
-        ("logical CPUs", host.get("logical_cpus")), ("NUMA nodes", host.get("numa_nodes")),
+        ("logical CPUs", host.get("logical_cpus")),
+        ("NUMA", numa_nodes_text(host.get("numa_nodes")) if "numa_nodes" in host else None),
+        ("host memory peak", memory_peak_text(host.get("memory_peak")) if "memory_peak" in host else None),
     ]
-    facts += [(f"host {k}", v) for k, v in host.items() if k not in ("hostname", "cpu_model", "logical_cpus", "numa_nodes")]
+    facts += [(f"host {k}", v) for k, v in host.items()
+              if k not in ("hostname", "cpu_model", "logical_cpus", "numa_nodes", "memory_peak")]
     facts += [(f"option {k}", v) for k, v in (meta.get("options") or {}).items()]
     facts += [(f"launcher {k}", v) for k, v in (meta.get("launcher") or {}).items()]
     if rank_cpus:
@@ -51,8 +55,8 @@ def describe_machine(meta: dict[str, Any] | None, rank_cpus: list[tuple[str, ...
 
 def _topology(m: Machine, topo: dict[str, Any] | None) -> None:
     if not topo or not topo.get("gpus"):
-        m.topology_note = (topo or {}).get("reason", "no GPU topology in this run") if isinstance(topo, dict) else \
-            "no GPU topology in this run"
+        m.topology_note = short_reason((topo or {}).get("reason", "no GPU topology in this run")) \
+            if isinstance(topo, dict) else "no GPU topology in this run"
         return
     for g in topo["gpus"]:
         pcie = g.get("pcie") or {}
@@ -93,4 +97,5 @@ def _text(v: Any) -> str:
         return ", ".join(_text(x) for x in v)
     if isinstance(v, bool):
         return "yes" if v else "no"
-    return "-" if v is None else str(v)
+    # Reasons carry where the engine raised them (…/topology_cuda.cu:75): for the log, not the reader.
+    return "-" if v is None else short_reason(str(v))

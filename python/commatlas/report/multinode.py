@@ -32,6 +32,7 @@ def _node_pairs(records: list[dict[str, Any]]) -> str:
 
 def _expected(records: list[dict[str, Any]]) -> str:
     rows = []
+    unknown: dict[str, int] = {}  # reason -> points: a table of "unknown" rows says nothing
     for r in records:
         c = r.get("collective") or {}
         e = c.get("expected")
@@ -41,13 +42,17 @@ def _expected(records: list[dict[str, Any]]) -> str:
             verdict = f"{e['goodput_gbps']:.3g} GB/s ({100 * e['fraction']:.0f}%)"
             how = e.get("source", "")
         else:
-            verdict, how = "unknown", e.get("unknown", "")
+            reason = str(e.get("unknown", ""))
+            unknown[reason] = unknown.get(reason, 0) + 1
+            continue
         rows.append(f"<tr><td>{_esc(r['benchmark'])}</td><td>{_esc(format_size(r['bytes']))}</td><td>{r['ranks']}</td>"
                     f"<td>{c.get('goodput_gbps', 0):.3g} GB/s</td><td>{_esc(verdict)}</td><td>{_esc(how)}</td></tr>")
     if not rows:
-        return ""
+        return ""  # no expected goodput known anywhere: nothing to compare (the records say why)
+    why = "".join(f"<li>{n} point(s): {_esc(reason)}</li>" for reason, n in unknown.items())
     return ("<h3>Collective goodput: measured against expected</h3><table><tr><th>benchmark</th><th>size</th><th>ranks</th>"
-            "<th>measured goodput</th><th>expected (fraction)</th><th>from</th></tr>" + "".join(rows) + "</table>")
+            "<th>measured goodput</th><th>expected (fraction)</th><th>from</th></tr>" + "".join(rows) + "</table>"
+            + (f"<p>No expected goodput for:</p><ul>{why}</ul>" if why else ""))
 
 
 def _soak_svg(start_s: list[float], samples_s: list[float], title: str) -> str:

@@ -103,12 +103,48 @@ def _log_value_axis(ax) -> None:
     ax.yaxis.set_minor_locator(NullLocator())
 
 
+def time_unit(values_us: np.ndarray) -> tuple[float, str]:
+    """The unit a time axis reads best in, from its data: a chase of 2-200 ns in ns rather than
+    0.001-0.2 µs, a 30 ms allreduce in ms. Returns the factor from µs and the unit's name."""
+    finite = values_us[np.isfinite(values_us) & (values_us > 0)] if values_us.size else values_us
+    top = float(np.max(finite)) if finite.size else 1.0
+    if top < 1:
+        return 1e3, "ns"
+    if top >= 1e4:
+        return 1e-3, "ms"
+    return 1.0, "µs"
+
+
+def _titled(ax, title: str, width: int) -> int:
+    """Sets the title wrapped to `width` characters (a fixed layout would cut a long one at both
+    ends); returns its number of lines."""
+    text = textwrap.fill(title, width)
+    ax.set_title(text)
+    return text.count("\n") + 1
+
+
+def _readable_ticks(ax, values: np.ndarray) -> None:
+    """A log axis labels only powers of ten: data within one decade (a one-point plot) would show
+    no number at all. Such an axis gets 1-2-5 (or finer) ticks and room around its values."""
+    finite = values[np.isfinite(values) & (values > 0)]
+    if not finite.size:
+        return
+    lo, hi = float(finite.min()), float(finite.max())
+    if hi / lo >= 10:
+        return
+    ax.set_ylim(lo / 1.6, hi * 1.6)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if hi / lo >= 2.5 else
+                                          (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0)))
+
+
 def curves_svg(lines: list[Line], *, title: str, ylabel: str,
                rooflines: list[tuple[float, str]] = ()) -> str:
     with matplotlib.rc_context(_RC):
         # A fixed layout with the legend in a right-hand margin: a "tight" box would draw it twice.
+        # One line needs no legend (the title names it), and takes the margin for the plot.
+        legend = len(lines) > 1
         fig = Figure(figsize=(11, 4.4))
-        fig.subplots_adjust(left=0.07, right=0.58, bottom=0.13, top=0.92)
+        fig.subplots_adjust(left=0.07, right=0.58 if legend else 0.97, bottom=0.13, top=0.92)
         ax = fig.add_subplot()
         styles = cycle([(c, ls) for ls in ("-", "--", ":") for c in matplotlib.colormaps["tab10"].colors])
         for line in lines[:MAX_LINES]:
@@ -128,16 +164,23 @@ def curves_svg(lines: list[Line], *, title: str, ylabel: str,
             ax.annotate(f"peak {label}", (0.01, gbps), xycoords=("axes fraction", "data"), va="bottom", fontsize=7)
         _size_axis(ax)
         _log_value_axis(ax)
+        drawn = [line.values[np.isfinite(line.values)] for line in lines[:MAX_LINES]]
+        _readable_ticks(ax, np.concatenate(drawn + [np.array([g for g, _ in rooflines])]) if drawn else np.array([]))
         ax.set_ylabel(ylabel)
-        ax.set_title(title)
+        title_lines = _titled(ax, title, 75 if legend else 140)
+        fig.subplots_adjust(top=0.92 - 0.05 * (title_lines - 1))
         ax.grid(True, which="major", alpha=0.3)
-        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        if legend:
+            ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         return _to_svg(fig, tight=False)
 
 
 def boxes_svg(sizes: list[float], samples_us: list[np.ndarray], *, title: str) -> str:
     """Box plots drawn as five artists in all (whiskers, boxes, medians, fliers), not six per
     box as Axes.boxplot makes: artists, not samples, set the drawing time."""
+    # The unit from the medians: a few outliers 1000x slower must not put a 5 ns box in µs.
+    factor, unit = time_unit(np.array([np.median(s) for s in samples_us if len(s)]))
+    samples_us = [np.asarray(s) * factor for s in samples_us]
     with matplotlib.rc_context(_RC):
         fig = Figure(figsize=(7.5, 3.2))
         fig.subplots_adjust(left=0.1, right=0.98, bottom=0.3, top=0.9)
@@ -155,9 +198,11 @@ def boxes_svg(sizes: list[float], samples_us: list[np.ndarray], *, title: str) -
         ax.set_xticks(x, [format_size(s) for s in sizes], rotation=45, fontsize=7)
         ax.set_xlim(0.4, len(sizes) + 0.6)
         _log_value_axis(ax)
-        ax.set_ylabel("time per operation (µs)")
+        _readable_ticks(ax, q.ravel())
+        ax.set_ylabel(f"time per operation ({unit})")
         ax.set_xlabel("message size (whiskers p5–p95, dots beyond)")
-        ax.set_title(title)
+        title_lines = _titled(ax, title, 85)
+        fig.subplots_adjust(top=0.9 - 0.07 * (title_lines - 1))
         ax.grid(True, axis="y", alpha=0.3)
         return _to_svg(fig, tight=False)
 

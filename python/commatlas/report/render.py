@@ -16,6 +16,7 @@ from commatlas.report.templating import render
 from commatlas.units import format_size
 from commatlas.outputs import write_atomically
 from commatlas.results import Point, Result, Run, group_series, load_run
+from commatlas.selection import short_reason
 
 MAX_FLAG_ROWS = 200
 MAX_NOTES = 20
@@ -87,6 +88,7 @@ def build_context(run: Run, allocator: str | None = None) -> dict:
         answers=answers,
         rows=rows,
         columns=bestmap.map_columns(rows, bins),
+        peak_line=bestmap.host_memory_peak_line(run),
         fixed_rows=fixed_rows,
         fixed_columns=bestmap.map_columns(fixed_rows, bins),
         fixed_notes=fixed_notes,
@@ -94,6 +96,8 @@ def build_context(run: Run, allocator: str | None = None) -> dict:
         legend=[(bestmap.colour(m), mechanism_name(m)) for m in mechanisms],
         cache_colour=bestmap.CACHE_COLOUR,
         findings=answers["findings"],
+        # --tune / --sweep-env: the best setting per movement and size (answers.json's "tuning").
+        tuning=answers.get("tuning") or {},
         undeclared=run.undeclared,
         movement_figures=movement_figures,
         old_figures=old_figures,
@@ -103,8 +107,8 @@ def build_context(run: Run, allocator: str | None = None) -> dict:
         imprecise=_imprecise(verified),
         repeat_spreads=benchmark_spreads(verified),
         distributions=distributions,
-        skipped=_not_measured(run.skips, lambda s: s.reason),
-        failed=_not_measured(run.failures, lambda f: f.message)
+        skipped=_not_measured(run.skips, lambda s: short_reason(s.reason)),
+        failed=_not_measured(run.failures, lambda f: short_reason(f.message))
         + [NotMeasured(r.benchmark, _variant(r), format_size(r.bytes), "data check did not pass") for r in unverified],
         missing=_missing(run, series),
         osu_rows=osu.comparison_rows(read_records(run.path)) if run.path.is_file() else [],
