@@ -21,6 +21,7 @@ from commatlas import osu
 from commatlas.engine import Engine, engine_message, gpu_count
 from commatlas.errors import CommatlasError, UsageError
 from commatlas.launcher import Launcher, find_launcher
+from commatlas.mpi_libraries import MpiBuild, launcher_program, resolve_libraries
 from commatlas.multinode import hang_from_log
 from commatlas.progress import PhaseProgress
 from commatlas.records import (
@@ -29,7 +30,8 @@ from commatlas.records import (
 from commatlas.report_hook import write_report_if_available
 from commatlas.resume import resume_run
 from commatlas.selection import (
-    KNOWN_SUITES, MPI_SUITES, Selection, check_ranks, is_mpi_benchmark, require_mpi, select, why_not_here,
+    KNOWN_SUITES, MPI_SUITES, Selection, accepts_ranks, check_ranks, is_mpi_benchmark, require_mpi, select,
+    why_not_here,
 )
 from commatlas.summary import print_summary
 from commatlas.sweep import EnvSweep, Pass, plan_passes
@@ -62,6 +64,9 @@ class RunOptions:
     full: bool = False                    # the full tier too (engine --full)
     tune: str | None = None               # a tuning preset (commatlas.tuning): its knobs one at a time
     soak: float | None = None             # seconds: repeat the one point this long (noise over time)
+    rank_counts: tuple[int, ...] = ()     # the MPI phase once per count (--ranks 2,all); () = `ranks` alone
+    bind: bool = False                    # ranks bound one per core (--ranks all)
+    mpi: str | None = None                # --mpi: the MPI phases once per library (commatlas.mpi_libraries)
 
     def engine_arguments(self) -> list[str]:
         """Options the engine itself interprets and validates (sizes, NUMA, memory, ...)."""
@@ -98,9 +103,14 @@ class Phase:
     title: str
     keys: tuple[str, ...]
     launcher: Launcher | None  # None: the engine runs as one plain process
+    library: MpiBuild | None = None  # --mpi: the engine built against this phase's library
+
+    def engine_for(self, default: Engine) -> Engine:
+        return self.library.engine if self.library else default
 
     def command(self, engine: Engine, results: Path, engine_arguments: list[str],
                 environment: dict[str, str] | None = None) -> list[str]:
+        engine = self.engine_for(engine)
         program = [str(engine.path), "run", "--out", str(results), "--only", ",".join(self.keys),
                    "--progress", "json", *engine_arguments]
         if self.launcher is None:
@@ -122,13 +132,20 @@ def default_run_dir() -> Path:
 
 
 def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[str, Any] | None,
-             benchmarks: list[dict[str, Any]]) -> Plan:
+             benchmarks: list[dict[str, Any]], engine: Engine | None = None) -> Plan:
     if options.ranks is not None:
         if options.ranks < 1:
             raise UsageError(f"--ranks needs a positive number, got {options.ranks}")
         require_mpi("--ranks", engine_info)
     if options.launcher is not None:
         require_mpi("--launcher", engine_info)
+    builds: list[MpiBuild | None] = [None]
+    if options.mpi is not None:
+        if engine is None:
+            raise UsageError("--mpi needs the engine to find the others beside it")
+        builds = list(resolve_libraries(options.mpi, engine))
+        if options.launcher is not None and len(builds) > 1:
+            raise UsageError("--launcher starts one library's ranks: give --mpi one library with it")
     selected = select(options.selection, benchmarks, engine_info, topology)
     single = tuple(b["key"] for b in selected if not is_mpi_benchmark(b))
     mpi = [b for b in selected if is_mpi_benchmark(b)]
@@ -141,10 +158,23 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
     if mpi:
         # One rank per GPU where there are GPUs; two ranks is the smallest MPI job otherwise.
         ranks = options.ranks or max(2, gpu_count(topology))
-        if options.ranks is not None:
+        counts = options.rank_counts or (ranks,)
+        if options.ranks is not None and len(counts) == 1:
             check_ranks(ranks, mpi)
         try:
-            launcher = find_launcher(ranks, options.launcher)
+            mpi_phases = []
+            for build in builds:
+                for count in counts:
+                    # Several counts: each benchmark runs at the counts it takes (a ping-pong at 2).
+                    keys = tuple(b["key"] for b in mpi if len(counts) == 1 or accepts_ranks(b, count))
+                    if not keys:
+                        continue
+                    extra: dict[str, Any] = {"mpiexec": launcher_program(build)} if build else {}
+                    if options.bind:
+                        extra["bind"] = True
+                    launcher = find_launcher(count, options.launcher, **extra)
+                    where = f"{launcher.ranks or '?'} ranks" + (f", {build.label}" if build and len(builds) > 1 else "")
+                    mpi_phases.append(Phase(f"MPI ({where})", keys, launcher, build))
         except UsageError as e:
             if mpi_was_asked_for(options):
                 raise
@@ -153,9 +183,16 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
             launcher_record = {"kind": "none", "command": [], "reason": no_launcher}
             mpi = []
         else:
-            phases.append(Phase(f"MPI ({launcher.ranks or '?'} ranks)", tuple(b["key"] for b in mpi), launcher))
-            launcher_record = launcher.describe()
-            notes = launcher.notes
+            phases += mpi_phases
+            first = mpi_phases[0].launcher
+            assert first is not None
+            launcher_record = first.describe()
+            if len(mpi_phases) > 1:
+                launcher_record["phases"] = [
+                    {**p.launcher.describe(), "engine": str(p.engine_for(engine).path) if engine else None,
+                     "library": p.library.label if p.library else None}
+                    for p in mpi_phases if p.launcher is not None]
+            notes = tuple(dict.fromkeys(n for p in mpi_phases if p.launcher for n in p.launcher.notes))
     suites = suite_lines(options.selection, benchmarks, [b for b in selected if b in mpi or not is_mpi_benchmark(b)],
                          engine_info, topology, launcher_record, no_launcher)
     return Plan(tuple(phases), launcher_record, notes, suites)
@@ -175,6 +212,8 @@ def suite_lines(request: Selection, benchmarks: list[dict[str, Any]], running: l
             if suite in MPI_SUITES:
                 ranks = f"{launcher['ranks']} ranks" if launcher.get("ranks") else "the launcher's ranks"
                 where = f"{ranks} under {shlex.join(launcher.get('command') or [])}"
+                for other in (launcher.get("phases") or [])[1:]:
+                    where += f"; {other['ranks']} ranks under {shlex.join(other['command'])}"
             lines.append(f"runs {suite}: {count} benchmark{'s' if count > 1 else ''}, {where}")
             continue
         why = why_not_here(suite, benchmarks, engine_info, topology)
@@ -220,7 +259,7 @@ def tuning_passes(options: RunOptions, benchmarks: list[dict[str, Any]], plan: P
 
 def mpi_was_asked_for(options: RunOptions) -> bool:
     chosen = options.selection
-    return bool(chosen.suites or chosen.only or options.ranks or options.launcher)
+    return bool(chosen.suites or chosen.only or options.ranks or options.launcher or options.mpi)
 
 
 def prepare_run_dir(out: Path | None) -> Path:
@@ -318,8 +357,15 @@ def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Pat
     Its failure is recorded, never the run's: the engine's figures stand without it."""
     this_pass = [r for r in read_records(results) if r.get("repeat") == run_pass.repeat
                  and all((r.get("params") or {}).get(f"env.{k}") == v for k, v in run_pass.env)]
+    if phase.launcher is not None and phase.launcher.ranks is not None:
+        this_pass = [r for r in this_pass if r.get("ranks") == phase.launcher.ranks]
+    if phase.library is not None:
+        # This phase's library only: the same points of another library are in the file too.
+        this_pass = [r for r in this_pass if (r.get("mpi_library") or {}).get("id") == phase.library.library
+                     and (r.get("mpi_library") or {}).get("version") == phase.library.version]
+    library = next((r["mpi_library"] for r in this_pass if r.get("mpi_library")), None)
     tests, sizes = osu.tests_and_sizes(this_pass)
-    program = osu.reference_path(engine.path)
+    program = osu.reference_path(phase.engine_for(engine).path)
     if not tests or program is None or phase.launcher is None:
         return
     ranks = max(int(r.get("ranks") or 1) for r in this_pass)
@@ -327,7 +373,7 @@ def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Pat
     if phase.launcher.ranks != 2:
         why = ("the OSU-method reference runs on exactly 2 ranks, as osu_latency, osu_bw and osu_bibw do "
                f"(this phase: {phase.launcher.ranks or 'a custom launcher'})")
-        records = osu.reference_skips(why, ranks, run_pass.repeat, run_pass.env, tests)
+        records = osu.reference_skips(why, ranks, run_pass.repeat, run_pass.env, tests, library)
     else:
         command = phase.launcher.command([str(program), *osu.reference_arguments(tests, sizes)], environment)
         lines: list[str] = []
@@ -336,10 +382,10 @@ def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Pat
                             run_pass.unset(), startup_timeout(phase.launcher), keep=lines,
                             total=osu.reference_total(tests, sizes), point_of=osu.progress_point)
         records = osu.reference_records(lines, ranks, run_pass.repeat, run_pass.env,
-                                        movements=osu.engine_movements(this_pass))
+                                        movements=osu.engine_movements(this_pass), mpi_library=library)
         if outcome.status != 0:
             message = f"{osu.REFERENCE_PROGRAM} failed (exit status {outcome.status}); see {log_path.name}"
-            records += osu.reference_skips(message, ranks, run_pass.repeat, run_pass.env, tests)
+            records += osu.reference_skips(message, ranks, run_pass.repeat, run_pass.env, tests, library)
     for record in records:
         append_record(results, record)
 
@@ -453,7 +499,7 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     # `list` with the run options makes the engine validate sizes, NUMA nodes and memory
     # before anything is created, and answers which benchmarks exist.
     benchmarks = engine.benchmarks(options.engine_arguments())
-    plan = plan_run(options, engine_info, topology, benchmarks)
+    plan = plan_run(options, engine_info, topology, benchmarks, engine)
     passes = plan_passes(options.repeat, options.sweep_env)
     if options.tune is not None:
         passes = tuning_passes(options, benchmarks, plan, progress_console)

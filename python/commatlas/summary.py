@@ -89,8 +89,9 @@ def osu_table(records: list[dict[str, Any]]) -> Table | None:
     table = Table(title="Engine vs OSU method (commatlas-osu-ref, medians over passes)", title_justify="left")
     for column in ("benchmark", "size", "engine", "OSU method", "engine/OSU", "agree"):
         table.add_column(column, overflow="fold")
+    several_libraries = len({r.library for r in rows}) > 1
     for r in rows:
-        table.add_row(r.benchmark, format_size(r.bytes), r.engine_text, r.reference_text,
+        table.add_row(r.benchmark + (f" ({r.library})" if several_libraries else ""), format_size(r.bytes), r.engine_text, r.reference_text,
                       f"{r.ratio:.3f}", "yes" if r.agree else "no")
     return table
 
