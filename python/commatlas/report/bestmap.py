@@ -46,6 +46,7 @@ class MapCell:
     # Only one mechanism measured this size, in a movement where others measured other sizes: the
     # winner had no rival here, which a plain "fastest" would hide (families sweep different sizes).
     alone: bool = False
+    library: str = ""  # the winner's MPI library, where libraries compete in its movement
 
     @property
     def size(self) -> str:
@@ -54,7 +55,8 @@ class MapCell:
     @property
     def name(self) -> str:
         """The mechanism; "copy engine (in cache)" where every figure of the cell is a cache figure."""
-        return mechanism_name(self.mechanism) + (" (in cache)" if self.cache else "") + (" (alone)" if self.alone else "")
+        return (mechanism_name(self.mechanism) + (f" ({self.library})" if self.library else "")
+                + (" (in cache)" if self.cache else "") + (" (alone)" if self.alone else ""))
 
     @property
     def colour(self) -> str:
@@ -120,8 +122,9 @@ def _detail(cell: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def map_cell(cell: dict[str, Any] | None, rivals: bool = False) -> MapCell | None:
-    """`rivals`: the movement has more than one mechanism somewhere in its sweep."""
+def map_cell(cell: dict[str, Any] | None, rivals: bool = False, libraries: bool = False) -> MapCell | None:
+    """`rivals`: the movement has more than one mechanism somewhere in its sweep; `libraries`:
+    more than one MPI library (the winner's is named)."""
     if cell is None:
         return None
     w = cell["winner"]
@@ -131,12 +134,15 @@ def map_cell(cell: dict[str, Any] | None, rivals: bool = False) -> MapCell | Non
     known = w["peak_fraction"] is not None and w["unit"] != "us"  # a latency is no fraction of a bandwidth
     fraction = format_percent(w["peak_fraction"]) if known else ""
     alone = rivals and len(cell["best_by_mechanism"]) < 2
-    return MapCell(w["mechanism"], _figure(w), fraction, False, cell["clear"], _detail(cell), cell["bytes"], alone)
+    library = w["choices"].get("mpi_library", "") if libraries else ""
+    return MapCell(w["mechanism"], _figure(w), fraction, False, cell["clear"], _detail(cell), cell["bytes"], alone,
+                   library)
 
 
-def _aligned(cells: list[dict[str, Any]], bins: list[str], rivals: bool = False) -> list[MapCell | None]:
+def _aligned(cells: list[dict[str, Any]], bins: list[str], rivals: bool = False,
+             libraries: bool = False) -> list[MapCell | None]:
     by_bin = {c["bin"]: c for c in cells}
-    return [map_cell(by_bin.get(b), rivals) for b in bins]
+    return [map_cell(by_bin.get(b), rivals, libraries) for b in bins]
 
 
 def map_rows(answers: dict[str, Any], allocator: str | None = None, fixed: bool = False) -> tuple[list[MapRow], list[str]]:
@@ -155,7 +161,7 @@ def map_rows(answers: dict[str, Any], allocator: str | None = None, fixed: bool 
                 continue
             cells = mv["by_allocator"].get(chosen, cells)
             label = f"{label} [{chosen}]"
-        aligned = _aligned(cells, bins, len(mv.get("mechanisms") or []) > 1)
+        aligned = _aligned(cells, bins, len(mv.get("mechanisms") or []) > 1, len(mv.get("libraries") or []) > 1)
         kind = (row_class(label), tuple((c.mechanism, c.cache, c.alone) if c else None for c in aligned))
         row = by_kind.get(kind)
         if row is not None:

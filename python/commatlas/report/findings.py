@@ -25,7 +25,7 @@ LOW_PEAK = 0.5
 # A head-to-head below this factor is a tie within the run-to-run noise of large copies on one GPU
 # (two identical H100 default runs: 95.8% of points within the default tolerance).
 MIN_FACTOR = 1.02
-KINDS = ("crossover", "allocator", "ce_vs_sm", "gpu_aware_vs_staged", "nccl_vs_mpi", "below_peak")
+KINDS = ("crossover", "mpi_library", "allocator", "ce_vs_sm", "gpu_aware_vs_staged", "nccl_vs_mpi", "below_peak")
 PAIRS = {  # kind: (mechanism a, mechanisms b) of the head-to-head findings
     "ce_vs_sm": ("copy_engine", ("sm_copy",)),
     "gpu_aware_vs_staged": ("mpi_gpu_aware", ("mpi_staged",)),
@@ -70,7 +70,8 @@ def _fig(value: float, metric: str, unit: str = "") -> str:
 def find_answers(answers: dict[str, Any]) -> list[dict[str, Any]]:
     found: list[tuple[int, float, str, dict[str, Any]]] = []  # (kind rank, -effect, class, finding)
     for mv in answers["movements"]:
-        for kind, effect, text in _crossovers(mv) + _allocators(mv) + _head_to_head(mv) + _below_peak(mv):
+        for kind, effect, text in (_crossovers(mv) + _libraries(mv) + _allocators(mv) + _head_to_head(mv)
+                                   + _below_peak(mv)):
             found.append((KINDS.index(kind), -effect, row_class(mv["label"]),
                           {"text": _fit(text), "kind": kind, "movement": mv["key"], "anchor": anchor_of(mv["key"])}))
     found.sort(key=lambda f: f[:2])
@@ -144,6 +145,35 @@ def _allocators(mv: dict[str, Any]) -> list[tuple[str, float, str]]:
                 f"{format_size(fast['bytes'])} ({_fig(b, metric)} vs {_fig(a, metric)}, "
                 f"best mechanism of each).")
         out.append(("allocator", factor, text))
+    return out
+
+
+def _libraries(mv: dict[str, Any]) -> list[tuple[str, float, str]]:
+    """"MPICH 4.0.2 is 1.4× slower than Open MPI 4.1.4 for a 1 B ping-pong here": each library
+    against the fastest one, at the smallest size both measured for a latency (the seed's 1-byte
+    figure) and the largest for a bandwidth (the plateau)."""
+    best = mv.get("fastest_library")
+    views = mv.get("by_library") or {}
+    if not best or best not in views:
+        return []
+    mine = {c["bytes"]: c for c in views[best] if c["winner"]}
+    metric = mv["metric"]
+    out = []
+    for name, cells in views.items():
+        if name == best:
+            continue
+        common = [(mine[c["bytes"]], c) for c in cells if c["winner"] and c["bytes"] in mine]
+        if not common:
+            continue
+        fast, slow = common[0] if metric == "latency" else common[-1]
+        a, b = fast["winner"]["value"], slow["winner"]["value"]
+        factor = a / b if metric == "bandwidth" else b / a
+        if factor < MIN_FACTOR:
+            continue
+        text = (f"{mv['label']}: {name} is {format_ratio(factor)} slower than {best} at "
+                f"{format_size(fast['bytes'])} ({_fig(b, metric, slow['winner']['unit'])} vs "
+                f"{_fig(a, metric, fast['winner']['unit'])}).")
+        out.append(("mpi_library", factor, text))
     return out
 
 
