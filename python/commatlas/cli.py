@@ -304,6 +304,8 @@ def report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="DIR", help="where to write report.html and summary.md (default: RUN_DIR)")
     p.add_argument("--allocator", metavar="NAME",
                    help="the allocator of the fixed-allocator map (default: each movement's fastest)")
+    p.add_argument("--library", metavar="NAME",
+                   help="the MPI library of the fixed-library map, where a run holds several (default: each movement's fastest)")
 
 
 @command("report", "write report.html (self-contained) and summary.md for a run", report_arguments)
@@ -315,7 +317,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else load_run(args.run_dir).directory
     check_dir_target(out)
     try:
-        paths = write_report(args.run_dir, args.out, args.allocator)
+        paths = write_report(args.run_dir, args.out, args.allocator, args.library)
     except OSError as e:
         raise write_failure(Path(e.filename) if e.filename else out, e) from None
     stdout_console().print(f"report: {paths.html}\nsummary: {paths.markdown}")
@@ -323,7 +325,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def compare_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("runs", metavar="RUN", nargs="+", help="run directories; the first is the baseline")
+    p.add_argument("runs", metavar="RUN", nargs="+", help="run directories; the first is the baseline; RUN@LIBRARY: only that MPI library's records (RUN@openmpi RUN@mpich)")
     p.add_argument("--html", metavar="FILE", type=Path,
                    help="HTML output (default: compare.html in the last run's directory)")
 

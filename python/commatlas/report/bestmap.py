@@ -177,6 +177,30 @@ def map_rows(answers: dict[str, Any], allocator: str | None = None, fixed: bool 
     return rows, notes
 
 
+def library_rows(answers: dict[str, Any], library: str | None = None) -> tuple[list[MapRow], list[str]]:
+    """The map with the MPI library fixed: each movement where libraries compete, with only
+    `library`'s contenders (or each movement's fastest library's), as the fixed-allocator view."""
+    from commatlas.mpi_libraries import normalise
+
+    picked = []
+    notes = []
+    for mv in answers["movements"]:
+        names = mv.get("libraries") or []
+        if len(names) < 2:
+            continue
+        if library:
+            chosen = next((n for n in names if normalise(library) in (normalise(n), normalise(n.rsplit(" ", 1)[0]))), None)
+        else:
+            chosen = mv.get("fastest_library")
+        if chosen is None:
+            notes.append(f"{mv['label']}: not measured with {library}")
+            continue
+        picked.append({**mv, "cells": mv["by_library"][chosen], "label": f"{mv['label']} [{chosen}]",
+                       "libraries": [chosen]})
+    rows, _ = map_rows({**answers, "movements": picked})
+    return rows, notes
+
+
 def _allocator_of(mv: dict[str, Any], wanted: str | None) -> str | None:
     if not wanted:
         return mv["fastest_allocator"] or (mv["allocators"][0] if mv["allocators"] else None)
