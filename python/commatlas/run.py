@@ -164,13 +164,21 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
         try:
             mpi_phases = []
             for build in builds:
+                # Another library's engine may be built with fewer backends (no CUDA): it runs
+                # what it has.
+                has = None
+                if build is not None and (engine is None or build.engine.path != engine.path.resolve()):
+                    has = {b["key"] for b in build.engine.benchmarks(options.engine_arguments())}
                 for count in counts:
                     # Several counts: each benchmark runs at the counts it takes (a ping-pong at 2).
-                    keys = tuple(b["key"] for b in mpi if len(counts) == 1 or accepts_ranks(b, count))
+                    keys = tuple(b["key"] for b in mpi if (len(counts) == 1 or accepts_ranks(b, count))
+                                 and (has is None or b["key"] in has))
                     if not keys:
                         continue
                     extra: dict[str, Any] = {"mpiexec": launcher_program(build)} if build else {}
-                    if options.bind:
+                    # Libraries place ranks their own way unless told (Open MPI binds each to a core
+                    # at 2 ranks, Hydra binds none): a comparison binds them all alike.
+                    if options.bind or len(builds) > 1:
                         extra["bind"] = True
                     launcher = find_launcher(count, options.launcher, **extra)
                     where = f"{launcher.ranks or '?'} ranks" + (f", {build.label}" if build and len(builds) > 1 else "")

@@ -169,11 +169,14 @@ def _libraries(mv: dict[str, Any]) -> list[tuple[str, float, str]]:
         if not common:
             continue
         fast, slow = common[0] if metric == "latency" else common[-1]
+        slow_name, fast_name = name, best
         a, b = fast["winner"]["value"], slow["winner"]["value"]
         factor = a / b if metric == "bandwidth" else b / a
+        if factor < 1:  # the library that wins most sizes loses at this one
+            fast, slow, slow_name, fast_name, a, b, factor = slow, fast, best, name, b, a, 1 / factor
         if factor < MIN_FACTOR:
             continue
-        text = (f"{mv['label']}: {name} is {format_ratio(factor)} slower than {best} at "
+        text = (f"{mv['label']}: {slow_name} is {format_ratio(factor)} slower than {fast_name} at "
                 f"{format_size(fast['bytes'])} ({_fig(b, metric, slow['winner']['unit'])} vs "
                 f"{_fig(a, metric, fast['winner']['unit'])}).")
         out.append(("mpi_library", factor, text))
