@@ -8,6 +8,7 @@ each where the run has it.
 """
 from __future__ import annotations
 
+import statistics
 import sys
 from pathlib import Path
 
@@ -18,44 +19,54 @@ from commatlas.results import load_run  # noqa: E402
 
 def main(run_dir: str) -> int:
     run = load_run(run_dir)
-    latency: dict[str, tuple[float, int]] = {}
-    bandwidth: dict[str, tuple[float, int]] = {}
-    bibw: dict[str, tuple[float, int]] = {}
-    osu: dict[tuple[str, str], float] = {}
+    # (library, what) -> size -> the figure of each --repeat pass
+    figures: dict[tuple[str, str], dict[int, list[float]]] = {}
     for r in run.results:
         if not r.mpi_library or r.ranks != 2 or not r.verified_ok or r.bytes is None:
             continue
         m = r.movement
-        host = m is not None and all(e is None or e.memory == "host" for e in (m.source, m.target))
-        if not host:
+        if m is None or any(e is not None and e.memory != "host" for e in (m.source, m.target)):
             continue
-        if r.benchmark == "mpi.pingpong" and r.bytes == 1:
-            latency[r.mpi_library] = (r.latency_us, r.bytes)
-        elif r.benchmark == "mpi.bandwidth" and r.bandwidth_gbps > bandwidth.get(r.mpi_library, (0, 0))[0]:
-            bandwidth[r.mpi_library] = (r.bandwidth_gbps, r.bytes)
-        elif r.benchmark == "mpi.bibw" and r.bandwidth_gbps > bibw.get(r.mpi_library, (0, 0))[0]:
-            bibw[r.mpi_library] = (r.bandwidth_gbps, r.bytes)
-        elif r.benchmark == "reference.osu_latency" and r.bytes == 1:
-            osu[(r.mpi_library, "latency")] = r.latency_us
+        what = {"mpi.pingpong": "latency", "mpi.bandwidth": "bw", "mpi.bibw": "bibw",
+                "reference.osu_latency": "osu latency", "reference.osu_bw": "osu bw",
+                "reference.osu_bibw": "osu bibw"}.get(r.benchmark)
+        if what:
+            value = r.latency_us if r.metric == "latency" else r.bandwidth_gbps
+            figures.setdefault((r.mpi_library, what), {}).setdefault(r.bytes, []).append(value)
+    libraries = sorted({lib for lib, _ in figures})
 
     def size(n: int) -> str:
         return next(f"{n // f} {u}" for f, u in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1, "B"))
                     if n >= f and n % f == 0)
 
+    def spread(values: list[float]) -> str:
+        return f" [{min(values):.3g}–{max(values):.3g} over {len(values)} passes]" if len(values) > 1 else ""
+
+    said = False
+    latency = {lib: figures[(lib, "latency")][1] for lib in libraries if 1 in figures.get((lib, "latency"), {})}
     if latency:
-        ranked = sorted(latency.items(), key=lambda kv: kv[1][0])
-        print("latency at 1 byte (mpi.pingpong, half round trip, host buffers, 2 ranks): " + ", ".join(
-            f"{lib} {v:.3g} µs" + (f" (OSU method {osu[(lib, 'latency')]:.3g})" if (lib, "latency") in osu else "")
-            for lib, (v, _) in ranked))
-        if len(ranked) > 1:
-            best_lib, (best, _) = ranked[0]
-            print("  " + "; ".join(f"{lib} is {v / best:.2f}x slower than {best_lib}" for lib, (v, _) in ranked[1:]))
-    for title, table in (("peak bandwidth (mpi.bandwidth, one way)", bandwidth), ("peak bidirectional bandwidth (mpi.bibw)", bibw)):
-        if table:
-            ranked = sorted(table.items(), key=lambda kv: -kv[1][0])
-            print(f"{title}, host buffers, 2 ranks: " + ", ".join(
-                f"{lib} {v:.3g} GB/s at {size(n)}" for lib, (v, n) in ranked))
-    if not (latency or bandwidth or bibw):
+        ranked = sorted(latency.items(), key=lambda kv: statistics.median(kv[1]))
+        osu = {lib: figures.get((lib, "osu latency"), {}).get(1) for lib in libraries}
+        print("latency at 1 byte (mpi.pingpong half round trip, host buffers, 2 ranks, median over passes): " + ", ".join(
+            f"{lib} {statistics.median(v):.3g} µs{spread(v)}"
+            + (f" (OSU method {statistics.median(osu[lib]):.3g} µs)" if osu.get(lib) else "") for lib, v in ranked))
+        best_lib, best = ranked[0][0], statistics.median(ranked[0][1])
+        for lib, v in ranked[1:]:
+            print(f"  {lib} is {statistics.median(v) / best:.2f}x slower than {best_lib} at 1 byte")
+        said = True
+    for what, title in (("bw", "peak bandwidth (mpi.bandwidth, one way)"), ("bibw", "peak bidirectional bandwidth (mpi.bibw)")):
+        peaks = {}
+        for lib in libraries:
+            by_size = figures.get((lib, what), {})
+            if by_size:
+                n, v = max(by_size.items(), key=lambda kv: statistics.median(kv[1]))
+                peaks[lib] = (n, v)
+        if peaks:
+            ranked = sorted(peaks.items(), key=lambda kv: -statistics.median(kv[1][1]))
+            print(f"{title}, host buffers, 2 ranks, best size's median over passes: " + ", ".join(
+                f"{lib} {statistics.median(v):.3g} GB/s at {size(n)}{spread(v)}" for lib, (n, v) in ranked))
+            said = True
+    if not said:
         print(f"{run_dir}: no 2-rank host-buffer MPI figures with a library named")
         return 1
     return 0
