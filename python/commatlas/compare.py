@@ -341,7 +341,7 @@ def compare_two(base: Run, other: Run) -> RunComparison:
 
 def settings_text(settings: dict[str, set[str]], base: list[Result], other: list[Result]) -> list[str]:
     def value(results: list[Result], benchmark: str, name: str) -> str:
-        return next(str(r.params[name]) for r in results if r.benchmark == benchmark and name in r.params)
+        return next(v for r in results if r.benchmark == benchmark for k, v in r.params_key if k == name)
 
     return [f"{benchmark} {name}: {value(base, benchmark, name)} → {value(other, benchmark, name)}"
             for benchmark in sorted(settings) for name in sorted(settings[benchmark])]

@@ -106,8 +106,10 @@ def check_rank_capacity(ranks: int, cores: int, open_files: int | None) -> None:
 def mpiexec_launcher(
     ranks: int, version_text: str, cores: int, is_root: bool, mpiexec: str = "mpiexec", bind: bool = False
 ) -> Launcher:
-    """`bind`: each rank bound to a core of its own (full-node runs), as each library spells it."""
+    """`bind`: each rank bound to a core of its own (full-node runs), as each library spells it;
+    not where there are more ranks than cores (they could not each have one)."""
     implementation = detect_implementation(version_text)
+    bind = bind and ranks <= cores
     prefix = [mpiexec]
     notes = []
     if implementation is MpiImplementation.OPEN_MPI:

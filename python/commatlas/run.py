@@ -169,9 +169,13 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
                 has = None
                 if build is not None and (engine is None or build.engine.path != engine.path.resolve()):
                     has = {b["key"] for b in build.engine.benchmarks(options.engine_arguments())}
-                for count in counts:
-                    # Several counts: each benchmark runs at the counts it takes (a ping-pong at 2).
-                    keys = tuple(b["key"] for b in mpi if (len(counts) == 1 or accepts_ranks(b, count))
+                for i, count in enumerate(counts):
+                    # Several counts: collectives and patterns at each count they take; the rest
+                    # (a ping-pong between ranks 0 and 1) at the first only, as more ranks would
+                    # measure the same movement again with idle ranks beside it.
+                    keys = tuple(b["key"] for b in mpi
+                                 if (len(counts) == 1 or (accepts_ranks(b, count)
+                                                          and (i == 0 or b.get("category") in ("collective", "pattern"))))
                                  and (has is None or b["key"] in has))
                     if not keys:
                         continue
