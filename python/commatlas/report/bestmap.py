@@ -270,7 +270,8 @@ def bands(row: MapRow) -> list[Band]:
             text += f" {fraction}"
         if run[0].cache:
             text += " in cache"
-        out.append(Band(run[0].bytes, run[-1].bytes, mechanism_name(run[0].mechanism) + (" (alone)" if run[0].alone else ""),
+        out.append(Band(run[0].bytes, run[-1].bytes, mechanism_name(run[0].mechanism)
+                        + (f" ({run[0].library})" if run[0].library else "") + (" (alone)" if run[0].alone else ""),
                         text))
         run.clear()
     for cell in row.cells:
