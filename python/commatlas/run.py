@@ -224,8 +224,9 @@ def suite_lines(request: Selection, benchmarks: list[dict[str, Any]], running: l
             if suite in MPI_SUITES:
                 ranks = f"{launcher['ranks']} ranks" if launcher.get("ranks") else "the launcher's ranks"
                 where = f"{ranks} under {shlex.join(launcher.get('command') or [])}"
-                for other in (launcher.get("phases") or [])[1:]:
-                    where += f"; {other['ranks']} ranks under {shlex.join(other['command'])}"
+                if launcher.get("phases"):  # one phase per library and rank count
+                    where = "; ".join(f"{p['ranks']} ranks under {shlex.join(p['command'])}"
+                                      + (f" ({p['library']})" if p.get("library") else "") for p in launcher["phases"])
             lines.append(f"runs {suite}: {count} benchmark{'s' if count > 1 else ''}, {where}")
             continue
         why = why_not_here(suite, benchmarks, engine_info, topology)
