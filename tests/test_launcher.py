@@ -91,3 +91,24 @@ def test_far_more_ranks_than_cores_is_refused_with_the_limit() -> None:
 def test_ranks_beyond_the_open_file_limit_are_refused() -> None:
     with pytest.raises(UsageError, match="ulimit -n 64"):
         check_rank_capacity(16, cores=64, open_files=64)
+
+
+def test_full_node_ranks_are_bound_one_per_core_in_each_librarys_words() -> None:
+    ompi = mpiexec_launcher(16, OPEN_MPI_4, cores=16, is_root=False, bind=True)
+    assert ompi.prefix == ("mpiexec", "--map-by", "core", "--bind-to", "core", "-n", "16")
+    hydra = mpiexec_launcher(16, MPICH, cores=16, is_root=False, mpiexec="mpiexec.mpich", bind=True)
+    assert hydra.prefix == ("mpiexec.mpich", "-bind-to", "core", "-n", "16")
+    assert "--bind-to" not in mpiexec_launcher(2, OPEN_MPI_4, cores=16, is_root=False).prefix
+
+
+def test_ranks_all_means_every_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    from commatlas import cli, launcher
+
+    monkeypatch.setattr(launcher, "physical_cores", lambda: 16)
+    assert cli.parse_ranks(None) == (None, (), False)
+    assert cli.parse_ranks("4") == (4, (), False)
+    assert cli.parse_ranks("all") == (16, (16,), True)
+    assert cli.parse_ranks("2,all") == (2, (2, 16), True)
+    assert cli.parse_ranks("2,4") == (2, (2, 4), False)
+    with pytest.raises(UsageError):
+        cli.parse_ranks("two")

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/mpi_library.h"
+
 namespace commatlas {
 
 class Group {
@@ -22,6 +24,9 @@ class Group {
   // node, and ranks are placed one per GPU within their node (local_rank counts ranks of one node).
   virtual std::vector<std::string> rank_nodes() const { return std::vector<std::string>(size(), hostname()); }
   virtual std::string kind() const = 0;  // "single-process", "mpi"
+  // The MPI library the ranks run on (null outside MPI): every record of the run names it, and
+  // the movements that go through it take it as a choice.
+  virtual const MpiLibrary* mpi_library() const { return nullptr; }
   virtual void barrier() = 0;
   // Rank 0's value, on every rank: rank 0 makes calibration decisions so all ranks agree.
   virtual std::int64_t broadcast(std::int64_t value) = 0;

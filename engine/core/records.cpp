@@ -55,6 +55,15 @@ void write_identity(JsonWriter& w, const char* type, const PointId& id) {
   w.field("ranks", id.ranks);
   if (id.repeat) w.field("repeat", *id.repeat);
   if (id.placement && id.ranks > 1) write_placement(w, *id.placement);
+  if (id.mpi_library) {
+    w.key("mpi_library").begin_object();
+    w.field("id", id.mpi_library->id);
+    w.field("name", id.mpi_library->name);
+    w.field("version", id.mpi_library->version);
+    w.field("gpu_support", id.mpi_library->gpu_support);
+    w.field("version_text", id.mpi_library->version_text);
+    w.end_object();
+  }
   w.key("time").fixed(unix_time(), 3);
 }
 
@@ -126,6 +135,8 @@ std::string point_key(const PointId& id) {
   }
   key += "|" + (id.bytes ? std::to_string(*id.bytes) : std::string("-")) + "|" + std::to_string(id.ranks);
   if (id.repeat) key += "|r" + std::to_string(*id.repeat);
+  // One run directory may hold the same point under several libraries (commatlas run --mpi a,b).
+  if (id.mpi_library) key += "|" + id.mpi_library->id + "-" + id.mpi_library->version;
   return key;
 }
 

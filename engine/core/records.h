@@ -14,6 +14,7 @@
 #include "core/json.h"
 #include "core/movement.h"
 #include "core/wire.h"
+#include "core/mpi_library.h"
 
 namespace commatlas {
 
@@ -46,6 +47,7 @@ struct PointId {
   std::optional<int> repeat = std::nullopt;  // repetition of the whole selection (commatlas run --repeat)
   const Placement* placement = nullptr;      // multi-rank points: each rank's node, the job
   const Movement* movement = nullptr;        // what the point moves (core/movement.h); null: not declared
+  const MpiLibrary* mpi_library = nullptr;   // the MPI library of an MPI run; null: not under MPI
 };
 
 // "host.memcpy|threads=4|4096|1|r2": one point, stable across runs, so a resumed run can skip

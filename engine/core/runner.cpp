@@ -74,6 +74,12 @@ Movement declared_movement(const Benchmark& b, const Context& ctx, const Params*
                            const std::vector<std::string>& hosts) {
   Movement m = b.movement(ctx, params ? *params : Params{});
   for (const auto& [key, value] : ctx.options.record_params) m.choices.set(key, value);
+  // Which MPI library carries the bytes is a choice like an allocator, for the movements MPI
+  // itself moves (not NCCL or CUDA IPC run from an MPI job).
+  const MpiLibrary* library = ctx.group.mpi_library();
+  if (library && (m.mechanism == Mechanism::MpiHost || m.mechanism == Mechanism::MpiStaged ||
+                  m.mechanism == Mechanism::MpiGpuAware))
+    m.choices.set("mpi_library", library->label());
   m.same_node = true;
   for (const std::string& h : hosts) m.same_node = m.same_node && h == hosts.front();
   if (!params) {
@@ -204,7 +210,8 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
     if (plan.unavailable) {
       const Params recorded = recorded_params(Params{}, ctx.options);
       const Movement movement = declared_movement(*plan.benchmark, ctx, nullptr, hosts);
-      const PointId id{plan.info, &recorded, std::nullopt, ranks, ctx.options.repeat, &placement, &movement};
+      const PointId id{plan.info, &recorded, std::nullopt, ranks, ctx.options.repeat, &placement, &movement,
+                         ctx.group.mpi_library()};
       if (ctx.options.skip_points.count(point_key(id))) continue;
       write(skip_record(id, *plan.unavailable));
       ++summary.skipped;
@@ -297,7 +304,8 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
       };
       for (std::uint64_t bytes : plan.sizes) {
         if (size_cap > 0 && bytes > size_cap) continue;  // a --full size of this variant (core/tiers.cpp)
-        const PointId id{plan.info, &recorded, bytes, ranks, ctx.options.repeat, &placement, &movement};
+        const PointId id{plan.info, &recorded, bytes, ranks, ctx.options.repeat, &placement, &movement,
+                         ctx.group.mpi_library()};
         if (ctx.options.skip_points.count(point_key(id))) {
           progress.point(plan.info, &params, bytes, "done earlier", nullptr);
           continue;

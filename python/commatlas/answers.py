@@ -324,6 +324,11 @@ class Contender:
             names = names[:1]
         return " → ".join(names) or "-"
 
+    @property
+    def library(self) -> str:
+        """The MPI library that carried the bytes ("Open MPI 4.1.4"), "" where none did."""
+        return dict(self.choices).get("mpi_library", "")
+
     def uses(self, allocator: str) -> bool:
         c = dict(self.choices)
         return allocator in (self.allocator, c.get("from.allocator"), c.get("to.allocator"))
@@ -494,7 +499,8 @@ def _cell(b: Bin, contenders: dict[Contender, dict[int, Result]], metric: str) -
         return cell
     wc, wr = memory[0]
     cell["winner"] = _choice(wc, wr)
-    runner = next(((c, r) for c, r in memory[1:] if (c.mechanism, c.allocator) != (wc.mechanism, wc.allocator)), None)
+    runner = next(((c, r) for c, r in memory[1:]
+                   if (c.mechanism, c.allocator, c.library) != (wc.mechanism, wc.allocator, wc.library)), None)
     if runner:
         rc, rr = runner
         cell["runner_up"] = _choice(rc, rr)
@@ -520,13 +526,15 @@ def crossovers(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def fastest_allocator(cells: list[dict[str, Any]]) -> str | None:
-    """The allocator that wins the most cells (the larger sizes break a tie)."""
+def fastest_allocator(cells: list[dict[str, Any]], of: str = "allocator") -> str | None:
+    """The allocator (or with `of="library"`, the MPI library) that wins the most cells (the
+    larger sizes break a tie)."""
     wins: dict[str, tuple[int, int]] = {}
     for i, c in enumerate(cells):
-        if c["winner"]:
-            n, _ = wins.get(c["winner"]["allocator"], (0, 0))
-            wins[c["winner"]["allocator"]] = (n + 1, i)
+        name = c["winner"] and (c["winner"]["allocator"] if of == "allocator" else c["winner"]["choices"].get("mpi_library"))
+        if name:
+            n, _ = wins.get(name, (0, 0))
+            wins[name] = (n + 1, i)
     return max(wins, key=lambda a: wins[a]) if wins else None
 
 
@@ -542,13 +550,22 @@ def movement_answer(d: MovementData, bins: list[Bin]) -> dict[str, Any]:
         for name in allocators:
             mine = {c: p for c, p in d.contenders.items() if c.allocator == name}
             by_allocator[name] = _cells(bins, mine, d.metric)
+    # MPI libraries compete as allocators do (commatlas run --mpi a,b): each one's own view.
+    by_library: dict[str, list[dict[str, Any]]] = {}
+    libraries = sorted({c.library for c in d.contenders} - {""})
+    if len(libraries) > 1:
+        for name in libraries:
+            mine = {c: p for c, p in d.contenders.items() if c.library == name}
+            by_library[name] = _cells(bins, mine, d.metric)
     m = d.movement
     return {"key": d.key.text(), "label": d.label, "operation": d.key.operation, "direction": d.key.direction,
             "metric": d.metric, "from": place_json(d.places.source, d.numa), "to": place_json(d.places.target, d.numa),
             "by": place_json(d.places.by, d.numa), "participants": d.key.participants or None,
             "same_node": m.same_node, "mechanisms": sorted({c.mechanism for c in d.contenders}),
             "allocators": allocators, "fastest_allocator": fastest_allocator(cells), "cells": cells,
-            "crossovers": crossovers(cells), "by_allocator": by_allocator}
+            "crossovers": crossovers(cells), "by_allocator": by_allocator,
+            "libraries": libraries, "fastest_library": fastest_allocator(cells, "library") if len(libraries) > 1 else None,
+            "by_library": by_library}
 
 
 # --- the whole file --------------------------------------------------------------------------

@@ -76,7 +76,12 @@ def run_arguments(p: argparse.ArgumentParser) -> None:
                         "'off': fill the time budget (default then 0.2 s)")
     p.add_argument("--full", action="store_true",
                    help="also the full tier: variants that repeat a default one within noise (docs/tiers.md)")
-    p.add_argument("--ranks", type=int, help="ranks of the MPI phase (default: one per GPU, at least 2)")
+    p.add_argument("--ranks", metavar="N|all|N,all",
+                   help="ranks of the MPI phase (default: one per GPU, at least 2); 'all': one per core of "
+                        "the node, each bound to its core; several, comma-separated: the MPI phase once per count")
+    p.add_argument("--mpi", metavar="LIBRARIES",
+                   help="run the MPI phases once per MPI library, each under its own mpiexec: names "
+                        "(openmpi,mpich,mvapich,cray-mpich) or engine paths; see scripts/build_mpi_engines.sh")
     p.add_argument("--launcher", metavar="COMMAND", help="launcher line used verbatim for MPI phases, e.g. 'srun -N 2 --ntasks-per-node 4'")
     p.add_argument("--threads", type=int, help="worker threads of multi-threaded host benchmarks (default: all cores)")
     p.add_argument("--numa", metavar="LIST", help="NUMA nodes to place host buffers on, e.g. 0,1")
@@ -95,6 +100,30 @@ def run_arguments(p: argparse.ArgumentParser) -> None:
                         "keeping every iteration: the report shows noise over time")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR",
                    help="continue an interrupted run: measure only the points it does not have yet")
+
+
+def parse_ranks(text: str | None) -> tuple[int | None, tuple[int, ...], bool]:
+    """--ranks: the first count, every count when there are several or 'all' is one, and whether
+    ranks are bound one per core ('all': every core of this node, so each rank has its own)."""
+    if text is None:
+        return None, (), False
+    from commatlas.launcher import physical_cores
+
+    counts: list[int] = []
+    bind = False
+    for item in text.split(","):
+        item = item.strip().lower()
+        if item == "all":
+            bind = True
+            count = physical_cores()
+        else:
+            try:
+                count = int(item)
+            except ValueError:
+                raise UsageError(f"--ranks '{text}': give a number of ranks, 'all', or both comma-separated (2,all)") from None
+        if count not in counts:
+            counts.append(count)
+    return counts[0], (tuple(counts) if bind or len(counts) > 1 else ()), bind
 
 
 def joined(values: list[str]) -> tuple[str, ...]:
@@ -127,12 +156,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             only = chosen.only  # what the preset's knobs act on
         # Kept as the run's sweep (meta record, --resume); the preset runs its values one at a time.
         sweep_env = chosen.sweeps()
+    ranks, rank_counts, bind = parse_ranks(args.ranks)
+    if args.mpi is not None and not split_list(args.mpi):
+        raise UsageError("--mpi is empty")
     options = RunOptions(
         selection=Selection(suites, only, joined(args.exclude)),
         sizes=args.sizes, time_budget=args.time_budget, quick=args.quick, threads=args.threads,
-        numa=args.numa, watchdog=args.watchdog, ranks=args.ranks, launcher=args.launcher, out=args.out,
+        numa=args.numa, watchdog=args.watchdog, ranks=ranks, launcher=args.launcher, out=args.out,
         repeat=args.repeat, sweep_env=sweep_env, tune=args.tune,
         precision=args.precision, full=args.full, soak=soak_seconds(args),
+        rank_counts=rank_counts, bind=bind, mpi=args.mpi,
     )
     if args.resume is not None:
         options = options_to_resume(options, args.resume)
@@ -260,6 +293,8 @@ def report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="DIR", help="where to write report.html and summary.md (default: RUN_DIR)")
     p.add_argument("--allocator", metavar="NAME",
                    help="the allocator of the fixed-allocator map (default: each movement's fastest)")
+    p.add_argument("--library", metavar="NAME",
+                   help="the MPI library of the fixed-library map, where a run holds several (default: each movement's fastest)")
 
 
 @command("report", "write report.html (self-contained) and summary.md for a run", report_arguments)
@@ -271,7 +306,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else load_run(args.run_dir).directory
     check_dir_target(out)
     try:
-        paths = write_report(args.run_dir, args.out, args.allocator)
+        paths = write_report(args.run_dir, args.out, args.allocator, args.library)
     except OSError as e:
         raise write_failure(Path(e.filename) if e.filename else out, e) from None
     stdout_console().print(f"report: {paths.html}\nsummary: {paths.markdown}")
@@ -279,7 +314,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def compare_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("runs", metavar="RUN", nargs="+", help="run directories; the first is the baseline")
+    p.add_argument("runs", metavar="RUN", nargs="+", help="run directories; the first is the baseline; RUN@LIBRARY: only that MPI library's records (RUN@openmpi RUN@mpich)")
     p.add_argument("--html", metavar="FILE", type=Path,
                    help="HTML output (default: compare.html in the last run's directory)")
 

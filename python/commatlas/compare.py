@@ -506,10 +506,34 @@ def unstable_in(a: list[Result], b: list[Result]) -> str:
 # --- comparing ------------------------------------------------------------------------------------
 
 def compare_runs(paths: list[str | Path]) -> list[RunComparison]:
+    """`RUN@LIBRARY` takes only that MPI library's records of a run (commatlas run --mpi a,b), so
+    two libraries of one run compare side by side: `compare RUN@openmpi RUN@mpich`."""
     if len(paths) < 2:
         raise UsageError("compare needs at least two runs")
-    runs = [load_run(p) for p in paths]
+    runs = [load_library_run(p) for p in paths]
     return [compare_two(runs[0], other) for other in runs[1:]]
+
+
+def load_library_run(path: str | Path) -> Run:
+    text = str(path)
+    if "@" not in text or Path(text).exists():
+        return load_run(path)
+    from commatlas.mpi_libraries import normalise
+
+    where, wanted = text.rsplit("@", 1)
+    run = load_run(where)
+    names = {r.mpi_library for r in run.results if r.mpi_library}
+
+    def matches(label: str) -> bool:
+        name = label.rsplit(" ", 1)[0]
+        return normalise(wanted) in (normalise(label), normalise(name))
+
+    chosen = {n for n in names if matches(n)}
+    if not chosen:
+        raise UsageError(f"{where} holds no records of the MPI library {wanted!r} (it has: {', '.join(sorted(names)) or 'none'})")
+    run.results = [r for r in run.results if not r.mpi_library or r.mpi_library in chosen]
+    run.notes = [*run.notes, f"only the records of {', '.join(sorted(chosen))} (and those without MPI)"]
+    return run
 
 
 def compare_two(base: Run, other: Run) -> RunComparison:
@@ -543,7 +567,7 @@ def compare_two(base: Run, other: Run) -> RunComparison:
 
 def settings_text(settings: dict[str, set[str]], base: list[Result], other: list[Result]) -> list[str]:
     def value(results: list[Result], benchmark: str, name: str) -> str:
-        return next((str(r.params[name]) for r in results if r.benchmark == benchmark and name in r.params), "(absent)")
+        return next((v for r in results if r.benchmark == benchmark for k, v in r.params_key if k == name), "(absent)")
 
     return [f"{benchmark} {name}: {value(base, benchmark, name)} → {value(other, benchmark, name)}"
             for benchmark in sorted(settings) for name in sorted(settings[benchmark])]

@@ -104,9 +104,12 @@ def check_rank_capacity(ranks: int, cores: int, open_files: int | None) -> None:
 
 
 def mpiexec_launcher(
-    ranks: int, version_text: str, cores: int, is_root: bool, mpiexec: str = "mpiexec"
+    ranks: int, version_text: str, cores: int, is_root: bool, mpiexec: str = "mpiexec", bind: bool = False
 ) -> Launcher:
+    """`bind`: each rank bound to a core of its own (full-node runs), as each library spells it;
+    not where there are more ranks than cores (they could not each have one)."""
     implementation = detect_implementation(version_text)
+    bind = bind and ranks <= cores
     prefix = [mpiexec]
     notes = []
     if implementation is MpiImplementation.OPEN_MPI:
@@ -116,6 +119,10 @@ def mpiexec_launcher(
         if ranks > cores:
             prefix.append("--oversubscribe")
             notes.append(f"{ranks} ranks on {cores} cores: ranks share cores, timings are pessimistic")
+        if bind:
+            prefix += ["--map-by", "core", "--bind-to", "core"]
+    elif implementation is MpiImplementation.MPICH and bind:
+        prefix += ["-bind-to", "core"]
     prefix += ["-n", str(ranks)]
     return Launcher(implementation.value, tuple(prefix), ranks, tuple(notes))
 
@@ -140,13 +147,14 @@ def mpiexec_version(mpiexec: str) -> str:
     return done.stdout + done.stderr
 
 
-def find_launcher(ranks: int, launcher_text: str | None) -> Launcher:
-    """The launcher for an MPI phase of `ranks` ranks; raises UsageError when there is none."""
+def find_launcher(ranks: int, launcher_text: str | None, mpiexec: str | None = None, bind: bool = False) -> Launcher:
+    """The launcher for an MPI phase of `ranks` ranks; raises UsageError when there is none.
+    `mpiexec`: this one (a library's own, commatlas.mpi_libraries) instead of the one on PATH."""
     if launcher_text:
         return custom_launcher(launcher_text)
-    mpiexec = shutil.which("mpiexec") or shutil.which("mpirun")
+    mpiexec = mpiexec or shutil.which("mpiexec") or shutil.which("mpirun")
     if mpiexec is None:
         raise UsageError("no mpiexec or mpirun on PATH: install an MPI, or give --launcher")
     cores = physical_cores()
     check_rank_capacity(ranks, cores, open_file_limit())
-    return mpiexec_launcher(ranks, mpiexec_version(mpiexec), cores, os.geteuid() == 0, mpiexec)
+    return mpiexec_launcher(ranks, mpiexec_version(mpiexec), cores, os.geteuid() == 0, mpiexec, bind)

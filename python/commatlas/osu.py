@@ -214,9 +214,12 @@ PROGRESS_METRICS = {name: "latency" if test == "osu_latency" else "bandwidth"
 
 def reference_records(lines: Iterable[str], ranks: int, repeat: int | None = None,
                       env: tuple[tuple[str, str], ...] = (), now: float | None = None,
-                      movements: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                      movements: dict[str, dict[str, Any]] | None = None,
+                      mpi_library: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Result (or error) records, in the engine's format, from the reference's JSON lines;
-    lines that are not its output (launcher noise) are ignored."""
+    lines that are not its output (launcher noise) are ignored. `mpi_library`: the engine records'
+    library (the reference is built against the same one), so each library's figures pair with
+    its own reference."""
     records = []
     stamp = time.time() if now is None else now
     for line in lines:
@@ -239,6 +242,9 @@ def reference_records(lines: Iterable[str], ranks: int, repeat: int | None = Non
         }
         if repeat is not None:
             identity["repeat"] = repeat
+        if mpi_library:
+            identity["mpi_library"] = mpi_library
+            identity["point"] += f"|{mpi_library['id']}-{mpi_library['version']}"
         identity["time"] = round(stamp, 3)
         if not out.get("verified"):
             records.append({"type": "error", **identity,
@@ -296,6 +302,7 @@ class ComparisonRow:
     ratio: float            # engine / reference
     agree: bool             # the acceptance rule: within 3% or the reference's own spread
     engine_spread: float = 0.0  # the same for the engine's figures
+    library: str = ""       # the MPI library both ran on ("Open MPI 4.1.4"); "" in older runs
 
     @property
     def verdict(self) -> Verdict:
@@ -334,11 +341,17 @@ def _pass_of(record: dict[str, Any]) -> tuple[Any, ...]:
     return (record.get("repeat"), env)
 
 
+def library_label(record: dict[str, Any]) -> str:
+    """"Open MPI 4.1.4": the MPI library a record ran on, "" where the record does not say."""
+    library = record.get("mpi_library") or {}
+    return " ".join(str(library[k]) for k in ("name", "version") if library.get(k))
+
+
 def comparison_rows(records: Iterable[dict[str, Any]]) -> list[ComparisonRow]:
     """Engine vs OSU-method reference per (benchmark, size), for the report and the summary.
     Figures are paired by pass (repeat and swept environment), so rounds stay interleaved."""
-    engine: dict[tuple[str, int], dict[tuple[Any, ...], float]] = {}
-    reference: dict[tuple[str, int], dict[tuple[Any, ...], float]] = {}
+    engine: dict[tuple[str, str, int], dict[tuple[Any, ...], float]] = {}
+    reference: dict[tuple[str, str, int], dict[tuple[Any, ...], float]] = {}
     for r in records:
         if r.get("type") != "result" or r.get("bytes") is None:
             continue
@@ -346,15 +359,17 @@ def comparison_rows(records: Iterable[dict[str, Any]]) -> list[ComparisonRow]:
         if value is None:
             continue
         key = r["benchmark"]
+        # One run may hold several libraries (commatlas run --mpi a,b): each pairs with its own.
+        library = library_label(r)
         if key in CHECKED:
             if not compared(r):
                 continue
-            engine.setdefault((key, r["bytes"]), {})[_pass_of(r)] = value
+            engine.setdefault((key, library, r["bytes"]), {})[_pass_of(r)] = value
         elif key in (b for b, _, _ in TESTS.values()) and r.get("params", {}).get("reference_of") in CHECKED:
-            reference.setdefault((r["params"]["reference_of"], r["bytes"]), {})[_pass_of(r)] = value
+            reference.setdefault((r["params"]["reference_of"], library, r["bytes"]), {})[_pass_of(r)] = value
     rows = []
-    for (benchmark, size), by_pass in sorted(engine.items()):
-        ref = reference.get((benchmark, size), {})
+    for (benchmark, library, size), by_pass in sorted(engine.items()):
+        ref = reference.get((benchmark, library, size), {})
         passes = sorted(set(by_pass) & set(ref), key=repr)
         if not passes:
             continue
@@ -367,13 +382,13 @@ def comparison_rows(records: Iterable[dict[str, Any]]) -> list[ComparisonRow]:
         agree = abs(e - o) / o <= max(AGREE_FRACTION, spread) if o > 0 else False
         metric = "latency" if CHECKED[benchmark] == "osu_latency" else "bandwidth"
         rows.append(ComparisonRow(benchmark, size, metric, e, o, len(passes), spread, e / o if o else 0.0, agree,
-                                  engine_spread))
+                                  engine_spread, library))
     return rows
 
 
 def reference_skips(reason: str, ranks: int, repeat: int | None = None,
                     env: tuple[tuple[str, str], ...] = (), tests: Iterable[str] = (),
-                    buffers: str = "host") -> list[dict[str, Any]]:
+                    buffers: str = "host", mpi_library: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Benchmark-wide skip records for the OSU tests that could not run (e.g. not two ranks)."""
     records = []
     for test, (benchmark, _, name) in TESTS.items():
@@ -388,6 +403,9 @@ def reference_skips(reason: str, ranks: int, repeat: int | None = None,
         }
         if repeat is not None:
             record["repeat"] = repeat
+        if mpi_library:
+            record["mpi_library"] = mpi_library
+            record["point"] += f"|{mpi_library['id']}-{mpi_library['version']}"
         record["time"] = round(time.time(), 3)
         record["reason"] = reason
         records.append(record)

@@ -137,10 +137,14 @@ class Point:
     repeat: int | None = field(default=None, kw_only=True)  # commatlas run --repeat: which repetition
     movement: Movement | None = field(default=None, kw_only=True)
     point: str = field(default="", kw_only=True)  # the engine's stable point key (resume, answers)
+    # The MPI library of an MPI record ("Open MPI 4.1.4"), "" otherwise: one run may hold the same
+    # point under several (commatlas run --mpi a,b), and then they are different points.
+    mpi_library: str = field(default="", kw_only=True)
 
     @property
     def params_key(self) -> tuple[tuple[str, str], ...]:
-        return params_key(self.params)
+        key = params_key(self.params)
+        return key + (("mpi_library", self.mpi_library),) if self.mpi_library else key
 
 
 @dataclass(slots=True)
@@ -377,7 +381,14 @@ def _identity(r: dict[str, Any], number: int) -> dict[str, Any]:
                 bytes=None if r.get("bytes") is None else int(r["bytes"]), ranks=int(r.get("ranks", 1)),
                 time=float(r.get("time") or 0.0), line=number,
                 repeat=None if r.get("repeat") is None else int(r["repeat"]),
-                movement=_movement(r.get("movement")), point=str(r.get("point") or ""))
+                movement=_movement(r.get("movement")), point=str(r.get("point") or ""),
+                mpi_library=_library_label(r.get("mpi_library")))
+
+
+def _library_label(library: Any) -> str:
+    if not isinstance(library, dict):
+        return ""
+    return " ".join(str(library[k]) for k in ("name", "version") if library.get(k))
 
 
 def _opt_int(v: Any) -> int | None:

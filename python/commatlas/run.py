@@ -21,6 +21,7 @@ from commatlas import STARTED, osu
 from commatlas.engine import Engine, engine_message, gpu_count
 from commatlas.errors import CommatlasError, UsageError
 from commatlas.launcher import Launcher, find_launcher
+from commatlas.mpi_libraries import MpiBuild, launcher_program, resolve_libraries
 from commatlas.multinode import hang_from_log
 from commatlas.progress import PhaseProgress
 from commatlas.screen import print_folded, print_whole
@@ -30,7 +31,8 @@ from commatlas.records import (
 from commatlas.report_hook import write_report_if_available
 from commatlas.resume import resume_run
 from commatlas.selection import (
-    KNOWN_SUITES, MPI_SUITES, Selection, check_ranks, is_mpi_benchmark, require_mpi, select, why_not_here,
+    KNOWN_SUITES, MPI_SUITES, Selection, accepts_ranks, check_ranks, is_mpi_benchmark, require_mpi, select,
+    why_not_here,
 )
 from commatlas.summary import print_summary
 from commatlas.sweep import EnvSweep, Pass, plan_passes
@@ -63,6 +65,9 @@ class RunOptions:
     full: bool = False                    # the full tier too (engine --full)
     tune: str | None = None               # a tuning preset (commatlas.tuning): its knobs one at a time
     soak: float | None = None             # seconds: repeat the one point this long (noise over time)
+    rank_counts: tuple[int, ...] = ()     # the MPI phase once per count (--ranks 2,all); () = `ranks` alone
+    bind: bool = False                    # ranks bound one per core (--ranks all)
+    mpi: str | None = None                # --mpi: the MPI phases once per library (commatlas.mpi_libraries)
 
     def engine_arguments(self) -> list[str]:
         """Options the engine itself interprets and validates (sizes, NUMA, memory, ...)."""
@@ -117,9 +122,14 @@ class Phase:
     keys: tuple[str, ...]
     launcher: Launcher | None  # None: the engine runs as one plain process
     references: tuple[str, ...] = ()  # the OSU-method points run after it (osu.REFERENCE_KEYS)
+    library: MpiBuild | None = None  # --mpi: the engine built against this phase's library
+
+    def engine_for(self, default: Engine) -> Engine:
+        return self.library.engine if self.library else default
 
     def command(self, engine: Engine, results: Path, engine_arguments: list[str],
                 environment: dict[str, str] | None = None) -> list[str]:
+        engine = self.engine_for(engine)
         program = [str(engine.path), "run", "--out", str(results), "--only", ",".join(self.keys),
                    "--progress", "json", *engine_arguments]
         if self.launcher is None:
@@ -141,13 +151,20 @@ def default_run_dir() -> Path:
 
 
 def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[str, Any] | None,
-             benchmarks: list[dict[str, Any]]) -> Plan:
+             benchmarks: list[dict[str, Any]], engine: Engine | None = None) -> Plan:
     if options.ranks is not None:
         if options.ranks < 1:
             raise UsageError(f"--ranks needs a positive number, got {options.ranks}")
         require_mpi("--ranks", engine_info)
     if options.launcher is not None:
         require_mpi("--launcher", engine_info)
+    builds: list[MpiBuild | None] = [None]
+    if options.mpi is not None:
+        if engine is None:
+            raise UsageError("--mpi needs the engine to find the others beside it")
+        builds = list(resolve_libraries(options.mpi, engine))
+        if options.launcher is not None and len(builds) > 1:
+            raise UsageError("--launcher starts one library's ranks: give --mpi one library with it")
     selected = select(options.selection, benchmarks, engine_info, topology)
     single = tuple(b["key"] for b in selected if not is_mpi_benchmark(b))
     mpi = [b for b in selected if is_mpi_benchmark(b)]
@@ -160,11 +177,44 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
     if mpi:
         # One rank per GPU where there are GPUs; two ranks is the smallest MPI job otherwise.
         ranks = options.ranks or max(2, gpu_count(topology))
-        if options.ranks is not None:
+        counts = options.rank_counts or (ranks,)
+        engine_mpi = [b for b in mpi if not osu.is_reference(b)]
+        if options.ranks is not None and len(counts) == 1:
             # The OSU-method points run on 2 ranks only and say so in skip records otherwise.
-            check_ranks(ranks, [b for b in mpi if not osu.is_reference(b)])
+            check_ranks(ranks, engine_mpi)
+        # The OSU-method points run in their own program, after the engine benchmarks they
+        # check and at their sizes: asking for one runs its benchmark too.
+        references = tuple(b["key"] for b in mpi if osu.is_reference(b))
+        wanted = [b["key"] for b in engine_mpi]
+        wanted += [b["reference_of"] for b in mpi if osu.is_reference(b) and b["reference_of"] not in wanted]
+        by_key = {b["key"]: b for b in benchmarks}
         try:
-            launcher = find_launcher(ranks, options.launcher)
+            mpi_phases = []
+            for build in builds:
+                # Another library's engine may be built with fewer backends (no CUDA): it runs
+                # what it has.
+                has = None
+                if build is not None and (engine is None or build.engine.path != engine.path.resolve()):
+                    has = {b["key"] for b in build.engine.benchmarks(options.engine_arguments())}
+                for i, count in enumerate(counts):
+                    # Several counts: collectives and patterns at each count they take; the rest
+                    # (a ping-pong between ranks 0 and 1) at the first only, as more ranks would
+                    # measure the same movement again with idle ranks beside it.
+                    keys = tuple(k for k in wanted
+                                 if (len(counts) == 1 or (accepts_ranks(by_key[k], count)
+                                                          and (i == 0 or by_key[k].get("category") in ("collective", "pattern"))))
+                                 and (has is None or k in has))
+                    if not keys:
+                        continue
+                    extra: dict[str, Any] = {"mpiexec": launcher_program(build)} if build else {}
+                    # Libraries place ranks their own way unless told (Open MPI binds each to a core
+                    # at 2 ranks, Hydra binds none): a comparison binds them all alike.
+                    if options.bind or len(builds) > 1:
+                        extra["bind"] = True
+                    launcher = find_launcher(count, options.launcher, **extra)
+                    where = f"{launcher.ranks or '?'} ranks" + (f", {build.label}" if build and len(builds) > 1 else "")
+                    # The OSU-method points run on 2 ranks: after the first count's phase only.
+                    mpi_phases.append(Phase(f"MPI ({where})", keys, launcher, references if i == 0 else (), build))
         except UsageError as e:
             if mpi_was_asked_for(options, bool(single)):
                 raise
@@ -173,14 +223,16 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
             launcher_record = {"kind": "none", "command": [], "reason": no_launcher}
             mpi = []
         else:
-            # The OSU-method points run in their own program, after the engine benchmarks they
-            # check and at their sizes: asking for one runs its benchmark too.
-            references = tuple(b["key"] for b in mpi if osu.is_reference(b))
-            keys = [b["key"] for b in mpi if not osu.is_reference(b)]
-            keys += [b["reference_of"] for b in mpi if osu.is_reference(b) and b["reference_of"] not in keys]
-            phases.append(Phase(f"MPI ({launcher.ranks or '?'} ranks)", tuple(keys), launcher, references))
-            launcher_record = launcher.describe()
-            notes = launcher.notes
+            phases += mpi_phases
+            first = mpi_phases[0].launcher
+            assert first is not None
+            launcher_record = first.describe()
+            if len(mpi_phases) > 1:
+                launcher_record["phases"] = [
+                    {**p.launcher.describe(), "engine": str(p.engine_for(engine).path) if engine else None,
+                     "library": p.library.label if p.library else None}
+                    for p in mpi_phases if p.launcher is not None]
+            notes = tuple(dict.fromkeys(n for p in mpi_phases if p.launcher for n in p.launcher.notes))
     running = [b for b in selected if b in mpi or not is_mpi_benchmark(b)]
     # Engine benchmarks run because an OSU-method point checks them count as running too.
     brought = {key for phase in phases for key in phase.keys} - {b["key"] for b in running}
@@ -203,6 +255,9 @@ def suite_lines(request: Selection, benchmarks: list[dict[str, Any]], running: l
             if suite in MPI_SUITES:
                 ranks = f"{launcher['ranks']} ranks" if launcher.get("ranks") else "the launcher's ranks"
                 where = f"{ranks} under {shlex.join(launcher.get('command') or [])}"
+                if launcher.get("phases"):  # one phase per library and rank count
+                    where = "; ".join(f"{p['ranks']} ranks under {shlex.join(p['command'])}"
+                                      + (f" ({p['library']})" if p.get("library") else "") for p in launcher["phases"])
             lines.append(f"runs {suite}: {count} benchmark{'s' if count > 1 else ''}, {where}")
             continue
         why = why_not_here(suite, benchmarks, engine_info, topology)
@@ -251,7 +306,7 @@ def mpi_was_asked_for(options: RunOptions, others_selected: bool) -> bool:
     asked for by suite or option, or --only selects nothing else (a glob such as '*' that also
     selects single-process benchmarks runs those, and says why MPI is left out)."""
     chosen = options.selection
-    if chosen.suites or options.ranks or options.launcher:
+    if chosen.suites or options.ranks or options.launcher or options.mpi:
         return True
     return bool(chosen.only) and not others_selected
 
@@ -354,25 +409,33 @@ def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Pat
     without it."""
     this_pass = [r for r in read_records(results) if r.get("repeat") == run_pass.repeat
                  and all((r.get("params") or {}).get(f"env.{k}") == v for k, v in run_pass.env)]
-    program = osu.reference_path(engine.path)
+    if phase.launcher is not None and phase.launcher.ranks is not None:
+        this_pass = [r for r in this_pass if r.get("ranks") == phase.launcher.ranks]
+    if phase.library is not None:
+        # This phase's library only: the same points of another library are in the file too.
+        this_pass = [r for r in this_pass if (r.get("mpi_library") or {}).get("id") == phase.library.library
+                     and (r.get("mpi_library") or {}).get("version") == phase.library.version]
+    library = next((r["mpi_library"] for r in this_pass if r.get("mpi_library")), None)
+    program = osu.reference_path(phase.engine_for(engine).path)
     if program is None or phase.launcher is None:
         return
     for buffers in osu.BUFFERS:
         tests, sizes = osu.tests_and_sizes(this_pass, buffers, phase.references)
         if tests:
             _run_osu_reference(phase.launcher, program, buffers, tests, sizes, this_pass, run_pass, results,
-                               log_path, progress, environment)
+                               log_path, progress, environment, library)
 
 
 def _run_osu_reference(launcher: Launcher, program: Path, buffers: str, tests: list[str], sizes: list[int],
                        this_pass: list[dict[str, Any]], run_pass: Pass, results: Path, log_path: Path,
-                       progress: PhaseProgress, environment: dict[str, str]) -> None:
+                       progress: PhaseProgress, environment: dict[str, str],
+                       library: dict[str, Any] | None = None) -> None:
     ranks = max(int(r.get("ranks") or 1) for r in this_pass)
     records: list[dict[str, Any]]
     if launcher.ranks != 2:
         why = ("the OSU-method reference runs on exactly 2 ranks, as osu_latency, osu_bw and osu_bibw do "
                f"(this phase: {launcher.ranks or 'a custom launcher'})")
-        records = osu.reference_skips(why, ranks, run_pass.repeat, run_pass.env, tests, buffers)
+        records = osu.reference_skips(why, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
     else:
         command = launcher.command([str(program), *osu.reference_arguments(tests, sizes, buffers)], environment)
         lines: list[str] = []
@@ -381,13 +444,13 @@ def _run_osu_reference(launcher: Launcher, program: Path, buffers: str, tests: l
                             osu.PROGRESS_METRICS, environment, run_pass.unset(), startup_timeout(launcher),
                             keep=lines, total=osu.reference_total(tests, sizes), point_of=osu.progress_point)
         records = osu.reference_records(lines, ranks, run_pass.repeat, run_pass.env,
-                                        movements=osu.engine_movements(this_pass))
+                                        movements=osu.engine_movements(this_pass), mpi_library=library)
         if outcome.status != 0:
             message = f"{osu.REFERENCE_PROGRAM} failed (exit status {outcome.status}); see {log_path.name}"
             if outcome.status == osu.REFUSED_DEVICE_BUFFERS and buffers == "device":
                 message = (f"{osu.REFERENCE_PROGRAM} --buffers device: the MPI library did not report CUDA support to it, "
                            f"or it was built without CUDA; see {log_path.name}")
-            records += osu.reference_skips(message, ranks, run_pass.repeat, run_pass.env, tests, buffers)
+            records += osu.reference_skips(message, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
     for record in records:
         append_record(results, record)
 
@@ -488,7 +551,7 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     # `list` with the run options makes the engine validate sizes, NUMA nodes and memory
     # before anything is created, and answers which benchmarks exist.
     benchmarks = osu.with_references(engine.benchmarks(options.engine_arguments()), engine.path)
-    plan = plan_run(options, engine_info, topology, benchmarks)
+    plan = plan_run(options, engine_info, topology, benchmarks, engine)
     passes = plan_passes(options.repeat, options.sweep_env)
     if options.tune is not None:
         passes = tuning_passes(options, benchmarks, plan, progress_console)

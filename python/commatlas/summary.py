@@ -97,9 +97,11 @@ def osu_table(records: list[dict[str, Any]]) -> Table | None:
     table.add_column("benchmark", no_wrap=True)
     for column in ("size", "engine", "OSU", "ratio", "verdict"):
         table.add_column(column, overflow="fold")
+    several_libraries = len({r.library for r in rows}) > 1
     for r, verdict in zip(rows, verdicts):
-        table.add_row(r.benchmark, format_size(r.bytes), r.engine_text, r.reference_text,
-                      format_ratio(r.ratio), verdict.short, style="red" if verdict.differs else None)
+        table.add_row(r.benchmark + (f" ({r.library})" if several_libraries else ""), format_size(r.bytes),
+                      r.engine_text, r.reference_text, format_ratio(r.ratio), verdict.short,
+                      style="red" if verdict.differs else None)
     return table
 
 

@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "backends/mpi/gpu_support.h"
+#include "build_info.h"
 #include "backends/mpi/mpi_check.h"
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/mpi_library.h"
 #include "core/placement.h"
 
 namespace commatlas {
@@ -37,7 +39,14 @@ class MpiGroup final : public Group {
     COMMATLAS_MPI(MPI_Comm_rank(node, &local_rank_));
     COMMATLAS_MPI(MPI_Comm_size(node, &local_size_));
     MPI_Comm_free(&node);
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+    int text_len = 0;
+    MPI_Get_library_version(text, &text_len);
+    library_ = parse_mpi_library(std::string(text, static_cast<std::size_t>(text_len)));
+    const CudaSupportVerdict gpu = mpi_cuda_support();
+    library_.gpu_support = !gpu.supported() ? "none" : gpu.runtime == "ROCm" ? "rocm" : "cuda";
   }
+  const MpiLibrary* mpi_library() const override { return &library_; }
   std::vector<std::string> rank_nodes() const override { return rank_nodes_; }
   ~MpiGroup() override { MPI_Finalize(); }
 
@@ -105,6 +114,7 @@ class MpiGroup final : public Group {
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::string hostname_;
   std::vector<std::string> rank_nodes_;
+  MpiLibrary library_;
 };
 
 class MpiProbe final : public BackendProbe {
@@ -112,6 +122,14 @@ class MpiProbe final : public BackendProbe {
   std::string name() const override { return "mpi"; }
   void describe(JsonWriter& out) const override {
     out.field("library_version", mpi_library_version());
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+    int len = 0;
+    MPI_Get_library_version(text, &len);
+    const MpiLibrary library = parse_mpi_library(std::string(text, static_cast<std::size_t>(len)));
+    out.field("library", library.id);
+    out.field("library_name", library.name);
+    out.field("library_release", library.version);
+    out.field("mpiexec", COMMATLAS_MPIEXEC);
     int major = 0, minor = 0;
     MPI_Get_version(&major, &minor);
     out.field("standard", std::to_string(major) + "." + std::to_string(minor));

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 
-def write_report(run_dir: Any, out_dir: Any = None, allocator: str | None = None) -> Any:
+def write_report(run_dir: Any, out_dir: Any = None, allocator: str | None = None, library: str | None = None) -> Any:
     from commatlas.report.render import write_report as write
 
-    return write(run_dir, out_dir, allocator)
+    return write(run_dir, out_dir, allocator, library)
 
 
 __all__ = ["write_report"]

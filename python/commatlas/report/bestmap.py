@@ -48,6 +48,7 @@ class MapCell:
     alone: bool = False
     # The winner's figure did not repeat in a later batch (the machine changed state): not crowned.
     unstable: bool = False
+    library: str = ""  # the winner's MPI library, where libraries compete in its movement
 
     @property
     def size(self) -> str:
@@ -56,7 +57,8 @@ class MapCell:
     @property
     def name(self) -> str:
         """The mechanism; "copy engine (in cache)" where every figure of the cell is a cache figure."""
-        return (mechanism_name(self.mechanism) + (" (in cache)" if self.cache else "") + (" (alone)" if self.alone else "")
+        return (mechanism_name(self.mechanism) + (f" ({self.library})" if self.library else "")
+                + (" (in cache)" if self.cache else "") + (" (alone)" if self.alone else "")
                 + (" (unstable)" if self.unstable else ""))
 
     @property
@@ -145,8 +147,9 @@ def _detail(cell: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def map_cell(cell: dict[str, Any] | None, rivals: bool = False) -> MapCell | None:
-    """`rivals`: the movement has more than one mechanism somewhere in its sweep."""
+def map_cell(cell: dict[str, Any] | None, rivals: bool = False, libraries: bool = False) -> MapCell | None:
+    """`rivals`: the movement has more than one mechanism somewhere in its sweep; `libraries`:
+    more than one MPI library (the winner's is named)."""
     if cell is None:
         return None
     w = cell["winner"]
@@ -157,13 +160,15 @@ def map_cell(cell: dict[str, Any] | None, rivals: bool = False) -> MapCell | Non
     fraction = format_percent(w["peak_fraction"]) if known else ""
     alone = rivals and len(cell["best_by_mechanism"]) < 2
     unstable = w.get("stability") == "unstable"
+    library = w["choices"].get("mpi_library", "") if libraries else ""
     return MapCell(w["mechanism"], _figure(w), fraction, False, cell["clear"], _detail(cell), cell["bytes"], alone,
-                   unstable)
+                   unstable, library)
 
 
-def _aligned(cells: list[dict[str, Any]], bins: list[str], rivals: bool = False) -> list[MapCell | None]:
+def _aligned(cells: list[dict[str, Any]], bins: list[str], rivals: bool = False,
+             libraries: bool = False) -> list[MapCell | None]:
     by_bin = {c["bin"]: c for c in cells}
-    return [map_cell(by_bin.get(b), rivals) for b in bins]
+    return [map_cell(by_bin.get(b), rivals, libraries) for b in bins]
 
 
 def map_rows(answers: dict[str, Any], allocator: str | None = None, fixed: bool = False) -> tuple[list[MapRow], list[str]]:
@@ -182,7 +187,7 @@ def map_rows(answers: dict[str, Any], allocator: str | None = None, fixed: bool 
                 continue
             cells = mv["by_allocator"].get(chosen, cells)
             label = f"{label} [{chosen}]"
-        aligned = _aligned(cells, bins, len(mv.get("mechanisms") or []) > 1)
+        aligned = _aligned(cells, bins, len(mv.get("mechanisms") or []) > 1, len(mv.get("libraries") or []) > 1)
         kind = (row_class(label), tuple((c.mechanism, c.cache, c.alone, c.unstable) if c else None for c in aligned))
         row = by_kind.get(kind)
         if row is not None:
@@ -195,6 +200,30 @@ def map_rows(answers: dict[str, Any], allocator: str | None = None, fixed: bool 
     for row in rows:
         if row.also:
             row.label = f"{row_class(row.label)} ({len(row.also) + 1} alike: {row.label}; " + "; ".join(row.also) + ")"
+    return rows, notes
+
+
+def library_rows(answers: dict[str, Any], library: str | None = None) -> tuple[list[MapRow], list[str]]:
+    """The map with the MPI library fixed: each movement where libraries compete, with only
+    `library`'s contenders (or each movement's fastest library's), as the fixed-allocator view."""
+    from commatlas.mpi_libraries import normalise
+
+    picked = []
+    notes = []
+    for mv in answers["movements"]:
+        names = mv.get("libraries") or []
+        if len(names) < 2:
+            continue
+        if library:
+            chosen = next((n for n in names if normalise(library) in (normalise(n), normalise(n.rsplit(" ", 1)[0]))), None)
+        else:
+            chosen = mv.get("fastest_library")
+        if chosen is None:
+            notes.append(f"{mv['label']}: not measured with {library}")
+            continue
+        picked.append({**mv, "cells": mv["by_library"][chosen], "label": f"{mv['label']} [{chosen}]",
+                       "libraries": [chosen]})
+    rows, _ = map_rows({**answers, "movements": picked})
     return rows, notes
 
 
@@ -267,7 +296,8 @@ def bands(row: MapRow) -> list[Band]:
             text += f" {fraction}"
         if run[0].cache:
             text += " in cache"
-        out.append(Band(run[0].bytes, run[-1].bytes, mechanism_name(run[0].mechanism) + (" (alone)" if run[0].alone else "")
+        out.append(Band(run[0].bytes, run[-1].bytes, mechanism_name(run[0].mechanism)
+                        + (f" ({run[0].library})" if run[0].library else "") + (" (alone)" if run[0].alone else "")
                         + (" (unstable)" if run[0].unstable else ""), text))
         run.clear()
     for cell in row.cells:

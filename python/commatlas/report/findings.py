@@ -25,7 +25,7 @@ LOW_PEAK = 0.5
 # A head-to-head below this factor is a tie within the run-to-run noise of large copies on one GPU
 # (two identical H100 default runs: the median large copy, >= 256 MiB, moved 0.2% between them).
 MIN_FACTOR = 1.02
-KINDS = ("crossover", "allocator", "ce_vs_sm", "gpu_aware_vs_staged", "nccl_vs_mpi", "below_peak")
+KINDS = ("crossover", "rank_count", "mpi_library", "allocator", "ce_vs_sm", "gpu_aware_vs_staged", "nccl_vs_mpi", "below_peak")
 PAIRS = {  # kind: (mechanism a, mechanisms b) of the head-to-head findings
     "ce_vs_sm": ("copy_engine", ("sm_copy",)),
     "gpu_aware_vs_staged": ("mpi_gpu_aware", ("mpi_staged",)),
@@ -70,9 +70,13 @@ def _fig(value: float, metric: str, unit: str = "") -> str:
 def find_answers(answers: dict[str, Any]) -> list[dict[str, Any]]:
     found: list[tuple[int, float, str, dict[str, Any]]] = []  # (kind rank, -effect, class, finding)
     for mv in answers["movements"]:
-        for kind, effect, text in _crossovers(mv) + _allocators(mv) + _head_to_head(mv) + _below_peak(mv):
+        for kind, effect, text in (_crossovers(mv) + _libraries(mv) + _allocators(mv) + _head_to_head(mv)
+                                   + _below_peak(mv)):
             found.append((KINDS.index(kind), -effect, row_class(mv["label"]),
                           {"text": _fit(text), "kind": kind, "movement": mv["key"], "anchor": anchor_of(mv["key"])}))
+    for mv, effect, text in _rank_counts(answers["movements"]):
+        found.append((KINDS.index("rank_count"), -effect, row_class(mv["label"]),
+                      {"text": _fit(text), "kind": "rank_count", "movement": mv["key"], "anchor": anchor_of(mv["key"])}))
     found.sort(key=lambda f: f[:2])
     # One sentence per kind and kind of row: GPU 0 → 1 and GPU 1 → 0 saying the same thing is one finding.
     seen: set[tuple[str, str]] = set()
@@ -149,6 +153,73 @@ def _allocators(mv: dict[str, Any]) -> list[tuple[str, float, str]]:
                 f"{format_size(fast['bytes'])} ({_fig(b, metric)} vs {_fig(a, metric)}, "
                 f"best mechanism of each).")
         out.append(("allocator", factor, text))
+    return out
+
+
+def _libraries(mv: dict[str, Any]) -> list[tuple[str, float, str]]:
+    """"MPICH 4.0.2 is 1.4× slower than Open MPI 4.1.4 for a 1 B ping-pong here": each library
+    against the fastest one, at the smallest size both measured for a latency (the seed's 1-byte
+    figure) and the largest for a bandwidth (the plateau)."""
+    best = mv.get("fastest_library")
+    views = mv.get("by_library") or {}
+    if not best or best not in views:
+        return []
+    mine = {c["bytes"]: c for c in views[best] if c["winner"]}
+    metric = mv["metric"]
+    out = []
+    for name, cells in views.items():
+        if name == best:
+            continue
+        common = [(mine[c["bytes"]], c) for c in cells if c["winner"] and c["bytes"] in mine]
+        if not common:
+            continue
+        fast, slow = common[0] if metric == "latency" else common[-1]
+        slow_name, fast_name = name, best
+        a, b = fast["winner"]["value"], slow["winner"]["value"]
+        factor = a / b if metric == "bandwidth" else b / a
+        if factor < 1:  # the library that wins most sizes loses at this one
+            fast, slow, slow_name, fast_name, a, b, factor = slow, fast, best, name, b, a, 1 / factor
+        if factor < MIN_FACTOR:
+            continue
+        text = (f"{mv['label']}: {slow_name} is {format_ratio(factor)} slower than {fast_name} at "
+                f"{format_size(fast['bytes'])} ({_fig(b, metric, slow['winner']['unit'])} vs "
+                f"{_fig(a, metric, fast['winner']['unit'])}).")
+        out.append(("mpi_library", factor, text))
+    return out
+
+
+def winner_words(winner: dict[str, Any]) -> str:
+    """"MPI (Open MPI 4.1.4)": the mechanism, and the MPI library where one carried the bytes."""
+    library = (winner.get("choices") or {}).get("mpi_library")
+    return mechanism_name(winner["mechanism"]) + (f" ({library})" if library else "")
+
+
+def _rank_counts(movements: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float, str]]:
+    """A collective measured at several rank counts (--ranks 2,all) whose fastest way changes with
+    the count, at one size: "allreduce, host buffers, 64 KiB: MPI (MPICH 4.0.2) is fastest at 2
+    ranks, MPI (Open MPI 4.1.4) at 16 ranks"."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for mv in movements:
+        if mv.get("participants"):
+            groups.setdefault(mv["key"].replace(f"|{mv['participants']} ranks", ""), []).append(mv)
+    out = []
+    for rows in groups.values():
+        if len(rows) < 2:
+            continue
+        rows = sorted(rows, key=lambda mv: mv["participants"])
+        by_size: dict[int, list[tuple[int, dict[str, Any], dict[str, Any]]]] = {}
+        for mv in rows:
+            for cell in mv["cells"]:
+                if cell["winner"] and cell["clear"] is not False:
+                    by_size.setdefault(cell["bytes"], []).append((mv["participants"], cell["winner"], mv))
+        for size, winners in sorted(by_size.items(), key=lambda kv: -kv[0]):
+            names = [winner_words(w) for _, w, _ in winners]
+            if len(set(names)) < 2:
+                continue
+            label = rows[0]["label"].split(f", {rows[0]['participants']} ranks")[0]
+            said = ", ".join(f"{name} at {n} ranks" for (n, _, _), name in zip(winners, names))
+            out.append((winners[-1][2], 1.0, f"{label}, {format_size(size)}: the fastest is {said}."))
+            break  # the largest size where it changes: the plateau
     return out
 
 

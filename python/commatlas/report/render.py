@@ -39,14 +39,15 @@ class NotMeasured:
     reason: str
 
 
-def write_report(run_dir: str | Path, out_dir: str | Path | None = None, allocator: str | None = None) -> ReportPaths:
+def write_report(run_dir: str | Path, out_dir: str | Path | None = None, allocator: str | None = None,
+                 library: str | None = None) -> ReportPaths:
     """Renders the run at run_dir; writes report.html, summary.md and answers.json into out_dir
     (default: the run directory). `allocator`: the one the fixed-allocator map shows (default:
     each movement's fastest)."""
     run = load_run(run_dir)
     out = Path(out_dir) if out_dir else run.directory
     out.mkdir(parents=True, exist_ok=True)
-    context = build_context(run, allocator)
+    context = build_context(run, allocator, library)
     write_answers(run, context["answers"], out)
     paths = ReportPaths(out / "report.html", out / "summary.md")
     write_atomically(paths.html, render("report.html.j2", context))
@@ -64,7 +65,7 @@ class Imprecise:
     stopped: str
 
 
-def build_context(run: Run, allocator: str | None = None) -> dict:
+def build_context(run: Run, allocator: str | None = None, library: str | None = None) -> dict:
     verified = [r for r in run.results if r.verified_ok]
     unverified = [r for r in run.results if not r.verified_ok]
     series, duplicate_notes = group_series(verified)
@@ -73,6 +74,7 @@ def build_context(run: Run, allocator: str | None = None) -> dict:
     bins = [b["label"] for b in answers["bins"]]
     rows, _ = bestmap.map_rows(answers)
     fixed_rows, fixed_notes = bestmap.map_rows(answers, allocator, fixed=True)
+    library_rows, library_notes = bestmap.library_rows(answers, library)
     flags = variability.flag_points(verified)
     flags.sort(key=lambda f: (f.result.benchmark, f.result.params_key, f.result.bytes or 0))
     movement_figures = figures.movement_figures(data, rows)
@@ -93,6 +95,10 @@ def build_context(run: Run, allocator: str | None = None) -> dict:
         fixed_columns=bestmap.map_columns(fixed_rows, bins),
         fixed_notes=fixed_notes,
         allocator=allocator,
+        library_rows=library_rows,
+        library_columns=bestmap.map_columns(library_rows, bins),
+        library_notes=library_notes,
+        library=library,
         legend=[(bestmap.colour(m), mechanism_name(m)) for m in mechanisms],
         cache_colour=bestmap.CACHE_COLOUR,
         findings=answers["findings"],
