@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# "Figures that hold" on nvidia-h100-x2 in two device calls (each well inside 10 minutes).
+# Builds once against the CUDA-aware Open MPI carried in .device-carry/, then runs STAGE:
+#   atlas  two identical default `commatlas run`s back to back (wall times), `commatlas compare` of
+#          the pair, `--quick` (wall time), the 32-thread host memcpy three times, and the
+#          GPU-buffer OSU-method reference against mpi.gpu_aware.* in interleaved rounds
+#   order  a default run, then `commatlas check-order` over every GPU family and host MPI
+#          (scripts/device/order_check.sh), then the wire witness with its planted link swap
+#          (scripts/device/wire_witness.sh)
+# Usage (repository root, .device-carry carried): OUT=/some/dir STAGE=atlas|order scripts/device/figures_that_hold.sh
+set -uo pipefail
+OUT=${OUT:?set OUT to the folder that receives logs and records}
+STAGE=${STAGE:?set STAGE to atlas or order}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+W=$(mktemp -d)
+exec > >(tee "$W/figures_that_hold.log") 2>&1
+start=$SECONDS
+phase() { echo; echo "== $* (t=$((SECONDS - start)) s, $(date -u +%FT%TZ))"; }
+trap 'tar czf "$OUT/logs-$STAGE.tar.gz" -C "$W" --exclude="*/results.jsonl" . 2>/dev/null' EXIT
+
+phase "machine"
+nvidia-smi --query-gpu=index,name,driver_version --format=csv
+nproc
+
+if [ "$STAGE" = order ]; then
+  # The order check and the wire witness build and report on their own.
+  DEADLINE=${DEADLINE:-330} OUT=$OUT bash scripts/device/order_check.sh
+  phase "wire witness"
+  mkdir -p "$W/wire"
+  timeout 150 env OUT="$W/wire" bash scripts/device/wire_witness.sh
+  tar czf "$OUT/wire.tar.gz" -C "$W" wire
+  exit 0
+fi
+
+phase "CUDA-aware Open MPI, then the engine against it"
+CUDA_OMPI=/opt/ompi-cuda
+tar xzf .device-carry/openmpi-4.1.4-cuda-ubuntu24.tgz -C /opt || exit 1
+export OPAL_PREFIX=$CUDA_OMPI PATH=$CUDA_OMPI/bin:$PATH LD_LIBRARY_PATH=$CUDA_OMPI/lib:${LD_LIBRARY_PATH:-}
+{ cmake -B build-fth -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_CUDA=ON -DCOMMATLAS_WITH_NCCL=ON \
+    -DCOMMATLAS_WITH_MPI=ON -DCOMMATLAS_BUILD_TESTS=OFF -DMPI_C_COMPILER=$CUDA_OMPI/bin/mpicc &&
+  cmake --build build-fth -j32; } > "$W/build.log" 2>&1 || { tail -40 "$W/build.log"; exit 1; }
+echo "build: $((SECONDS - start)) s"
+export COMMATLAS_ENGINE=$PWD/build-fth/engine/commatlas-engine PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
+export PATH=$PWD/build-fth/engine:$PATH  # commatlas-osu-ref beside the engine
+
+run() {  # run NAME ARGS...: one timed commatlas run into $W/NAME
+  local name=$1; shift
+  phase "$name: commatlas run $*"
+  echo "$name: commatlas run --out $name $*" >> "$W/commands.txt"
+  local t0; t0=$(date +%s.%N)
+  timeout -s INT 170 python3 -m commatlas run --out "$W/$name" "$@" > "$W/$name.log" 2>&1
+  local rc=$?
+  local wall; wall=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")
+  echo "$name: rc=$rc wall=${wall}s"; tail -4 "$W/$name.log"
+  echo "$name $wall $rc $*" >> "$W/walls.txt"
+  cp "$W/$name.log" "$W/$name/terminal.txt" 2>/dev/null
+  rm -f "$W/$name/report.html"
+}
+
+run default
+run default2
+phase "compare default default2"
+python3 -m commatlas compare "$W/default" "$W/default2" --html "$W/compare.html" > "$W/compare.txt" 2>&1
+echo "compare: rc=$?"; head -30 "$W/compare.txt"
+rm -f "$W/compare.html"
+tar czf "$OUT/default.tar.gz" -C "$W" default default2 compare.txt walls.txt commands.txt
+run quick --quick
+for i in 1 2 3; do
+  run memcpy-$i --suite host --only 'host.memcpy,reference.host_memcpy' --sizes 4K,1M,16M
+done
+tar czf "$OUT/quick-memcpy.tar.gz" -C "$W" quick memcpy-1 memcpy-2 memcpy-3 walls.txt commands.txt
+# The GPU-buffer OSU-method reference against mpi.gpu_aware.*: 5 interleaved rounds, each the engine
+# phase then commatlas-osu-ref --buffers device (scripts/device/osu_gpu_compare.sh's table).
+run osu-gpu --suite mpi-gpu --only mpi.gpu_aware.pingpong,mpi.gpu_aware.bandwidth,mpi.gpu_aware.bibw \
+  --sizes 1,64,4K,64K,1M,16M --repeat 5
+python3 - "$W/osu-gpu/results.jsonl" <<'PY' | tee "$W/osu_device_table.md"
+import sys
+from pathlib import Path
+from commatlas import osu
+from commatlas.records import read_records
+rows = [r for r in osu.comparison_rows(read_records(Path(sys.argv[1]))) if r.benchmark.startswith("mpi.gpu_aware.")]
+print("| benchmark | size | engine | OSU -d cuda D D | engine/OSU | spread engine / OSU | rounds | rule (3% or OSU spread) | verdict |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+for r in rows:
+    print(f"| {r.benchmark} | {r.bytes} | {r.engine_text} | {r.reference_text} | {r.ratio:.3f} | "
+          f"{100 * r.engine_spread:.1f}% / {100 * r.reference_spread:.1f}% | {r.rounds} | "
+          f"{'meets' if r.agree else 'MISSES'} | {r.verdict.text} |")
+print(f"\n{sum(r.agree for r in rows)} of {len(rows)} device points meet the rule")
+PY
+tar czf "$OUT/osu-gpu.tar.gz" -C "$W" osu-gpu osu_device_table.md walls.txt commands.txt
+# Which MPI library: the image's Open MPI against the carried CUDA-aware one, host buffers, one run
+# (scripts/device/mpi_libraries.sh), while the call has time for it.
+if [ $((SECONDS - start)) -lt 430 ]; then
+  phase "MPI libraries side by side"
+  mkdir -p "$W/mpi-libraries"
+  OUT="$W/mpi-libraries" SUITES=mpi SIZES=1,64,4K,64K,1M BUDGET=0.05 LIMIT=100 \
+    timeout 170 bash scripts/device/mpi_libraries.sh > "$W/mpi-libraries.log" 2>&1
+  echo "mpi libraries: rc=$?"; tail -15 "$W/mpi-libraries.log"
+  rm -f "$W/mpi-libraries/run/report.html"
+  tar czf "$OUT/mpi-libraries.tar.gz" -C "$W" mpi-libraries mpi-libraries.log
+else
+  echo "MPI libraries: not run, $((SECONDS - start)) s gone"
+fi
+phase "done"
