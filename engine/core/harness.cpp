@@ -306,12 +306,12 @@ Verification confirm(Workload& workload, Context& ctx, Measurement& first) {
   const Accounting& a = first.accounting;
   const std::int64_t ops = first.ops_per_sample;
   const double separation = std::chrono::duration<double>(Clock::now() - first.finished_at).count();
-  // Re-warm after the resize (two samples, untimed), then one batch: a quarter of the point's
-  // budget at most, at least 3 samples so that a median exists.
+  // Re-warm after the resize (two samples, untimed), then one batch: kConfirmBudgetShare of the
+  // point's budget at most, at least 3 samples so that a median exists.
   std::vector<double> warm;
   workload.run(2, ops, warm);
   const double t_sample = std::max(first.seconds_per_op, 1e-9) * static_cast<double>(ops);
-  const std::int64_t samples = group.broadcast(clamp64(0.25 * opt.time_budget_s / t_sample, 3, kConfirmSamples));
+  const std::int64_t samples = group.broadcast(clamp64(kConfirmBudgetShare * opt.time_budget_s / t_sample, 3, kConfirmSamples));
   std::vector<double> got;
   workload.begin_timed_batch();
   group.barrier();

@@ -237,6 +237,8 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
       };
       std::vector<Pending> pending;
       std::uint64_t workload_bytes = 0;  // the size `workload` is at now
+      bool wire_asked = false;                        // the variant's link counters were read
+      std::optional<WireCheck> variant_wire_failure;  // and showed the bytes off their route
       auto watchdog_for = [&](const PointId& id, std::uint64_t bytes, const char* what) {
         return std::make_unique<Watchdog>(
             watchdog_limit(ctx.options),
@@ -310,6 +312,15 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
           progress.point(plan.info, &params, bytes, "done earlier", nullptr);
           continue;
         }
+        if (variant_wire_failure) {
+          // The variant's bytes took another route than its movement declares: no size of it is
+          // measured as what it claims to be.
+          write(error_record(id, "wire check failed at this variant's largest size, so not measured here: " +
+                                     variant_wire_failure->detail));
+          ++summary.errors;
+          progress.point(plan.info, &params, bytes, "wire check FAILED", nullptr);
+          continue;
+        }
         try {
           const auto watchdog = watchdog_for(id, bytes, "");
           const auto t0 = std::chrono::steady_clock::now();
@@ -326,16 +337,22 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
           // a million operations per sample (staged MPI at 64 KiB ran into the watchdog that way).
           hint.reset();
           if (m.verification.ok) hint = MeasureHint{m.seconds_per_op, m.accounting.bytes_per_op};
-          // The GPUs' link counters as a second witness of a verified point (core/wire.h).
-          const std::optional<WireCheck> wire =
-              m.verification.ok ? witness_wire(*workload, ctx, movement, m) : std::nullopt;
+          // The GPUs' link counters as a second witness (core/wire.h), once per variant: at its first
+          // verified point, its largest size. The link a variant's bytes cross is the variant's, and
+          // a pass at every size cost the default run seconds; a failed route fails every size.
+          std::optional<WireCheck> wire;
+          if (m.verification.ok && !wire_asked) {
+            wire = witness_wire(*workload, ctx, movement, m);
+            wire_asked = true;
+            if (wire && wire->verdict == WireVerdict::Failed) variant_wire_failure = *wire;
+          }
           if (!m.verification.ok) {
             workload.reset();  // what it holds is not known to be right any more
             write(error_record(id, "data check failed: " + m.verification.detail));
             ++summary.errors;
             progress.point(plan.info, &params, bytes, "data check FAILED", nullptr);
-          } else if (wire && wire->verdict == WireVerdict::Failed) {
-            write(error_record(id, "wire check failed: " + wire->detail, &*wire));
+          } else if (variant_wire_failure) {
+            write(error_record(id, "wire check failed: " + variant_wire_failure->detail, &*wire));
             ++summary.errors;
             progress.point(plan.info, &params, bytes, "wire check FAILED", nullptr);
           } else {

@@ -406,9 +406,10 @@ TEST(WireRecord, ResultRecordCarriesTheWireObject) {
 // error record with the wire object, never a bandwidth.
 class PeerCopy final : public Benchmark {
  public:
+  explicit PeerCopy(std::vector<std::uint64_t> sizes = {64 << 20}) : sizes_(std::move(sizes)) {}
   BenchmarkInfo info() const override {
     return BenchmarkInfo{"test.peer_copy", Category::ExplicitCopy, Interface::CopyEngine, "test", "", Metric::Bandwidth,
-                         RankRange{1, 1}, {64 << 20}, {64 << 20}};
+                         RankRange{1, 1}, sizes_, sizes_};
   }
   Movement movement(const Context&, const Params&) const override { return peer_copy(); }
   std::unique_ptr<Workload> prepare(Context&, const Params&, std::uint64_t bytes) const override {
@@ -417,6 +418,9 @@ class PeerCopy final : public Benchmark {
     a.timing = "made-up times (tests/fake_workload.h)";
     return std::make_unique<FakeWorkload>(2e-4, a);
   }
+
+ private:
+  std::vector<std::uint64_t> sizes_;
 };
 
 // COMMATLAS_WIRE_FIXTURES=dir keeps a record for tests/test_wire_schema.py (tests/fixtures/wire/).
@@ -426,7 +430,7 @@ void keep_fixture(const std::string& record, const char* name) {
   std::ofstream(std::string(dir) + "/" + name) << record;
 }
 
-std::string run_with(WireWitness& witness) {
+std::string run_with(WireWitness& witness, const Benchmark& benchmark = PeerCopy()) {
   char path[] = "/tmp/commatlas-wire-test-XXXXXX";
   const int fd = mkstemp(path);
   EXPECT_GE(fd, 0);
@@ -436,7 +440,6 @@ std::string run_with(WireWitness& witness) {
   o.time_budget_s = 0.001;
   o.precision = 0;
   Context ctx(o, group, HostFacts{});
-  PeerCopy benchmark;
   WireWitness* previous = set_wire_witness(&witness);
   {
     RecordFile out(path);
@@ -468,6 +471,25 @@ TEST(WireRunner, ACopyOnTheWireKeepsItsResultAndSaysSo) {
   EXPECT_NE(record.find("\"wire\":{\"source\":\"fake counters\",\"link\":\"nvlink\""), std::string::npos) << record;
   EXPECT_NE(record.find("\"verdict\":\"ok\""), std::string::npos) << record;
   keep_fixture(record, "result_wire_ok.json");
+}
+
+// The route is the variant's: its counters are read once, at its largest size, and a route that
+// failed there fails every size of the variant.
+TEST(WireRunner, OneJudgementPerVariantCoversEverySize) {
+  const PeerCopy two_sizes({64 << 20, 32 << 20});
+  FakeWitness silent;
+  const std::string failed = run_with(silent, two_sizes);
+  EXPECT_EQ(std::count(failed.begin(), failed.end(), '\n'), 2) << failed;
+  EXPECT_EQ(failed.find("\"type\":\"result\""), std::string::npos) << failed;
+  EXPECT_NE(failed.find("wire check failed at this variant's largest size, so not measured here: NVLink counted 0 B"),
+            std::string::npos) << failed;
+  FakeWitness seen;
+  seen.nvlink_per_pass = 1024 * kMiB;
+  const std::string ok = run_with(seen, two_sizes);
+  std::size_t wires = 0;
+  for (std::size_t at = ok.find("\"wire\":{"); at != std::string::npos; at = ok.find("\"wire\":{", at + 1)) ++wires;
+  EXPECT_EQ(wires, 1u) << ok;
+  EXPECT_EQ(std::count(ok.begin(), ok.end(), '\n'), 2) << ok;
 }
 
 }  // namespace
