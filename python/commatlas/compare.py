@@ -216,19 +216,12 @@ PointKey = tuple[str, tuple[tuple[str, str], ...], int, int | None]
 
 
 def run_settings(base: list[Result], other: list[Result]) -> dict[str, set[str]]:
-    """Per benchmark, the parameters that hold one value in each run and differ between them. A
-    parameter that one run's variants all lack counts as one value there ("absent"): a run of
-    `--threads 1` has no `min_chunk_bytes`, which only a many-thread memcpy carries."""
+    """Per benchmark, the parameters that hold one value in each run and differ between them."""
     values: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
     for side, results in enumerate((base, other)):
         for r in results:
             for name, value in r.params_key:
                 values.setdefault((r.benchmark, name), (set(), set()))[side].add(value)
-    ran = ({r.benchmark for r in base}, {r.benchmark for r in other})
-    for (benchmark, _), sides in values.items():
-        for side in (0, 1):
-            if not sides[side] and benchmark in ran[side]:
-                sides[side].add("(absent)")
     settings: dict[str, set[str]] = {}
     for (benchmark, name), (a, b) in values.items():
         if len(a) == 1 and len(b) == 1 and a != b:

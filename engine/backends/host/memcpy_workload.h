@@ -13,24 +13,15 @@
 
 namespace commatlas::host {
 
-// Smallest part of a multi-threaded copy one thread claims. Claiming a chunk costs a contended
-// compare-and-swap and a cache line moved between cores (a fraction of a microsecond, more on a
-// VM); a thread copies 64 KiB in a few microseconds. So a copy of under 128 KiB is one thread's
-// memcpy, and 1 MiB is shared by up to 16 threads, not cut into 32 slivers whose release and
-// claiming cost more than their copy.
-constexpr std::int64_t kMemcpyMinChunkBytes = 64 << 10;
-
 struct MemcpySetup {
   std::size_t bytes = 0;
-  int threads = 1;  // at most: plan_chunks() decides how many share a copy of `bytes`
-  std::size_t min_chunk_bytes = kMemcpyMinChunkBytes;
+  int threads = 1;
   std::optional<int> src_node;  // nullopt: unplaced
   std::optional<int> dst_node;
   std::uint64_t seed = 1;
 };
-// host.memcpy's setup of a variant (`threads`, `min_chunk_bytes` with more than one thread, and
-// `src_numa`/`dst_numa` where placed), shared with reference.host_memcpy so both build the same
-// operation from the same parameters.
+// host.memcpy's setup of a variant (`threads`, and `src_numa`/`dst_numa` where placed), shared
+// with reference.host_memcpy so both build the same operation from the same parameters.
 MemcpySetup memcpy_setup(const Context& ctx, const Params& params, std::uint64_t bytes);
 
 class MemcpyWorkload final : public Workload {
@@ -58,9 +49,8 @@ class MemcpyWorkload final : public Workload {
   std::vector<int> cpus_;  // where the copying threads run: the source's node
   std::vector<int> caller_cpus_;  // the caller's part: the whole node alone, its first CPU with a pool
   std::unique_ptr<WorkerPool> pool_;  // only with more than one thread
-  ChunkPlan plan_;  // how the pool shares the buffer (with a pool only)
-  WorkerPool::ChunkTask chunk_copy_;
-  WorkerPool::ChunkTask chunk_poison_;
+  WorkerPool::Task chunk_copy_;
+  WorkerPool::Task chunk_poison_;
 };
 
 }  // namespace commatlas::host

@@ -11,7 +11,7 @@ class HostMemcpy final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
     BenchmarkInfo i{"host.memcpy", Category::ExplicitCopy, Interface::Memcpy, "host",
-                    "libc memcpy between host buffers, 1 and up to N threads, per NUMA node pair", Metric::Bandwidth,
+                    "libc memcpy between host buffers, 1 and N threads, per NUMA node pair", Metric::Bandwidth,
                     RankRange{1, 0}, {}, {}};
     i.default_sizes = geometric_sizes(16, 256ull << 20, 16);
     i.quick_sizes = {4096, 16ull << 20};
@@ -27,20 +27,16 @@ class HostMemcpy final : public Benchmark {
       if (placement == host::NumaPlacement::None) {
         // Nodes cannot be chosen: one unplaced variant, labelled so nobody reads a node into it.
         out.push_back(Params{{"threads", threads}, {"numa_placement", to_string(placement)}});
-      } else {
-        for (int src : host::numa_nodes_to_sweep(ctx))
-          for (int dst : host::numa_nodes_to_sweep(ctx))
-            out.push_back(Params{{"threads", threads},
-                                 {"src_numa", std::int64_t{src}},
-                                 {"dst_numa", std::int64_t{dst}},
-                                 {"cpu_numa", std::int64_t{src}},
-                                 {"numa_placement", to_string(placement)}});
+        continue;
       }
+      for (int src : host::numa_nodes_to_sweep(ctx))
+        for (int dst : host::numa_nodes_to_sweep(ctx))
+          out.push_back(Params{{"threads", threads},
+                               {"src_numa", std::int64_t{src}},
+                               {"dst_numa", std::int64_t{dst}},
+                               {"cpu_numa", std::int64_t{src}},
+                               {"numa_placement", to_string(placement)}});
     }
-    // With several threads, `threads` is a ceiling: they share each copy in chunks of at least
-    // this many bytes (memcpy_workload.h says why), so a small copy uses fewer of them.
-    for (Params& p : out)
-      if (p.integer("threads") > 1) p.set("min_chunk_bytes", host::kMemcpyMinChunkBytes);
     return out;
   }
 
@@ -49,7 +45,7 @@ class HostMemcpy final : public Benchmark {
   Movement movement(const Context&, const Params& p) const override {
     Movement m = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
                                   host_memory(p.has("src_numa") ? std::optional<int>(static_cast<int>(p.integer("src_numa"))) : std::nullopt, "pageable"),
-                                  host_memory(p.has("dst_numa") ? std::optional<int>(static_cast<int>(p.integer("dst_numa"))) : std::nullopt, "pageable"), p, {"threads", "cpu_numa", "min_chunk_bytes"});
+                                  host_memory(p.has("dst_numa") ? std::optional<int>(static_cast<int>(p.integer("dst_numa"))) : std::nullopt, "pageable"), p, {"threads", "cpu_numa"});
     m.cache_working_set_per_byte = 2;
     return m;
   }

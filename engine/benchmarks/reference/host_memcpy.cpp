@@ -27,8 +27,7 @@ class BareLoopMemcpy final : public Workload {
   Accounting accounting() const override {
     Accounting a = memcpy_.accounting();
     a.timing = "one steady_clock pair around each sample's repeated loop of host.memcpy's operation (" +
-               (threads_ > 1 ? "up to " + std::to_string(threads_) + " threads sharing it in chunks, caller included)"
-                             : std::string("1 thread)"));
+               std::to_string(threads_) + (threads_ > 1 ? " threads, caller included)" : " thread)");
     return a;
   }
 
@@ -86,7 +85,6 @@ class HostMemcpyReference final : public Benchmark {
         p.set("dst_numa", node);
         p.set("cpu_numa", node);
       }
-      if (threads > 1) p.set("min_chunk_bytes", host::kMemcpyMinChunkBytes);
       out.push_back(p);
     }
     return out;
@@ -96,7 +94,7 @@ class HostMemcpyReference final : public Benchmark {
     auto node = [&](const char* key) { return p.has(key) ? std::optional<int>(static_cast<int>(p.integer(key))) : std::nullopt; };
     Movement m = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
                                   host_memory(node("src_numa"), "pageable"), host_memory(node("dst_numa"), "pageable"), p,
-                                  {"threads", "cpu_numa", "min_chunk_bytes"});
+                                  {"threads", "cpu_numa"});
     m.cache_working_set_per_byte = 2;
     m.reference_of = "host.memcpy";
     return m;
