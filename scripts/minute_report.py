@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Issue 11's checks on a pair of back-to-back runs of one machine: the precision-stopped
-default run against the fixed-budget run (--precision off --time-budget 0.2), the per-point
-cost summary, and the projected wall time of the default run on more GPUs.
+"""Does stopping on precision keep the figures and the default run short? Checked on a pair
+of back-to-back runs of one machine: the precision-stopped default run against the fixed-budget
+run (--precision off --time-budget 0.2), the per-point cost summary, and the projected wall time
+of the default run on more GPUs.
 
     python3 scripts/minute_report.py DEFAULT_RUN_DIR FIXED_RUN_DIR [--spread-from RUN_A RUN_B]...
     python3 scripts/minute_report.py --project MULTI_GPU_DEFAULT_RUN_DIR
 
-Comparison rule (issue 11, item 4): every point of 256 MiB or more on device or pinned memory
+Comparison rule: every point of 256 MiB or more on device or pinned memory
 whose run-to-run spread is below 0.5% must agree within 1%; the others within their own spread.
 The spread of a point is the larger of the two runs' own median intervals (95% half-width; the
 p95/p5 of the reservoir is far wider than the median's spread) and, for each pair of identical runs
@@ -58,7 +59,7 @@ def median_ci_half_width(samples: list[float]) -> float:
 
 
 def on_device_or_pinned(r: dict[str, Any]) -> bool:
-    """Device and pinned memory only (issue 11): pageable and managed paths move with the OS."""
+    """Device and pinned memory only: pageable and managed paths move with the OS between runs."""
     values = {str(v) for v in r.get("params", {}).values()}
     return not values & {"pageable", "managed", "managed_prefetched", "managed_host_preferred", "registered"}
 

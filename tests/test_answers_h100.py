@@ -1,4 +1,4 @@
-"""Issue 10's "done when", checked on the records a real single-GPU run wrote (one H100, committed
+"""The movement model's promises, checked on the records a real single-GPU run wrote (one H100, committed
 under results/nvidia-h100-x1/atlas-default): the engine declared every movement itself there, so
 nothing in this test is a fixture written by hand or labelled by a script."""
 from __future__ import annotations

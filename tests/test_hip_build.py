@@ -1,4 +1,4 @@
-"""The AMD (HIP) engine on a machine without an AMD GPU, as CI builds it (issue 12): `info` says what
+"""The AMD (HIP) engine on a machine without an AMD GPU, as CI builds it: `info` says what
 it is and that it has not run on AMD hardware, `list` shows every GPU benchmark unavailable with the
 HIP runtime's reason, and a `--quick` run leaves the GPU suites out in one line and runs the host
 suite. Point COMMATLAS_HIP_ENGINE at build-hip/engine/commatlas-engine (.ci/run does); without it these

@@ -97,7 +97,7 @@ def test_needs_exactly_two_ranks(reference: Path) -> None:
 
 
 def test_engine_asks_for_mpi_thread_single(engine_path: Path, engine_info) -> None:
-    # Open MPI locks internally at any level above SINGLE (issue 17: +25% latency at 1 B).
+    # Open MPI locks internally at any level above SINGLE (+25% latency at 1 B: osu_compare.sh).
     if not engine_info["backends"].get("mpi", {}).get("built"):
         pytest.skip("this engine was built without MPI")
     assert engine_info["backends"]["mpi"]["thread_level"] == "single"

@@ -1,7 +1,8 @@
-"""The build records commatlas's own commit (issue 11, item 6): configured from a git checkout of
-commatlas it names that commit and whether the tree was dirty; configured from a copy inside
-another repository it says "commit unknown" with the package version, never the other
-repository's commit. Configure only (no backends, no compile): a few seconds."""
+"""The build records commatlas's own commit, so every record says which code measured it:
+configured from a git checkout of commatlas it names that commit and whether the tree was dirty;
+configured from a copy inside another repository it says "commit unknown" with the package
+version, never the other repository's commit. Configure only (no backends, no compile): a few
+seconds."""
 
 from __future__ import annotations
 

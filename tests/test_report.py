@@ -1,7 +1,8 @@
 """The answers and the report, on the engine's own records: the committed default run on 2x H200
 (results/nvidia-h200-x2/atlas-2gpu/default, every record with the movement the engine declared),
 the older committed 2x H200 records written before engines declared movements (must still load),
-and a real host run of the engine built here. One regression test per fault of issue 10.
+and a real host run of the engine built here. One regression test per fault the first
+single-GPU report had (a cache figure over 100% of peak and five others below).
 """
 from __future__ import annotations
 
@@ -106,7 +107,7 @@ def test_report_of_a_real_host_run(tmp_path):
     assert "Best interface per movement and size" in paths.html.read_text()
 
 
-# --- the six faults of issue 10 ------------------------------------------------------------------
+# --- the six faults of the first single-GPU report ------------------------------------------------
 
 def test_fault1_summary_never_leads_with_a_cache_resident_figure(h200):
     """Was: `gpu.copy_ce` best 4,849 GB/s (101% of peak), path=h2d, a managed buffer on the GPU in L2."""

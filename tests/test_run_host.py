@@ -71,7 +71,7 @@ def test_summary_is_printed(engine_path: Path, tmp_path: Path) -> None:
 
 
 def test_results_say_how_sampling_stopped_and_what_each_point_cost(host_run: Path, validator) -> None:
-    """Issue 11: every result states its precision target, the interval reached and why it
+    """Every result states its precision target, the interval reached and why it
     stopped; the end record sums the points' costs per benchmark."""
     records = assert_valid_run(host_run / "results.jsonl", validator)
     results = [r for r in records if r["type"] == "result"]

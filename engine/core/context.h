@@ -24,7 +24,8 @@ struct RunOptions {
   // precision, the whole budget in the fixed mode (precision 0). See kDefaultTimeBudget*.
   double time_budget_s = 0.1;
   // Sampling stops once the 95% confidence interval of the median is within +-precision of it
-  // (relative); 0: fixed budget, one timed batch filling time_budget_s (the harness before issue 11).
+  // (relative); 0: fixed budget, one timed batch filling time_budget_s (the harness before it
+  // stopped on precision).
   double precision = 0.005;
   bool quick = false;                // fewer sizes, smaller budget: a smoke run
   bool full = false;                 // the exhaustive tier too (core/tiers.h); default tier only otherwise

@@ -1,4 +1,4 @@
-// The contract of the movement model (issue 10): every benchmark declares a movement for every
+// The contract of the movement model: every benchmark declares a movement for every
 // variant it lists, and every parameter of a variant is either consumed into the movement's
 // places, operation, direction or mechanism (core/movement.h's consumed_params table) or recorded
 // as a choice. GPU benchmarks list their variants as on a 4-GPU node (gpu_count overridden).
@@ -128,7 +128,8 @@ const Params* find_variant(const std::vector<Params>& all, const std::vector<std
   return nullptr;
 }
 
-// The fault of issue 10: a GPU-touched managed "h2d" copy is a copy within GPU memory.
+// A GPU-touched managed "h2d" copy is a copy within GPU memory: named h2d, it was once compared
+// with the PCIe peak and read as 101% of it.
 TEST(MovementContract, GpuCopiesNameWhereTheBytesAre) {
   const FakeGpus gpus(2);
   SingleProcessGroup group;

@@ -48,8 +48,8 @@ TEST(PeakOf, HostToGpuIsThePcieLinkAndBiDoublesIt) {
   EXPECT_NEAR(bi.gbps, 2 * 63.015, 2e-3);
 }
 
-// Issue 10's first fault: 16 MiB "h2d" from GPU-touched managed memory is a copy inside GPU 0,
-// 32 MiB of source + destination that fits the 50 MiB L2: no HBM peak, so no 101%.
+// A figure once reported as 101% of peak: 16 MiB "h2d" from GPU-touched managed memory is a copy
+// inside GPU 0, 32 MiB of source + destination that fits the 50 MiB L2: no HBM peak, so no 101%.
 TEST(PeakOf, LocalCopyInL2IsCacheResidentWithoutANumber) {
   const Topology t = h200x2();
   const Movement local = copy(gpu_memory(0, "managed"), gpu_memory(0, "device"));

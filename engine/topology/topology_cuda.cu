@@ -71,15 +71,8 @@ TopologyAnswers ask_node() {
 
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess) {
-    answers.no_gpu_reason = gpu_error_text(rc, "cudaGetDeviceCount", __FILE__, __LINE__);
-    if (rc == cudaErrorNoDevice) answers.no_gpu_reason = std::string(kGpuRuntimeName) + ": no device visible (" + answers.no_gpu_reason + ")";
-    if (rc == cudaErrorInsufficientDriver)
-      answers.no_gpu_reason = "no NVIDIA driver, or one older than the CUDA runtime (" + answers.no_gpu_reason + ")";
-    return answers;
-  }
-  if (count == 0) {
-    answers.no_gpu_reason = std::string("the ") + kGpuRuntimeName + " runtime sees no device";
+  if (rc != cudaSuccess || count == 0) {
+    answers.no_gpu_reason = no_device_reason(rc, count);
     return answers;
   }
   for (int d = 0; d < count; ++d) {

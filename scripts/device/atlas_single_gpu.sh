@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Evidence on one GPU (issues 10, 11, 15), in one device call: build for sm_90 against the
-# machine's own MPI, then back to back
+# Evidence on one GPU (declared movements, precision stopping, data checks), in one device call:
+# build for sm_90 against the machine's own MPI, then back to back
 #   default   `commatlas run`                       (wall target 60 s; its answers.json + report)
 #   default2  the same again                        (identical-run pair for compare's tolerances)
 #   quick     `commatlas run --quick`               (wall target 15 s)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11's last check, on one GPU machine: the harness against its bare reference loops, with
+# Does the harness add cost? On one GPU machine: the harness against its bare reference loops, with
 # passes enough (--repeat 3) to know each loop's own run-to-run spread.
 #   memcpy-new-1, memcpy-new-2  host.memcpy beside reference.host_memcpy, this tree (host-only build)
 #   memcpy-old-1, memcpy-old-2  the same with the engine of OLD_SRC (a `git archive --prefix=old/`

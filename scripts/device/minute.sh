@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Issue 11 on one GPU (H100 or H200), back to back: build for sm_90, then `time commatlas run`
-# (default: precision-stopped), `--quick`, and `--precision off --time-budget 0.2` (the fixed
-# budget), each into $OUT; then the comparison of points >= 256 MiB, the per-point cost
-# summary and the projection to 4 and 8 GPUs (scripts/minute_report.py).
+# Does the default run stay short and agree with a fixed budget? On one GPU (H100 or H200), back to
+# back: build for sm_90, then `time commatlas run` (default: precision-stopped), `--quick`, and
+# `--precision off --time-budget 0.2` (the fixed budget), each into $OUT; then the comparison of
+# points >= 256 MiB, the per-point cost summary and the projection to 4 and 8 GPUs
+# (scripts/minute_report.py).
 # Usage (repository root): OUT=/some/dir scripts/device/minute.sh     (~4 minutes)
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Multi-GPU evidence (issue 16's run, and the 4/8-GPU wall-time projection of issue 11) in one
+# Multi-GPU evidence (the default run on every GPU, and its wall time projected to 4 and 8 GPUs) in one
 # device call on nvidia-h200-x2 (or x4/x8): build for sm_90 against the CUDA-aware Open MPI of
 # /work/shared/gpu-mpi (carried in .device-carry/), then
 #   default   `time commatlas run` on every GPU (one rank per GPU in the MPI phase): answers.json,

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Issue 17: the engine's host-buffer MPI figures (mpi.pingpong, mpi.bandwidth, mpi.bibw) against the
-# OSU-method reference (commatlas-osu-ref, osu_latency/osu_bw/osu_bibw with OSU 7.x counts, in a
-# process of its own), 2 ranks bound to cores, ROUNDS interleaved rounds (order flips each round),
-# at 1 B, 64 B, 4 KiB, 64 KiB, 1 MiB. Only host MPI matters: CUDA=OFF (default) builds without
-# CUDA; CUDA=ON builds the full engine (CUDA/NCCL linked in) to see whether that costs anything.
+# Does the engine's MPI cost more than OSU's? Its host-buffer MPI figures (mpi.pingpong,
+# mpi.bandwidth, mpi.bibw) against the OSU-method reference (commatlas-osu-ref,
+# osu_latency/osu_bw/osu_bibw with OSU 7.x counts, in a process of its own), 2 ranks bound to cores,
+# ROUNDS interleaved rounds (order flips each round), at 1 B, 64 B, 4 KiB, 64 KiB, 1 MiB. Only host
+# MPI matters: CUDA=OFF (default) builds without CUDA; CUDA=ON builds the full engine (CUDA/NCCL
+# linked in) to see whether that costs anything.
 #   OUT=dir bash scripts/device/osu_compare.sh          (ROUNDS=7 SIZES=1,64,4K,64K,1M CUDA=OFF)
 # Writes $OUT/rounds.jsonl (every record of every round), $OUT/summary.md (the table), logs, and
 # $OUT/osu_compare.tar.gz of all of it; prints the table last. About 3 minutes on 16 cores (two engine runs and one reference per round).
@@ -35,7 +36,7 @@ reference_round() {  # $1 = round: the reference's JSON lines, turned into recor
 }
 start=$(date +%s)
 for round in $(seq 1 "$ROUNDS"); do
-  # "single" is the engine now; "funneled" what it asked for before issue 17 (the cost measured).
+  # "single" is the engine now; "funneled" the thread level it asked for before (the cost measured).
   if (( round % 2 )); then engine_round "$round" single; reference_round "$round"; engine_round "$round" funneled
   else engine_round "$round" funneled; reference_round "$round"; engine_round "$round" single; fi
   echo "round $round done at $(( $(date +%s) - start )) s"
@@ -70,7 +71,7 @@ with open(out / "rounds-funneled.jsonl", "w") as f:
 rows = osu.comparison_rows(after + reference)
 old = {(r.benchmark, r.bytes): r for r in osu.comparison_rows(before + reference)}
 lines = [f"# engine vs OSU-method reference, {rounds} interleaved rounds (medians; spread = reference max-min / median)",
-         "# before = the engine at MPI_THREAD_FUNNELED (as before issue 17), after = MPI_THREAD_SINGLE (now)", "",
+         "# before = the engine at MPI_THREAD_FUNNELED (its old level), after = MPI_THREAD_SINGLE (now)", "",
          "| benchmark | size | unit | before | after | OSU method | before/OSU | after/OSU | OSU spread | rounds | agree |",
          "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
 for r in rows:

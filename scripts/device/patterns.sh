@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The application patterns (issue 13) on a single-GPU machine, 2 and 4 ranks sharing the one GPU,
+# The application patterns on a single-GPU machine, 2 and 4 ranks sharing the one GPU,
 # built against the CUDA-aware Open MPI of /work/shared/gpu-mpi (carried in .device-carry/), so
 # every mechanism that can run here does: MPI on host buffers, MPI staged through host memory,
 # GPU-aware MPI, CUDA IPC between the processes; NCCL records its skip (one GPU per rank needed).

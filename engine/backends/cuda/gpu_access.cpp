@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "backends/cuda/copy_plan.h"
+#include "backends/cuda/gpu_runtime.h"
 #include "core/sizes.h"
-#include "topology/topology.h"
 
 namespace commatlas::gpu {
 
@@ -20,7 +20,10 @@ std::vector<std::uint64_t> gpu_bandwidth_quick_sizes() { return {64ull << 10, 16
 
 std::optional<std::string> no_gpu_reason() {
   if (gpu_count() > 0) return std::nullopt;
-  const std::string why = gpu_topology().no_gpu_reason;
+  int count = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess) cudaGetLastError();  // not sticky: clear it so the next check starts clean
+  const std::string why = no_device_reason(rc, count);
   return "no GPU: " + (why.empty() ? std::string("cudaGetDeviceCount found none") : why);
 }
 

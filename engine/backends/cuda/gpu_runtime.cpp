@@ -11,6 +11,17 @@ std::string gpu_error_text(cudaError_t rc, const char* call, const char* file, i
          ":" + std::to_string(line);
 }
 
+std::string no_device_reason(cudaError_t rc, int count) {
+  if (rc != cudaSuccess) {
+    const std::string error = gpu_error_text(rc, "cudaGetDeviceCount", __FILE__, __LINE__);
+    if (rc == cudaErrorNoDevice) return std::string(kGpuRuntimeName) + ": no device visible (" + error + ")";
+    if (rc == cudaErrorInsufficientDriver) return "no NVIDIA driver, or one older than the CUDA runtime (" + error + ")";
+    return error;
+  }
+  if (count == 0) return std::string("the ") + kGpuRuntimeName + " runtime sees no device";
+  return "";
+}
+
 namespace {
 
 // Errors the CUDA documentation calls sticky: "the process is left in an inconsistent state

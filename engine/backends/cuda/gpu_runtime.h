@@ -28,6 +28,11 @@ inline constexpr const char* kGpuRuntimeName = "CUDA";
 // hip* call that really ran.
 std::string gpu_error_text(cudaError_t rc, const char* call, const char* file, int line);
 
+// Why the runtime sees no device, in words, from what cudaGetDeviceCount answered ("" when it
+// succeeded and counted at least one). Kept with the runtime, not with topology discovery, so that
+// the GPU backend can say why it skips without reaching up into topology.
+std::string no_device_reason(cudaError_t rc, int count);
+
 // Out-of-memory is not a failure of the benchmark: the point cannot run on this GPU.
 [[noreturn]] void throw_gpu_error(cudaError_t rc, const char* call, const char* file, int line);
 

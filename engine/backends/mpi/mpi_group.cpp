@@ -155,8 +155,9 @@ std::unique_ptr<Group> start_mpi_group(int* argc, char*** argv) {
 // its internal locking on (opal_using_threads) for every level above SINGLE, FUNNELED included: each
 // message then pays atomics and locks in matching, free lists and request completion. On a 2-core VM
 // (Open MPI 4.1.4, shared memory) FUNNELED read 0.16-0.21 us instead of 0.12-0.15 us per 1-byte
-// half round trip and 0.65-0.75x the 1-64 B bandwidth (issue 17). Only the main thread calls MPI;
-// the watchdog's MPI_Abort from its own thread ends the job either way.
+// half round trip and 0.65-0.75x the 1-64 B bandwidth (scripts/device/osu_compare.sh measures it).
+// Only the main thread calls MPI; the watchdog's MPI_Abort from its own thread ends the job either
+// way.
 ThreadLevel requested_thread_level() {
   const char* text = std::getenv("COMMATLAS_MPI_THREAD_LEVEL");
   const std::string name = text && *text ? text : "single";

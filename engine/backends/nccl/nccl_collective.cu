@@ -1,8 +1,8 @@
 #include "backends/nccl/nccl_collective.h"
 
 #include "backends/cuda/event_timing.h"
+#include "backends/cuda/gpu_collective_data.h"
 #include "backends/nccl/nccl_job.h"
-#include "benchmarks/collective/gpu_collective_data.h"
 #include "core/all_ranks.h"
 #include "core/error.h"
 #include "core/sizes.h"

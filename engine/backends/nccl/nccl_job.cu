@@ -1,7 +1,7 @@
 #include "backends/nccl/nccl_job.h"
 
+#include "backends/cuda/memory.h"
 #include "core/sizes.h"
-#include "topology/topology.h"
 
 namespace commatlas {
 

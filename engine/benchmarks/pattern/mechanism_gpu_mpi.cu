@@ -12,11 +12,11 @@
 #include "backends/mpi/gpu_message_buffers_mpi.h"
 #include "backends/mpi/gpu_pointer_policy.h"
 #include "backends/mpi/gpu_support.h"
+#include "backends/mpi/ipc_exchange_mpi.h"
 #include "backends/mpi/mpi_check.h"
 #include "backends/mpi/point_to_point.h"
 #include "benchmarks/pattern/device_arena.h"
 #include "benchmarks/pattern/mechanism_mpi.h"
-#include "benchmarks/point_to_point/ipc_exchange_mpi.h"
 #include "core/error.h"
 
 namespace commatlas {

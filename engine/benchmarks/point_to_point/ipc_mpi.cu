@@ -8,7 +8,7 @@
 #include "backends/cuda/event_timing.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/memory.h"
-#include "benchmarks/point_to_point/ipc_exchange_mpi.h"
+#include "backends/mpi/ipc_exchange_mpi.h"
 #include "benchmarks/point_to_point/ipc_signal.h"
 #include "core/all_ranks.h"
 #include "core/registry.h"

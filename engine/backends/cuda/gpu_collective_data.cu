@@ -1,4 +1,4 @@
-#include "benchmarks/collective/gpu_collective_data.h"
+#include "backends/cuda/gpu_collective_data.h"
 #include "backends/cuda/device_pattern.h"
 
 #include "core/pattern.h"

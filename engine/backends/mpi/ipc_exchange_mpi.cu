@@ -1,4 +1,4 @@
-#include "benchmarks/point_to_point/ipc_exchange_mpi.h"
+#include "backends/mpi/ipc_exchange_mpi.h"
 
 #include <mpi.h>
 

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Fail on an include that runs up or sideways between the engine's layers.
+
+The engine is layered one way: core knows nothing of GPUs or libraries, backends wrap one library
+each, topology discovers the node through the GPU runtime, benchmarks combine them, and the app
+wires everything together. An include against that direction is how cycles and hidden coupling
+start, so this check reads every `#include "..."` of engine/**/*.{h,cpp,cu,cuh} (tests, fuzzers and
+stand-alone tools are programs of their own and may include anything) and prints one line per
+include the table below does not allow:
+
+    engine/backends/nccl/x.cu:5: backends/nccl includes benchmarks/collective/y.h (...)
+
+Exit status 0: every include allowed; 1: at least one is not; 2: bad arguments. It needs no
+compiler, so CI runs it before the build.
+
+    python3 scripts/ci/check_layers.py [--engine DIR] [FILE ...]
+
+FILE arguments (paths under the engine folder) limit the check to those files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+# Which layer may include which, as path prefixes under engine/. A file's layer is the longest
+# prefix of LAYERS that its path starts with; "{self}" stands for the file's own layer (a folder
+# always includes its own headers). Each allowed edge says why it exists.
+LAYERS: dict[str, list[tuple[str, str]]] = {
+    # The harness, statistics, records and vocabulary: no GPU, no library, so every build has it
+    # and it is unit-tested without hardware.
+    "core/": [
+        ("core/", "core is the bottom layer"),
+    ],
+    # Node discovery sits above the GPU runtime: it asks the runtime for devices and peers (the
+    # one header that names the CUDA/HIP calls), and nothing below it asks topology anything.
+    "topology/": [
+        ("core/", "core is below every layer"),
+        ("topology/", "its own folder"),
+        ("backends/cuda/gpu_runtime.h", "discovery asks the GPU runtime for devices and peers"),
+    ],
+    # The device runtime every GPU library sits on.
+    "backends/cuda/": [
+        ("core/", "core is below every layer"),
+        ("backends/cuda/", "its own folder"),
+    ],
+    "backends/host/": [
+        ("core/", "core is below every layer"),
+        ("backends/host/", "its own folder"),
+    ],
+    "backends/mpi/": [
+        ("core/", "core is below every layer"),
+        ("backends/mpi/", "its own folder"),
+        ("backends/cuda/", "GPU-aware and staged MPI move device buffers; CUDA IPC handles travel over MPI"),
+    ],
+    "backends/nccl/": [
+        ("core/", "core is below every layer"),
+        ("backends/nccl/", "its own folder"),
+        ("backends/cuda/", "NCCL runs on CUDA streams and device buffers"),
+        ("backends/mpi/", "a rank-per-GPU NCCL job exchanges its unique id over MPI"),
+    ],
+    # One folder per category of the taxonomy: a category uses core, the library wrappers and the
+    # node's facts, never another category (what two categories share belongs in a backend).
+    "benchmarks/direct_access/": [],
+    "benchmarks/explicit_copy/": [],
+    "benchmarks/point_to_point/": [],
+    "benchmarks/collective/": [],
+    "benchmarks/pattern/": [],
+    "benchmarks/reference/": [],
+    # The program: registers nothing of its own and wires every layer together.
+    "app/": [
+        ("", "the program may include any layer"),
+    ],
+}
+BENCHMARK_EDGES = [
+    ("core/", "core is below every layer"),
+    ("backends/", "benchmarks measure through the library wrappers"),
+    ("topology/", "benchmarks read the node's facts"),
+    ("{self}", "its own category"),
+]
+for _layer in LAYERS:
+    if _layer.startswith("benchmarks/"):
+        LAYERS[_layer] = BENCHMARK_EDGES
+
+# Programs of their own, not layers of the engine.
+SKIPPED = ("tests/", "fuzz/", "tools/")
+SUFFIXES = (".h", ".cpp", ".cu", ".cuh")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def layer_of(path: str) -> str | None:
+    """The longest LAYERS prefix of an engine-relative path (None: not in any layer)."""
+    best = None
+    for layer in LAYERS:
+        if path.startswith(layer) and (best is None or len(layer) > len(best)):
+            best = layer
+    return best
+
+
+def allowed(layer: str, target: str) -> bool:
+    for prefix, _why in LAYERS[layer]:
+        prefix = layer if prefix == "{self}" else prefix
+        if target.startswith(prefix):
+            return True
+    return False
+
+
+def describe(layer: str) -> str:
+    names = [layer if p == "{self}" else p for p, _ in LAYERS[layer]]
+    return ", ".join(n.rstrip("/") or "anything" for n in names)
+
+
+def check_file(engine: Path, rel: str) -> list[str]:
+    layer = layer_of(rel)
+    if layer is None:
+        return [f"engine/{rel}:1: {rel} is in no layer (add its folder to LAYERS in {Path(__file__).name})"]
+    problems = []
+    text = (engine / rel).read_text(encoding="utf-8", errors="replace")
+    for number, line in enumerate(text.splitlines(), 1):
+        m = INCLUDE.match(line)
+        if not m:
+            continue
+        target = m.group(1)
+        if "/" not in target and (engine / rel).with_name(target).exists():
+            # A header beside the file: the same folder, so the same layer.
+            target = str(Path(rel).with_name(target))
+        if layer == "app/":
+            continue
+        if layer_of(target) is None:
+            problems.append(f"engine/{rel}:{number}: {layer.rstrip('/')} includes {target} "
+                            "(not a path under engine/: write includes from engine/ so the layer shows)")
+        elif not allowed(layer, target):
+            problems.append(f"engine/{rel}:{number}: {layer.rstrip('/')} includes {target} "
+                            f"({layer.rstrip('/')} may include only {describe(layer)})")
+    return problems
+
+
+def engine_files(engine: Path) -> list[str]:
+    files = []
+    for path in sorted(engine.rglob("*")):
+        rel = path.relative_to(engine).as_posix()
+        if path.is_file() and path.suffix in SUFFIXES and not rel.startswith(SKIPPED):
+            files.append(rel)
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--engine", type=Path, default=Path(__file__).resolve().parents[2] / "engine",
+                        help="the engine source folder (default: this checkout's engine/)")
+    parser.add_argument("files", nargs="*", help="engine-relative files to check (default: all)")
+    args = parser.parse_args(argv)
+    if not args.engine.is_dir():
+        print(f"check_layers: {args.engine} is not a folder", file=sys.stderr)
+        return 2
+    files = args.files or engine_files(args.engine)
+    missing = [f for f in files if not (args.engine / f).is_file()]
+    if missing:
+        print(f"check_layers: no such file under {args.engine}: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    problems = [p for rel in files if not rel.startswith(SKIPPED) for p in check_file(args.engine, rel)]
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
