@@ -27,7 +27,7 @@ ORIG_PATH=$PATH ORIG_LD=${LD_LIBRARY_PATH:-}
 if [ "$STAGE" = order ]; then
   trap - EXIT  # order_check.sh packs six files; this stage adds one (at most 8 come back)
   # The order check builds, makes a default run (timed) and checks every family against it.
-  DEADLINE=${DEADLINE:-300} OUT=$OUT bash scripts/device/order_check.sh
+  DEADLINE=${DEADLINE:-270} OUT=$OUT bash scripts/device/order_check.sh
   phase "--quick on the same build"
   export OPAL_PREFIX=/opt/ompi-cuda PATH=/opt/ompi-cuda/bin:$PATH LD_LIBRARY_PATH=/opt/ompi-cuda/lib:${LD_LIBRARY_PATH:-}
   export COMMATLAS_ENGINE=$PWD/build-order/engine/commatlas-engine PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
@@ -35,6 +35,30 @@ if [ "$STAGE" = order ]; then
   timeout -s INT 90 python3 -m commatlas run --quick --out "$W/quick" > "$W/quick.log" 2>&1
   echo "quick: rc=$? wall=$((SECONDS - t0)) s"; tail -3 "$W/quick.log"
   rm -f "$W/quick/report.html"
+  # The GPU-buffer OSU-method reference against mpi.gpu_aware.*: 5 interleaved rounds, each the
+  # engine phase then commatlas-osu-ref (selecting reference.osu* runs it, with mpi.pingpong & co).
+  phase "OSU method on device buffers, 5 rounds"
+  t0=$SECONDS
+  timeout -s INT 150 python3 -m commatlas run --suite mpi,mpi-gpu --sizes 1,64,4K,64K,1M,16M --repeat 5 \
+    --only 'mpi.gpu_aware.pingpong,mpi.gpu_aware.bandwidth,mpi.gpu_aware.bibw,reference.osu*' \
+    --out "$W/osu-gpu" > "$W/osu-gpu.log" 2>&1
+  echo "osu-gpu: rc=$? wall=$((SECONDS - t0)) s"
+  rm -f "$W/osu-gpu/report.html"
+  python3 - "$W/osu-gpu/results.jsonl" <<'PY' | tee "$W/osu_device_table.md"
+import sys
+from pathlib import Path
+from commatlas import osu
+from commatlas.records import read_records
+rows = osu.comparison_rows(read_records(Path(sys.argv[1])))
+print("| benchmark | size | engine | OSU method | engine/OSU | spread engine / OSU | rounds | rule (3% or OSU spread) | verdict |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+for r in rows:
+    print(f"| {r.benchmark} | {r.bytes} | {r.engine_text} | {r.reference_text} | {r.ratio:.3f} | "
+          f"{100 * r.engine_spread:.1f}% / {100 * r.reference_spread:.1f}% | {r.rounds} | "
+          f"{'meets' if r.agree else 'MISSES'} | {r.verdict.text} |")
+dev = [r for r in rows if r.benchmark.startswith("mpi.gpu_aware.")]
+print(f"\n{sum(r.agree for r in dev)} of {len(dev)} device points and {sum(r.agree for r in rows) - sum(r.agree for r in dev)} of {len(rows) - len(dev)} host points meet the rule")
+PY
   # Which MPI library: the image's Open MPI against the carried CUDA-aware one (host buffers).
   phase "MPI libraries side by side"
   mkdir -p "$W/mpi-libraries"
