@@ -39,7 +39,10 @@ for pair in $WRAPPERS; do
     echo "== $wrapper is the default mpicc: left out" >&2
     continue
   fi
+  # Two installations can share a wrapper name (/usr/bin/mpicc, /opt/ompi-cuda/bin/mpicc): a
+  # wrapper given by path is named by its whole path, so each gets a build folder of its own.
   name=$(basename "$wrapper")
+  [[ "$wrapper" == */* ]] && name=$(echo "${wrapper#/}" | tr '/' '_')
   dir="$OUT/$name"
   echo "== $name -> $dir" >&2
   # shellcheck disable=SC2086

@@ -250,7 +250,8 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
             });
       };
       auto pending_id = [&](const Pending& p) {
-        return PointId{plan.info, &recorded, p.bytes, ranks, ctx.options.repeat, &placement, &p.measured};
+        return PointId{plan.info, &recorded, p.bytes, ranks, ctx.options.repeat, &placement, &p.measured,
+                       ctx.group.mpi_library()};
       };
       auto flush_pending = [&](std::vector<Pending>& points) {
         for (const Pending& p : points) {
