@@ -168,19 +168,6 @@ std::string result_record(const PointId& id, const Measurement& m, const PeakAns
   w.field("steady", m.warmup.steady);
   w.field("drift", m.warmup.drift);
   w.end_object();
-  const Stability& st = m.stability;
-  w.key("stability").begin_object();
-  w.field("verdict", to_string(st.verdict));
-  if (st.verdict == Repeatability::Unchecked) {
-    w.field("why", st.why.empty() ? std::string("no confirmation batch ran") : st.why);
-  } else {
-    w.field("passes_median_s", std::vector<double>{st.first_median_s, st.confirm_median_s});
-    w.field("spread", st.first_median_s > 0 ? std::fabs(st.confirm_median_s / st.first_median_s - 1) : 0.0);
-    w.field("tolerance", st.tolerance);
-    w.field("confirm_samples", st.confirm_samples);
-    w.field("separation_s", st.separation_s);
-  }
-  w.end_object();
   w.end_object();
   // Where the point's wall time went (seconds): the end record sums these per benchmark.
   w.key("cost").begin_object();
@@ -190,7 +177,6 @@ std::string result_record(const PointId& id, const Measurement& m, const PeakAns
   w.key("warmup_s").fixed(m.cost.warmup_s, 6);
   w.key("timed_s").fixed(m.cost.timed_s, 6);
   w.key("check_s").fixed(m.cost.check_s, 6);
-  w.key("confirm_s").fixed(m.cost.confirm_s, 6);
   w.end_object();
   w.key("stats").begin_object();
   w.field("min_s", s.min).field("p5_s", s.p5).field("median_s", s.median).field("mean_s", s.mean);
@@ -260,6 +246,36 @@ std::string result_record(const PointId& id, const Measurement& m, const PeakAns
     w.key("wire");
     write_wire(w, *wire);
   }
+  w.end_object();
+  return w.str();
+}
+
+std::string stability_record(const PointId& id, const Stability& st, double confirm_s) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("type", "stability");
+  w.field("point", point_key(id));
+  w.field("benchmark", id.info.key);
+  w.key("bytes");
+  if (id.bytes)
+    w.value(static_cast<std::uint64_t>(*id.bytes));
+  else
+    w.null();
+  w.field("ranks", id.ranks);
+  if (id.repeat) w.field("repeat", *id.repeat);
+  w.key("stability").begin_object();
+  w.field("verdict", to_string(st.verdict));
+  if (st.verdict == Repeatability::Unchecked) {
+    w.field("why", st.why.empty() ? std::string("no confirmation batch ran") : st.why);
+  } else {
+    w.field("passes_median_s", std::vector<double>{st.first_median_s, st.confirm_median_s});
+    w.field("spread", st.first_median_s > 0 ? std::fabs(st.confirm_median_s / st.first_median_s - 1) : 0.0);
+    w.field("tolerance", st.tolerance);
+    w.field("confirm_samples", st.confirm_samples);
+    w.field("separation_s", st.separation_s);
+  }
+  w.end_object();
+  w.key("confirm_s").fixed(confirm_s, 6);  // the confirmation's wall time (re-warm, batch, check)
   w.end_object();
   return w.str();
 }

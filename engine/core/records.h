@@ -59,6 +59,10 @@ std::string point_key(const PointId& id);
 std::string result_record(const PointId& id, const Measurement& m, const PeakAnswer& peak = {},
                           const WireCheck* wire = nullptr);
 std::string skip_record(const PointId& id, const std::string& reason);
+// Whether a point measured earlier repeated in its confirmation batch (the runner's pass after the
+// variant's sweep, core/harness.h): a record of its own, written after the point's result, so a
+// run that stops mid-sweep keeps every result it measured.
+std::string stability_record(const PointId& id, const Stability& stability, double confirm_s);
 std::string error_record(const PointId& id, const std::string& message, const WireCheck* wire = nullptr);
 
 // The "movement" object of a record.

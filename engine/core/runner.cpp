@@ -227,13 +227,12 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
       // memory. The previous size's time seeds the next one's calibration.
       std::unique_ptr<Workload> workload;
       std::optional<MeasureHint> hint;
-      // Results wait for the confirmation pass below; skips and errors are written at once.
+      // Every record is written as soon as it is known; the points measured wait here for the
+      // confirmation pass after the sweep, whose verdicts follow as stability records.
       struct Pending {
         std::uint64_t bytes;
         Measurement m;
-        PeakAnswer peak;
         Movement measured;
-        std::optional<WireCheck> wire;  // the link counters' view of the point (core/wire.h)
       };
       std::vector<Pending> pending;
       std::uint64_t workload_bytes = 0;  // the size `workload` is at now
@@ -254,10 +253,7 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
                        ctx.group.mpi_library()};
       };
       auto flush_pending = [&](std::vector<Pending>& points) {
-        for (const Pending& p : points) {
-          write(result_record(pending_id(p), p.m, p.peak, p.wire ? &*p.wire : nullptr));
-          ++summary.results;
-        }
+        for (const Pending& p : points) write(stability_record(pending_id(p), p.m.stability, p.m.cost.confirm_s));
         points.clear();
       };
       // The confirmation pass: each point again, in the same buffers, now that every other size of
@@ -287,11 +283,11 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
             const Verification v = confirm(*workload, ctx, p.m);
             p.m.cost.confirm_s = seconds_since(t0);
             if (!v.ok) {
+              // Its result stands (its own batches were checked); the second batch moved wrong bytes.
               workload.reset();
-              write(error_record(id, "data check failed in the confirmation batch: " + v.detail));
+              p.m.stability.why = "the confirmation batch FAILED its data check: " + v.detail;
+              why_not = "an earlier confirmation of this variant failed its data check";
               ++summary.errors;
-              it = points.erase(it);
-              continue;
             }
           } catch (const UsageError&) {
             throw;
@@ -357,14 +353,16 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
             ++summary.errors;
             progress.point(plan.info, &params, bytes, "wire check FAILED", nullptr);
           } else {
-            // Peak and cache residency from the movement, in one place (topology/movement_peak.cpp).
-            Pending p{bytes, std::move(m), {}, movement, wire};
+            Pending p{bytes, std::move(m), movement};
             if (root) {
-              p.peak = peak_of_movement(p.measured, bytes, ctx.host.last_level_cache_bytes);
+              // Peak and cache residency from the movement, in one place (topology/movement_peak.cpp).
+              PeakAnswer peak = peak_of_movement(p.measured, bytes, ctx.host.last_level_cache_bytes);
               p.m.movement_direction_bi = movement.direction == MoveDirection::Bi;
-              if (node_facts) node_facts->annotate(plan.info, params, ranks, placement, p.m, p.peak);
-              p.measured.cache_resident = p.peak.cache_resident;
+              if (node_facts) node_facts->annotate(plan.info, params, ranks, placement, p.m, peak);
+              p.measured.cache_resident = peak.cache_resident;
+              write(result_record(pending_id(p), p.m, peak, wire ? &*wire : nullptr));
             }
+            ++summary.results;
             progress.point(plan.info, &params, bytes, "ok", &p.m);
             pending.push_back(std::move(p));
           }

@@ -193,21 +193,10 @@ def measure_alone(keys: list[str], options: RunOptions, engine: Engine, director
 # --- judging ----------------------------------------------------------------------------------------
 
 def unstable_results(run: Run) -> set[int]:
-    """id() of the results whose record says its batches did not repeat. The field is optional:
-    engines that do not write timing.stability mark nothing."""
-    marked: set[int] = set()
-    wanted = {r.line: r for r in run.results}
-    with run.path.open("rb") as f:
-        for number, line in enumerate(f, 1):
-            if number not in wanted or b'"stability"' not in line:
-                continue
-            try:
-                stability = (json.loads(line).get("timing") or {}).get("stability") or {}
-            except ValueError:
-                continue
-            if isinstance(stability, dict) and stability.get("verdict") == "unstable":
-                marked.add(id(wanted[number]))
-    return marked
+    """id() of the results whose confirmation batch did not repeat their figure (results.Result
+    .stability, from the run's stability records or, in older records, timing.stability). Runs
+    from engines that do not confirm points mark nothing."""
+    return {id(r) for r in run.results if r.stability == "unstable"}
 
 
 def merged(runs: list[Run], path: Path) -> Run:

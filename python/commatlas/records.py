@@ -67,10 +67,15 @@ COST_PARTS = ("wall_s", "prepare_s", "calibration_s", "warmup_s", "timed_s", "ch
 
 def benchmark_costs(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per benchmark, the points measured and the seconds their `cost` objects add up to, with
-    the share of the wall time spent in timed and warm-up samples (issue 11)."""
+    the share of the wall time spent in timed and warm-up samples: where a run's minutes go."""
     costs: dict[str, dict[str, Any]] = {}
     for r in records:
         cost = r.get("cost")
+        if r.get("type") == "stability" and isinstance(r.get("confirm_s"), (int, float)):
+            # The confirmation pass's time, in its own record after the point's result.
+            entry = costs.setdefault(str(r.get("benchmark")), {"points": 0, **{part: 0.0 for part in COST_PARTS}})
+            entry["confirm_s"] += float(r["confirm_s"])
+            continue
         if r.get("type") != "result" or not isinstance(cost, dict):
             continue
         entry = costs.setdefault(str(r.get("benchmark")), {"points": 0, **{part: 0.0 for part in COST_PARTS}})
@@ -92,8 +97,8 @@ def end_record(status: str, records: list[dict[str, Any]], wall_s: float) -> dic
     counts = count_by_type(records)
     stops = Counter(str(r.get("timing", {}).get("stop_reason")) for r in records
                     if r.get("type") == "result" and r.get("timing", {}).get("stop_reason"))
-    stability = Counter(str((r.get("timing", {}).get("stability") or {}).get("verdict")) for r in records
-                        if r.get("type") == "result" and (r.get("timing", {}).get("stability") or {}).get("verdict"))
+    stability = Counter(str(r["stability"].get("verdict")) for r in records
+                        if r.get("type") == "stability" and isinstance(r.get("stability"), dict))
     return {
         "type": "end",
         "end_time": iso_utc(utc_now()),

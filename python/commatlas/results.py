@@ -19,7 +19,7 @@ from commatlas.errors import UsageError
 from commatlas.residency import measure_residency
 
 RESULTS_FILE = "results.jsonl"
-RECORD_TYPES = ("meta", "result", "skip", "error", "end")
+RECORD_TYPES = ("meta", "result", "skip", "error", "stability", "end")
 # Per-sample arrays are most of every line; parsing them lazily (only for the few series whose
 # distributions are drawn) keeps a 100,000-record report fast.
 _SAMPLES_KEY = b'"samples_s"'
@@ -214,6 +214,8 @@ class Run:
     failures: list[Failure]
     end: End | None
     notes: list[str]  # what is unusual about the file itself (truncation, missing meta/end)
+    # Stability records by point: the verdicts of the confirmation pass, written after the results.
+    stability: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def directory(self) -> Path:
@@ -290,6 +292,7 @@ def load_run(run: str | Path) -> Run:
         notes.append("no meta record (engine output without the launcher): machine, versions and environment are unknown")
     if run.end is None:
         notes.append("no end record: the run died or is still running; points after the last record are missing")
+    attach_stability(run)
     measure_residency(run)
     return run
 
@@ -309,8 +312,20 @@ def run_from_records(records: Iterable[dict[str, Any]], path: str | Path = RESUL
     run = Run(path, None, [], [], [], None, [])
     for number, record in enumerate(records, 1):
         _add(run, record, number, path)
+    attach_stability(run)
     measure_residency(run)
     return run
+
+
+def attach_stability(run: Run) -> None:
+    """Each result gets the verdict of its point's stability record (the engine writes those after
+    the variant's sweep); a result without one keeps what its own record said (older engines put
+    it in timing.stability) or stays unknown (a run stopped before the confirmation pass)."""
+    for r in run.results:
+        st = run.stability.get(r.point)
+        if st and st.get("verdict"):
+            r.stability = str(st["verdict"])
+            r.stability_modes = tuple(_num(x) for x in st.get("passes_median_s") or ())
 
 
 class _Source:
@@ -364,6 +379,8 @@ def _add(run: Run, record: Any, number: int, path: Path) -> None:
                           record.get("skipped"), record.get("errors"), record.get("wall_s"))
         elif kind == "result":
             run.results.append(_result(record, number))
+        elif kind == "stability":
+            run.stability[str(record["point"])] = dict(record["stability"])
         elif kind == "skip":
             run.skips.append(Skip(**_identity(record, number), reason=str(record["reason"])))
         else:
