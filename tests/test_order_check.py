@@ -1,7 +1,7 @@
 """check-order: every benchmark of a real run re-measured in a job of its own, each point judged
 against the run by compare's rule. This machine is too noisy to require that every point agrees,
 so the tests hold the mechanics (every point found alone, verdicts written, exit status) and plant
-an order dependence in a copy of a real run (one benchmark 3x slower than it is alone), which the
+an order dependence in a copy of a real run (one benchmark 10x slower than it is alone), which the
 check must flag."""
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ import pytest
 
 from conftest import assert_one_line_error, have_mpiexec, read_lines, run_cli
 
-SLOWER = 3.0
+# 10x: on a loaded 2-core VM the points of one range move up to ~3x between a run and jobs alone
+# (compare's tolerance comes from that), so a 3x plant can be the machine's own noise there; the
+# order dependence this check exists for (GPU-aware MPI 180x slower alone) is far beyond it.
+SLOWER = 10.0
 
 
 def scale_benchmark(run_dir: Path, benchmark: str, factor: float) -> int:
@@ -59,11 +62,11 @@ def check_mechanics(run: Path, order: Path, done, planted: str) -> dict:
         assert p["verdict"] in ("agrees", "differs", "unstable") and p["full"] > 0 and p["alone"] > 0, p
         assert p["ratio"] == pytest.approx(p["alone"] / p["full"])
     mine = [p for p in verdicts["points"] if p["benchmark"] == planted]
-    assert mine and all(p["verdict"] == "differs" for p in mine), mine
-    # Alone it is faster than in the (planted) run: bandwidth up, latency down, by about 3x.
+    assert mine and all(p["verdict"] == "differs" for p in mine), [(p["bytes"], p["verdict"], p["ratio"], p.get("why")) for p in mine]
+    # Alone it is faster than in the (planted) run: bandwidth up, latency down, by about 10x.
     for p in mine:
         faster = p["ratio"] if p["metric"] == "bandwidth" else 1 / p["ratio"]
-        assert faster > 1.5, p
+        assert faster > 3, p
     assert f"differs   {planted}" in done.stdout
     return verdicts
 
@@ -142,7 +145,12 @@ def test_unstable_records_and_missing_points_get_their_own_verdicts(host_run: Pa
     # One job marks its first point unstable; another loses its first point to an error record.
     first, second = jobs[0].directory / "results.jsonl", jobs[1].directory / "results.jsonl"
     records = read_lines(first)
+    # The engine's confirmation pass writes a stability record after the result; older engines put
+    # the verdict in the result's timing. Either says unstable here.
     records[1]["timing"]["stability"] = {"verdict": "unstable"}
+    for r in records:
+        if r.get("type") == "stability" and r["point"] == records[1]["point"]:
+            r["stability"] = {"verdict": "unstable", "passes_median_s": [1.0, 2.0]}
     first.write_text("".join(json.dumps(r) + "\n" for r in records))
     records = read_lines(second)
     lost = records[1]
@@ -202,8 +210,10 @@ def mpi_run(engine_path: Path, engine_info, engine_benchmarks, tmp_path_factory)
     if not any(b["suite"] == "mpi" for b in engine_benchmarks):
         pytest.skip("this engine has no benchmarks in the mpi suite")
     out = tmp_path_factory.mktemp("order-mpi") / "run"
-    done = run_cli("run", "--quick", "--suite", "mpi", "--ranks", "2", "--sizes", "8,64K", "--out", str(out),
-                   timeout=600)
+    # Four sizes: a benchmark moves "as a whole" for compare only with four points or more, and not
+    # --quick, which leaves out the OSU-method reference that check-order must say it skips.
+    done = run_cli("run", "--time-budget", "0.02", "--suite", "mpi", "--ranks", "2", "--sizes", "8,1K,64K,1M",
+                   "--out", str(out), timeout=600)
     assert done.returncode == 0, done.stderr + done.stdout
     return out
 
@@ -218,4 +228,4 @@ def test_check_order_flags_a_planted_order_dependence_on_the_mpi_suite(mpi_run: 
     assert not any(k.startswith("reference.osu_") for k in jobs), "the OSU reference is not an engine benchmark"
     assert any("reference.osu_" in n for n in verdicts["notes"])
     meta = read_lines(run / "order-check" / "mpi.allreduce" / "results.jsonl")[0]
-    assert meta["launcher"]["ranks"] == 2 and meta["options"]["ranks"] == 2 and meta["options"]["sizes"] == "8,64K"
+    assert meta["launcher"]["ranks"] == 2 and meta["options"]["ranks"] == 2 and meta["options"]["sizes"] == "8,1K,64K,1M"

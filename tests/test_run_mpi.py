@@ -32,7 +32,8 @@ def mpi_run(engine_path: Path, engine_info, engine_benchmarks, tmp_path_factory)
     if not any(b["suite"] == "mpi" for b in engine_benchmarks):
         pytest.skip("this engine has no benchmarks in the mpi suite")
     out = tmp_path_factory.mktemp("mpi") / "run"
-    done = run_cli("run", "--quick", "--suite", "mpi", "--ranks", str(RANKS), "--sizes", "8,64K",
+    # Not --quick: a smoke run leaves the OSU-method reference out, and this run checks it.
+    done = run_cli("run", "--time-budget", "0.02", "--suite", "mpi", "--ranks", str(RANKS), "--sizes", "8,64K",
                    "--out", str(out), timeout=600)
     assert done.returncode == 0, done.stderr + done.stdout + (out / "engine.log").read_text()
     (out.parent / "terminal.txt").write_text(done.stdout + done.stderr)  # what the user saw
@@ -122,6 +123,8 @@ def test_records_say_which_cpus_each_rank_could_run_on(engine_path: Path, engine
         assert done.returncode == 0, done.stderr + done.stdout
         (result,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()
                      if '"type":"result"' in line.replace(" ", "")]
+        # --quick is a smoke run: the OSU-method reference, a check of the harness, is left out.
+        assert "reference.osu_" not in (out / "results.jsonl").read_text()
         validator.validate(result)
         cpus[binding] = result["placement"]["cpus"]
     # Bound: one CPU each, not the same one. Unbound: each may run on every CPU this test may.

@@ -412,12 +412,19 @@ def runs_tolerances(moves: dict[Band, list[tuple[str, float]]]) -> list[Toleranc
     pools: dict[Band, list[float]] = {}
     shifts: dict[Band, tuple[float, bool]] = {}
     left_out: dict[Band, set[str]] = {}
+    # A benchmark's sizes fall into several ranges of one metric: whether it moved apart as a whole
+    # is judged over all of them (four sizes of which two are below 64 KiB are still four).
+    per_metric: dict[str, dict[str, list[float]]] = {}
+    for band, x in moves.items():
+        for name, m in x:
+            per_metric.setdefault(band.metric, {}).setdefault(name, []).append(m)
+    apart_in_metric = {metric: apart(by_benchmark) for metric, by_benchmark in per_metric.items()}
     for band, x in moves.items():
         shifts[band] = common_move([m for _, m in x])
         by_benchmark: dict[str, list[float]] = {}
         for name, m in x:
             by_benchmark.setdefault(name, []).append(m)
-        left_out[band] = apart(by_benchmark)
+        left_out[band] = apart(by_benchmark) | {n for n in apart_in_metric[band.metric] if n in by_benchmark}
         shift = shifts[band][0]
         pools[band] = [abs(m - shift) for name, m in x if name not in left_out[band]]
     by_metric: dict[str, list[float]] = {}

@@ -166,6 +166,9 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
         if options.launcher is not None and len(builds) > 1:
             raise UsageError("--launcher starts one library's ranks: give --mpi one library with it")
     selected = select(options.selection, benchmarks, engine_info, topology)
+    if options.quick:
+        # The OSU-method reference checks the harness: a smoke run leaves it out.
+        selected = [b for b in selected if not osu.is_reference(b)]
     single = tuple(b["key"] for b in selected if not is_mpi_benchmark(b))
     mpi = [b for b in selected if is_mpi_benchmark(b)]
     phases = []
@@ -581,8 +584,7 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
                     outcome = run_phase(phase.command(engine, results.resolve(), arguments, environment),
                                         title, log_path, progress, metrics, environment, run_pass.unset(),
                                         startup_timeout(phase.launcher))
-                    # The OSU-method reference checks the harness: a smoke run (--quick) leaves it out.
-                    if outcome.status == 0 and phase.launcher is not None and not options.quick:
+                    if outcome.status == 0 and phase.launcher is not None:
                         run_osu_reference(phase, engine, run_pass, results, log_path, progress, environment)
                     if outcome.status != 0:
                         launcher = phase.launcher.prefix[0] if phase.launcher else None
