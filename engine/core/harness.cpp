@@ -76,9 +76,9 @@ Stability judge_stability(const Measurement& first, double confirm_median_s, std
   st.first_median_s = first.stats.median;
   st.confirm_median_s = confirm_median_s;
   st.confirm_samples = confirm_samples;
-  // The median of n samples scatters by about 1.25 sigma / sqrt(n); sigma from the first batch's
-  // interquartile-free spread: its p5..p95 range covers about 3.3 sigma. Two medians further apart
-  // than 3 such scatters (or kRepeatTolerance, whichever is larger) come from different states.
+  // The median of n samples scatters by about 1.25 sigma / sqrt(n); sigma from the first batches'
+  // p5..p95 range, about 3.3 sigma wide for a normal spread. Two medians further apart than 3 such
+  // scatters (or kRepeatTolerance, whichever is larger) come from different states.
   const double sigma = std::max(first.stats.p95 - first.stats.p5, 0.0) / 3.29;
   const double n1 = static_cast<double>(std::max<std::int64_t>(first.sample_count, 1));
   const double n2 = static_cast<double>(std::max<std::int64_t>(confirm_samples, 1));
