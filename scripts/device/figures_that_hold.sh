@@ -2,10 +2,10 @@
 # "Figures that hold" on nvidia-h100-x2 in two device calls (each well inside 10 minutes).
 # Builds once against the CUDA-aware Open MPI carried in .device-carry/, then runs STAGE:
 #   atlas  two identical default `commatlas run`s back to back (wall times), `commatlas compare` of
-#          the pair, `--quick` (wall time), the 32-thread host memcpy three times, and the
-#          GPU-buffer OSU-method reference against mpi.gpu_aware.* in interleaved rounds
+#          the pair, `--quick` (wall time), the 32-thread host memcpy three times
 #   order  a default run, then `commatlas check-order` over every GPU family and host MPI
-#          (scripts/device/order_check.sh), `--quick` on that build, and the MPI libraries side by
+#          (scripts/device/order_check.sh), `--quick` on that build, the GPU-buffer OSU-method
+#          reference against mpi.gpu_aware.* in 5 interleaved rounds, and the MPI libraries side by
 #          side (scripts/device/mpi_libraries.sh; scripts/device/wire_witness.sh has the wire
 #          check's planted link swap, left out here for time)
 # Usage (repository root, .device-carry carried): OUT=/some/dir STAGE=atlas|order scripts/device/figures_that_hold.sh
@@ -108,37 +108,4 @@ for i in 1 2 3; do
   run memcpy-$i --suite host --only 'host.memcpy,reference.host_memcpy' --sizes 4K,1M,16M
 done
 tar czf "$OUT/quick-memcpy.tar.gz" -C "$W" quick memcpy-1 memcpy-2 memcpy-3 walls.txt commands.txt
-# The GPU-buffer OSU-method reference against mpi.gpu_aware.*: 5 interleaved rounds, each the engine
-# phase then commatlas-osu-ref --buffers device (scripts/device/osu_gpu_compare.sh's table).
-run osu-gpu --suite mpi-gpu --only mpi.gpu_aware.pingpong,mpi.gpu_aware.bandwidth,mpi.gpu_aware.bibw \
-  --sizes 1,64,4K,64K,1M,16M --repeat 5
-python3 - "$W/osu-gpu/results.jsonl" <<'PY' | tee "$W/osu_device_table.md"
-import sys
-from pathlib import Path
-from commatlas import osu
-from commatlas.records import read_records
-rows = [r for r in osu.comparison_rows(read_records(Path(sys.argv[1]))) if r.benchmark.startswith("mpi.gpu_aware.")]
-print("| benchmark | size | engine | OSU -d cuda D D | engine/OSU | spread engine / OSU | rounds | rule (3% or OSU spread) | verdict |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
-for r in rows:
-    print(f"| {r.benchmark} | {r.bytes} | {r.engine_text} | {r.reference_text} | {r.ratio:.3f} | "
-          f"{100 * r.engine_spread:.1f}% / {100 * r.reference_spread:.1f}% | {r.rounds} | "
-          f"{'meets' if r.agree else 'MISSES'} | {r.verdict.text} |")
-print(f"\n{sum(r.agree for r in rows)} of {len(rows)} device points meet the rule")
-PY
-tar czf "$OUT/osu-gpu.tar.gz" -C "$W" osu-gpu osu_device_table.md walls.txt commands.txt
-# Which MPI library: the image's Open MPI against the carried CUDA-aware one, host buffers, one run
-# (scripts/device/mpi_libraries.sh), while the call has time for it.
-if [ $((SECONDS - start)) -lt 430 ]; then
-  phase "MPI libraries side by side"
-  mkdir -p "$W/mpi-libraries"
-  env -u OPAL_PREFIX -u COMMATLAS_ENGINE PATH="$ORIG_PATH" LD_LIBRARY_PATH="$ORIG_LD" OUT="$W/mpi-libraries" \
-    SUITES=mpi SIZES=1,64,4K,64K,1M BUDGET=0.05 LIMIT=100 timeout 170 bash scripts/device/mpi_libraries.sh \
-    > "$W/mpi-libraries.log" 2>&1
-  echo "mpi libraries: rc=$?"; tail -15 "$W/mpi-libraries.log"
-  rm -f "$W/mpi-libraries/run/report.html"
-  tar czf "$OUT/mpi-libraries.tar.gz" -C "$W" mpi-libraries mpi-libraries.log
-else
-  echo "MPI libraries: not run, $((SECONDS - start)) s gone"
-fi
 phase "done"
