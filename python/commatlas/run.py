@@ -4,6 +4,7 @@ with a progress bar, a summary and, when available, the report."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shlex
 import signal
@@ -167,8 +168,11 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
             raise UsageError("--launcher starts one library's ranks: give --mpi one library with it")
     selected = select(options.selection, benchmarks, engine_info, topology)
     if options.quick:
-        # The OSU-method reference checks the harness: a smoke run leaves it out.
-        selected = [b for b in selected if not osu.is_reference(b)]
+        # The OSU-method reference checks the harness: a smoke run leaves it out, unless --only
+        # names it.
+        named = {b["key"] for b in selected if osu.is_reference(b)
+                 and any(fnmatch.fnmatchcase(b["key"], p) for p in options.selection.only)}
+        selected = [b for b in selected if not osu.is_reference(b) or b["key"] in named]
     single = tuple(b["key"] for b in selected if not is_mpi_benchmark(b))
     mpi = [b for b in selected if is_mpi_benchmark(b)]
     phases = []
