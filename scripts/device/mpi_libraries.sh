@@ -5,7 +5,9 @@
 #   the image's Open MPI (mpicc/mpiexec on PATH; 4.1.6 on the lent machines, not CUDA-aware);
 #   the CUDA-aware Open MPI 4.1.4 of /work/shared/gpu-mpi, when .device-carry/ holds its tarball
 #     (carry .device-carry; unpacked to /opt/ompi-cuda);
-#   MPICH, when mpicc.mpich or /opt/mpich/bin/mpicc exists (none on the lent machines).
+#   MPICH, when mpicc.mpich or /opt/mpich/bin/mpicc exists: none on the lent machines, so Debian
+#     12's MPICH 4.0.2 (host buffers only, ch4:ucx) is carried as .device-carry/mpich-*.t*z
+#     (opt/mpich with its wrappers pointed there; scripts/device/pack_mpich.sh makes it).
 # Two Open MPI builds have one name, so --mpi gets the engines' paths, not names.
 #   OUT=/some/dir scripts/device/mpi_libraries.sh
 #   SUITES=mpi,mpi-gpu (default) RANKS= (default: one per GPU, at least 2; e.g. 2,all)
@@ -31,6 +33,10 @@ wrappers="$(command -v mpicc):$(command -v mpiexec || command -v mpirun)"
 if [[ -f .device-carry/openmpi-4.1.4-cuda-ubuntu24.tgz ]]; then
   tar xzf .device-carry/openmpi-4.1.4-cuda-ubuntu24.tgz -C /opt &&
     wrappers+=" /opt/ompi-cuda/bin/mpicc:/opt/ompi-cuda/bin/mpiexec"
+fi
+if compgen -G ".device-carry/mpich-*.t*z" >/dev/null; then
+  tar xf .device-carry/mpich-*.t*z -C / &&
+    export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/opt/mpich/lib  # its UCX, hwloc and Slurm libraries
 fi
 for mpich in "$(command -v mpicc.mpich 2>/dev/null):$(command -v mpiexec.mpich 2>/dev/null)" \
              "/opt/mpich/bin/mpicc:/opt/mpich/bin/mpiexec"; do
