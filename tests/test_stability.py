@@ -63,3 +63,28 @@ def test_no_finding_builds_on_figures_that_did_not_repeat(tmp_path: Path) -> Non
         lines.append(json.dumps(r))
     (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n")
     assert find_answers(compute_answers(load_run(tmp_path))) == []
+
+
+LIBRARIES_RUN = RUN.parent.parent.parent / "nvidia-h100-x2" / "mpi-libraries" / "run"
+
+
+def test_the_html_map_marks_every_unstable_cell(tmp_path: Path) -> None:
+    """On a real 2x H100 run whose engine wrote `stability` records, every map cell whose winner
+    did not repeat is drawn as unstable in report.html (its own class and the word), never as a
+    crowned ("clear") cell."""
+    import re
+    import shutil
+
+    from commatlas.report import write_report
+
+    shutil.copy(LIBRARIES_RUN / "results.jsonl", tmp_path / "results.jsonl")
+    rows, _ = map_rows(compute_answers(load_run(tmp_path)))
+    unstable = [c for row in rows for c in row.cells if c and c.unstable]
+    assert len(unstable) >= 5  # the run has points that did not repeat
+    html = write_report(tmp_path).html.read_text()
+    table = html[html.index('<table class="map">'):]
+    table = table[:table.index("</table>")]
+    cells = re.findall(r'<td class="(\w+)"[^>]*>(.*?)</td>', table)
+    marked = [body for cls, body in cells if cls == "unstable"]
+    assert len(marked) == len(unstable)
+    assert all('<span class="pct">unstable</span>' in body for body in marked)
