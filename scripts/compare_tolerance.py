@@ -21,8 +21,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from commatlas.compare import compare_two  # noqa: E402
-from commatlas.results import Run, Stats, load_run  # noqa: E402
+from commatlas.analysis.compare import compare_two  # noqa: E402
+from commatlas.io.results import Run, Stats, load_run  # noqa: E402
 
 SLOWDOWN = 1.15
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from commatlas.results import load_run  # noqa: E402
+from commatlas.io.results import load_run  # noqa: E402
 
 
 def main(run_dir: str) -> int:

@@ -28,7 +28,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
 
 @pytest.fixture(scope="session")
 def engine_path() -> Path:
-    from commatlas.engine import locate_engine
+    from commatlas.io.engine import locate_engine
     from commatlas.errors import UsageError
 
     try:
@@ -136,7 +136,7 @@ def path_without_mpi(directory: Path) -> str:
 
 
 def terminal_map(text: str) -> list[tuple[str, list[str]]]:
-    """The terminal map as printed, in either layout (commatlas.summary.map_table): per movement, in
+    """The terminal map as printed, in either layout (commatlas.report.summary.map_table): per movement, in
     order, its label (folded lines joined) and its bands' size ranges."""
     import re
 

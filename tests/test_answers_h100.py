@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from commatlas.answers import compute_answers
-from commatlas.results import load_run
+from commatlas.analysis.answers import compute_answers
+from commatlas.io.results import load_run
 from conftest import terminal_map
 
 RUN = Path(__file__).resolve().parent.parent / "results" / "nvidia-h100-x1" / "atlas-default" / "default"
@@ -112,7 +112,7 @@ def _with_numa_nodes(records: list[dict], nodes: list[int]) -> list[dict]:
 def test_several_numa_nodes_keep_a_placed_and_an_unplaced_buffer_apart(records) -> None:
     """The same records as if the host had two NUMA nodes: NUMA 0 (host.memcpy) and pinned memory
     the engine did not place may be on different nodes, so they stay two movements, named apart."""
-    from commatlas.results import run_from_records
+    from commatlas.io.results import run_from_records
 
     answers = compute_answers(run_from_records(_with_numa_nodes(records, [0, 1])))
     chases = {m["label"]: m for m in _cpu_chases(answers)}
@@ -125,7 +125,7 @@ def test_several_numa_nodes_keep_a_placed_and_an_unplaced_buffer_apart(records) 
 
 def test_a_record_on_another_node_than_the_meta_names_is_not_merged(records) -> None:
     """No meta's word against a record's: a run whose records name NUMA 1 has more than one node."""
-    from commatlas.results import run_from_records
+    from commatlas.io.results import run_from_records
 
     changed = [json.loads(json.dumps(r)) for r in records]
     for r in changed:
@@ -143,7 +143,7 @@ def _band_sizes(records: list[dict], width: int) -> dict[str, list[str]]:
 
     from rich.console import Console
 
-    from commatlas.summary import print_summary
+    from commatlas.report.summary import print_summary
 
     out = io.StringIO()
     print_summary(Console(file=out, width=width, force_terminal=True, color_system=None), records)

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from commatlas.answers import collect, compute_answers
+from commatlas.analysis.answers import collect, compute_answers
+from commatlas.io.results import load_run, run_from_records
 from commatlas.report import write_report
 from commatlas.report.bestmap import map_rows
-from commatlas.results import load_run, run_from_records
-from commatlas.summary import print_summary
+from commatlas.report.summary import print_summary
 from conftest import terminal_map
 
 RUN = Path(__file__).resolve().parent.parent / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default"

@@ -16,10 +16,11 @@ sys.path.insert(0, str(FIXTURES))
 import make_fixtures  # noqa: E402
 import synth  # noqa: E402
 
-from commatlas.compare import (  # noqa: E402
-    Band, Figures, Rule, Tolerance, compare_runs, headline, judge, meta_differences, moved, write_comparison_html,
+from commatlas.analysis.compare import (  # noqa: E402
+    Band, Figures, Rule, Tolerance, compare_runs, judge, meta_differences, moved,
 )
-from commatlas.results import load_run  # noqa: E402
+from commatlas.io.results import load_run  # noqa: E402
+from commatlas.report.comparison import headline, write_comparison_html  # noqa: E402
 
 
 def one_point(tmp_path: Path, name: str, samples: np.ndarray, metric: str = "bandwidth"):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from commatlas.export import export_csv
-from commatlas.results import load_run
+from commatlas.io.results import load_run
+from commatlas.report.export import export_csv
 
 GPU_LIKE = Path(__file__).parent / "fixtures" / "report" / "gpu_like"
 HOST = Path(__file__).parent / "fixtures" / "report" / "host"

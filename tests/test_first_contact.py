@@ -92,7 +92,7 @@ def test_progress_line_fits_80_columns_without_a_terminal() -> None:
 
     from rich.console import Console
 
-    from commatlas.progress import PhaseProgress
+    from commatlas.run.progress import PhaseProgress
 
     for width in (80, 100):
         screen, log = io.StringIO(), io.StringIO()

@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from commatlas.results import ResultsError, load_run
+from commatlas.io.results import ResultsError, load_run
 from conftest import FIXTURES, run_cli
 
 # A real host run: meta, results of several benchmarks, end. Eight lines keep examples small.

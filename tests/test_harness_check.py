@@ -1,4 +1,4 @@
-"""The harness against its bare reference loops (commatlas.harness_check), on the engine's own
+"""The harness against its bare reference loops (commatlas.analysis.harness_check), on the engine's own
 records: the committed H100 runs (host.memcpy and mpi.pingpong beside reference.host_memcpy and
 reference.mpi_pingpong), the 2x H200 NCCL records (written before engines declared movements: the
 four NCCL benchmarks get the movement the engine declares for them today, stated below), and a run
@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from commatlas.harness_check import AGREE_US, HarnessCheck, harness_check
-from commatlas.records import read_records
+from commatlas.analysis.harness_check import AGREE_US, HarnessCheck, harness_check
+from commatlas.io.records import read_records
+from commatlas.io.results import load_run, run_from_records
 from commatlas.report import write_report
-from commatlas.results import load_run, run_from_records
-from commatlas.summary import print_summary
+from commatlas.report.summary import print_summary
 from conftest import FIXTURES, REPO, read_lines, run_cli
 
 H100 = REPO / "results" / "nvidia-h100-x1"

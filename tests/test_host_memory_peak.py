@@ -9,7 +9,7 @@ import json
 from rich.console import Console
 
 from commatlas.report import write_report
-from commatlas.summary import print_summary
+from commatlas.report.summary import print_summary
 from conftest import FIXTURES, REPO
 
 VM = FIXTURES / "report" / "host_quick_vm"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from commatlas.errors import UsageError
-from commatlas.launcher import MpiImplementation, custom_launcher, detect_implementation, find_launcher, mpiexec_launcher
+from commatlas.run.launcher import MpiImplementation, custom_launcher, detect_implementation, find_launcher, mpiexec_launcher
 
 OPEN_MPI_4 = "mpiexec (OpenRTE) 4.1.6\n\nReport bugs to http://www.open-mpi.org/community/help/\n"
 OPEN_MPI_5 = "mpiexec (Open MPI) 5.0.3\n\nReport bugs to https://www.open-mpi.org/community/help/\n"
@@ -79,7 +79,7 @@ def test_find_launcher_without_mpiexec(tmp_path: Path, monkeypatch: pytest.Monke
 
 # --- rank counts a machine cannot host, refused before anything starts ---------------------------
 
-from commatlas.launcher import MAX_RANKS_PER_CORE, check_rank_capacity  # noqa: E402
+from commatlas.run.launcher import MAX_RANKS_PER_CORE, check_rank_capacity  # noqa: E402
 
 
 def test_far_more_ranks_than_cores_is_refused_with_the_limit() -> None:
@@ -102,9 +102,9 @@ def test_full_node_ranks_are_bound_one_per_core_in_each_librarys_words() -> None
 
 
 def test_ranks_all_means_every_core(monkeypatch: pytest.MonkeyPatch) -> None:
-    from commatlas import cli, launcher
+    from commatlas import cli
 
-    monkeypatch.setattr(launcher, "physical_cores", lambda: 16)
+    monkeypatch.setattr(cli, "physical_cores", lambda: 16)
     assert cli.parse_ranks(None) == (None, (), False)
     assert cli.parse_ranks("4") == (4, (), False)
     assert cli.parse_ranks("all") == (16, (16,), True)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_one_line_error, assert_valid_run, run_cli
-from commatlas.engine import Engine
-from commatlas.mpi_libraries import build_of, candidate_engines, normalise
+from commatlas.io.engine import Engine, normalise_mpi_name as normalise
+from commatlas.run.mpi_libraries import build_of, candidate_engines
 
 WANTED = ("openmpi", "mpich")
 
@@ -72,8 +72,8 @@ def test_every_record_names_its_library(two_library_run: Path, validator) -> Non
 
 
 def test_each_library_has_its_osu_method_figures(two_library_run: Path) -> None:
-    from commatlas import osu
-    from commatlas.records import read_records
+    from commatlas.analysis import osu
+    from commatlas.io.records import read_records
 
     records = read_records(two_library_run / "results.jsonl")
     rows = osu.comparison_rows(records)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from commatlas.answers import compute_answers
+from commatlas.analysis.answers import compute_answers
+from commatlas.analysis.findings import find_answers
 from commatlas.errors import UsageError
-from commatlas.report.findings import find_answers
 
 RUN = FIXTURES / "mpi-libraries"
 LIBRARIES = {"Open MPI 4.1.4", "MPICH 4.0.2"}
@@ -84,7 +84,7 @@ def test_the_fixed_library_map_keeps_one_library(answers: dict) -> None:
 
 
 def test_compare_sets_two_libraries_of_one_run_side_by_side(run_dir: Path) -> None:
-    from commatlas.compare import compare_runs
+    from commatlas.analysis.compare import compare_runs
 
     [comparison] = compare_runs([f"{run_dir}@openmpi", f"{run_dir}@mpich"])
     assert any("mpi_library" in line for line in comparison.settings), comparison.settings
@@ -94,8 +94,8 @@ def test_compare_sets_two_libraries_of_one_run_side_by_side(run_dir: Path) -> No
 
 
 def test_each_library_has_its_own_osu_method_rows(run_dir: Path) -> None:
-    from commatlas import osu
-    from commatlas.records import read_records
+    from commatlas.analysis import osu
+    from commatlas.io.records import read_records
 
     rows = osu.comparison_rows(read_records(run_dir / "results.jsonl"))
     assert {row.library for row in rows} == LIBRARIES

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from commatlas.multinode import hang_from_log, noise_measures, soaks
+from commatlas.analysis.multinode import hang_from_log, noise_measures, soaks
 
 REPO = Path(__file__).resolve().parents[1]
 AS_NODE = REPO / "scripts" / "ci" / "as_node.sh"

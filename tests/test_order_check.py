@@ -112,7 +112,7 @@ def test_check_order_takes_sizes_and_a_selection(host_run: Path, tmp_path: Path)
 
 def split_into_jobs(run: Path, directory: Path) -> list:
     """The run's records per benchmark, as if each had been measured in a job of its own."""
-    from commatlas.order_check import AloneRun
+    from commatlas.analysis.order import AloneRun
 
     records = read_lines(run / "results.jsonl")
     meta, end = records[0], records[-1]
@@ -127,8 +127,8 @@ def split_into_jobs(run: Path, directory: Path) -> list:
 
 
 def test_a_run_against_its_own_records_agrees_everywhere(host_run: Path, tmp_path: Path) -> None:
-    from commatlas.order_check import judge_order
-    from commatlas.results import load_run
+    from commatlas.analysis.order import judge_order
+    from commatlas.io.results import load_run
 
     check = judge_order(load_run(host_run), split_into_jobs(host_run, tmp_path / "jobs"), tmp_path / "jobs")
     results = [r for r in read_lines(host_run / "results.jsonl") if r.get("type") == "result"]
@@ -138,8 +138,8 @@ def test_a_run_against_its_own_records_agrees_everywhere(host_run: Path, tmp_pat
 
 
 def test_unstable_records_and_missing_points_get_their_own_verdicts(host_run: Path, tmp_path: Path) -> None:
-    from commatlas.order_check import judge_order
-    from commatlas.results import load_run
+    from commatlas.analysis.order import judge_order
+    from commatlas.io.results import load_run
 
     jobs = split_into_jobs(host_run, tmp_path / "jobs")
     # One job marks its first point unstable; another loses its first point to an error record.
@@ -169,8 +169,8 @@ def test_unstable_records_and_missing_points_get_their_own_verdicts(host_run: Pa
 
 
 def test_a_job_that_wrote_nothing_leaves_its_points_not_alone(host_run: Path, tmp_path: Path) -> None:
-    from commatlas.order_check import AloneRun, judge_order
-    from commatlas.results import load_run
+    from commatlas.analysis.order import AloneRun, judge_order
+    from commatlas.io.results import load_run
 
     jobs = split_into_jobs(host_run, tmp_path / "jobs")
     shutil.rmtree(jobs[0].directory)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import have_mpiexec
-from commatlas import osu
-from commatlas.launcher import find_launcher
+from commatlas.analysis import osu
+from commatlas.run.launcher import find_launcher
 
 
 @pytest.fixture(scope="module")

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from commatlas import osu
-from commatlas.agreement import Kind
-from commatlas.records import read_records
-from commatlas.summary import print_summary
+from commatlas.analysis import osu
+from commatlas.analysis.agreement import Kind
+from commatlas.io.records import read_records
+from commatlas.report.summary import print_summary
 from conftest import REPO, read_lines
 
 ROUNDS = REPO / "results" / "nvidia-h100-x1" / "osu-compare" / "rounds.jsonl"

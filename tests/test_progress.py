@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from commatlas.progress import describe_point, parse_event
+from commatlas.run.progress import describe_point, parse_event
 
 
 def test_only_event_lines_are_events() -> None:
@@ -36,7 +36,7 @@ def test_bar_counts_points_and_keeps_other_lines_for_the_log() -> None:
 
     from rich.console import Console
 
-    from commatlas.progress import PhaseProgress
+    from commatlas.run.progress import PhaseProgress
 
     screen, log = io.StringIO(), io.StringIO()
     lines = [json.dumps({"event": "start", "total": 4}) + "\n",
@@ -59,8 +59,8 @@ def test_osu_reference_counts_its_tests_at_80_columns() -> None:
 
     from rich.console import Console
 
-    from commatlas import osu
-    from commatlas.progress import PhaseProgress
+    from commatlas.analysis import osu
+    from commatlas.run.progress import PhaseProgress
 
     log_path = Path(__file__).resolve().parent.parent / "results/nvidia-h100-x1/atlas-default/default/engine.log"
     lines = log_path.read_text().splitlines(keepends=True)
@@ -82,7 +82,7 @@ def test_osu_reference_counts_its_tests_at_80_columns() -> None:
 
 
 def test_osu_reference_latency_point_shows_time() -> None:
-    from commatlas import osu
+    from commatlas.analysis import osu
 
     line = '{"test":"osu_latency","bytes":1,"latency_us":0.453482,"seconds":0.00906965,"iterations":10000,' \
            '"skip":100,"verified":true,"bytes_checked":2}'

@@ -10,11 +10,11 @@ import json
 import pytest
 from rich.console import Console
 
-from commatlas.answers import compute_answers
+from commatlas.analysis.answers import compute_answers
+from commatlas.io.results import load_run
 from commatlas.report import write_report
 from commatlas.report.bestmap import bands, map_rows
-from commatlas.results import load_run
-from commatlas.summary import print_summary
+from commatlas.report.summary import print_summary
 from conftest import REPO
 
 QUICK = REPO / "results" / "nvidia-h100-x1" / "atlas-quick"

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from commatlas.run import suite_lines
-from commatlas.screen import folded
-from commatlas.selection import Selection
-from commatlas.summary import print_summary
-from commatlas.views import tiers_text
+from commatlas.report.summary import print_summary
+from commatlas.report.views import tiers_text
+from commatlas.run.execute import suite_lines
+from commatlas.run.screen import folded
+from commatlas.run.selection import Selection
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"

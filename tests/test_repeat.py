@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from commatlas.repeats import benchmark_spreads, point_spreads
-from commatlas.results import load_run
+from commatlas.analysis.repeats import benchmark_spreads, point_spreads
+from commatlas.io.results import load_run
 from conftest import assert_valid_run, have_mpiexec, run_cli
 
 PROBE = "COMMATLAS_SWEEP_PROBE"
@@ -72,7 +72,7 @@ def test_sweep_reaches_every_mpi_rank_run(engine_info, engine_benchmarks, tmp_pa
 
 
 def fake_result(repeat: int, median: float, p5: float, p95: float, size: int = 8):
-    from commatlas.results import Result, Stats, Timing
+    from commatlas.io.results import Result, Stats, Timing
 
     return Result("b.x", "reference", "harness", "host", "latency", {}, size, 1, 0.0, 1,
                   bytes_per_op=0, timing=Timing("t", 5, 1, 0, False),

@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from commatlas.answers import compute_answers, move_key, numa_view
+from commatlas.analysis.answers import compute_answers
+from commatlas.analysis.answers import collect
+from commatlas.analysis.keys import move_key, numa_view
+from commatlas.io.results import load_run
 from commatlas.report import write_report
 from commatlas.report.bestmap import map_rows
 from commatlas.report.figures import legend_labels, movement_figures
-from commatlas.answers import collect
-from commatlas.results import load_run
-from commatlas.summary import print_summary
+from commatlas.report.summary import print_summary
 from conftest import FIXTURES, REPO, read_lines
 
 H200 = REPO / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default"

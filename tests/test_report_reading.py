@@ -11,14 +11,14 @@ import re
 import numpy as np
 from rich.console import Console
 
-from commatlas.answers import collect
+from commatlas.analysis.answers import collect
+from commatlas.analysis.answers import compute_answers
+from commatlas.io.results import load_run
 from commatlas.report import plots, write_report
 from commatlas.report.bestmap import map_rows
 from commatlas.report.figures import movement_figures
 from commatlas.report.machine import describe_machine
-from commatlas.answers import compute_answers
-from commatlas.results import load_run
-from commatlas.views import print_info
+from commatlas.report.views import print_info
 from conftest import FIXTURES, REPO, fixture_json
 
 VM = FIXTURES / "report" / "host_quick_vm"

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from commatlas.results import ResultsError, group_series, load_run
+from commatlas.io.results import ResultsError, group_series, load_run
 
 H200X2 = Path(__file__).resolve().parent.parent / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default"
 

@@ -3,9 +3,9 @@ real host run of the engine (tests/fixtures/report/host: a VM whose sysfs states
 last-level cache, where a 16 MiB chase read 170 ns and 64 MiB 219 ns)."""
 from __future__ import annotations
 
-from commatlas.answers import compute_answers
+from commatlas.analysis.answers import compute_answers
+from commatlas.io.results import load_run
 from commatlas.report.bestmap import bands, map_rows
-from commatlas.results import load_run
 from conftest import FIXTURES
 
 HOST = FIXTURES / "report" / "host"
@@ -44,7 +44,7 @@ def test_a_sweep_that_never_leaves_the_cache_keeps_the_capacity_answer():
             run.results.remove(r)
             break
     # Re-measure without the 64 MiB point: 16 MiB is now the largest and nominally in cache.
-    from commatlas.residency import measure_residency
+    from commatlas.io.residency import measure_residency
     for r in run.results:
         if r.movement is not None and r.movement.residency == "measured":
             import dataclasses

@@ -71,7 +71,7 @@ def test_point_to_point_latency_says_what_it_includes(mpi_run: Path, validator) 
 
 
 def test_run_starts_the_osu_reference_at_the_engines_sizes(mpi_run: Path, validator) -> None:
-    from commatlas import osu
+    from commatlas.analysis import osu
 
     records = assert_valid_run(mpi_run / "results.jsonl", validator)
     references = [r for r in records if r["type"] == "result" and r["benchmark"].startswith("reference.osu_")]

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from commatlas.errors import UsageError
-from commatlas.launcher import Launcher
-from commatlas.run import RunOptions, plan_run
-from commatlas.selection import Selection
+from commatlas.run.execute import RunOptions, plan_run
+from commatlas.run.launcher import Launcher
+from commatlas.run.selection import Selection
 from conftest import assert_one_line_error, fixture_json, read_lines, run_cli, write_fake_engine
 
 
@@ -26,7 +26,7 @@ def mpi_world():
 
 def test_default_run_on_a_4_gpu_node_uses_one_rank_per_gpu(mpi_world, monkeypatch) -> None:
     info, benchmarks = mpi_world
-    monkeypatch.setattr("commatlas.run.find_launcher",
+    monkeypatch.setattr("commatlas.run.execute.find_launcher",
                         lambda ranks, text: Launcher("openmpi", ("mpiexec", "-n", str(ranks)), ranks))
     plan = plan_run(options(), info, fixture_json("topo_4xh200.json"), benchmarks)
     single, mpi = plan.phases
@@ -40,7 +40,7 @@ def test_default_run_on_a_4_gpu_node_uses_one_rank_per_gpu(mpi_world, monkeypatc
 
 def test_without_gpus_the_mpi_phase_has_two_ranks(mpi_world, monkeypatch) -> None:
     info, benchmarks = mpi_world
-    monkeypatch.setattr("commatlas.run.find_launcher", lambda ranks, text: Launcher("mpich", ("mpiexec", "-n", str(ranks)), ranks))
+    monkeypatch.setattr("commatlas.run.execute.find_launcher", lambda ranks, text: Launcher("mpich", ("mpiexec", "-n", str(ranks)), ranks))
     plan = plan_run(options(), info, {"gpus": [], "reason": "none"}, benchmarks)
     assert plan.phases[-1].launcher.ranks == 2
 
@@ -87,7 +87,7 @@ def test_asking_for_mpi_without_mpiexec_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_default_suites_follow_the_machine() -> None:
-    from commatlas.selection import default_suites
+    from commatlas.run.selection import default_suites
 
     built = {name: {"built": True} for name in ("host", "cuda", "nccl", "mpi")}
     four_gpus = fixture_json("topo_4xh200.json")
@@ -99,7 +99,7 @@ def test_default_suites_follow_the_machine() -> None:
 
 
 def test_an_amd_build_counts_as_the_gpu_backend() -> None:
-    from commatlas.selection import check_suites, default_suites, missing_backends
+    from commatlas.run.selection import check_suites, default_suites, missing_backends
 
     # What the HIP engine's info says (tests/test_hip_build.py checks the real one): hip built, cuda not.
     hip = {"backends": {"host": {"built": True}, "hip": {"built": True}, "mpi": {"built": True},
@@ -124,12 +124,12 @@ def with_osu_reference(tmp_path: Path) -> Path:
 
 
 def test_osu_points_are_selected_by_only_and_bring_what_they_check(mpi_world, with_osu_reference, monkeypatch) -> None:
-    from commatlas.osu import with_references
+    from commatlas.analysis.osu import with_references
 
     info, benchmarks = mpi_world
     benchmarks = with_references(benchmarks, with_osu_reference)
     assert "reference.osu_latency" in [b["key"] for b in benchmarks]
-    monkeypatch.setattr("commatlas.run.find_launcher", lambda ranks, text: Launcher("openmpi", ("mpiexec",), ranks))
+    monkeypatch.setattr("commatlas.run.execute.find_launcher", lambda ranks, text: Launcher("openmpi", ("mpiexec",), ranks))
     plan = plan_run(options(selection=Selection(None, ("reference.osu*",), ())), info, None, benchmarks)
     (mpi,) = plan.phases
     # The engine measures mpi.pingpong (the sizes the reference then measures); the reference runs after.
@@ -153,7 +153,7 @@ def test_a_pattern_leaves_out_a_suite_that_cannot_run_here(monkeypatch) -> None:
     """`--tune mpi` (its preset selects "mpi.*") on a machine without a GPU: the mpi-gpu benchmarks
     it matches are left out with the reason, not announced and then skipped point by point.
     A real engine's list and topology on such a machine (CUDA and MPI built, no driver)."""
-    monkeypatch.setattr("commatlas.run.find_launcher",
+    monkeypatch.setattr("commatlas.run.execute.find_launcher",
                         lambda ranks, text: Launcher("openmpi", ("mpiexec", "-n", str(ranks)), ranks))
     info, benchmarks = fixture_json("info_cuda_no_gpu.json"), fixture_json("list_cuda_no_gpu.json")
     plan = plan_run(options(selection=Selection(None, ("mpi.*",), ())), info,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from commatlas.answers import compute_answers
+from commatlas.analysis.answers import compute_answers
+from commatlas.io.results import load_run
 from commatlas.report.bestmap import map_rows
-from commatlas.results import load_run
 
 RUN = Path(__file__).resolve().parent.parent / "results" / "nvidia-h100-x1" / "atlas-default" / "default"
 
@@ -51,7 +51,7 @@ def test_records_without_a_verdict_read_as_unknown() -> None:
 
 
 def test_no_finding_builds_on_figures_that_did_not_repeat(tmp_path: Path) -> None:
-    from commatlas.report.findings import find_answers
+    from commatlas.analysis.findings import find_answers
 
     assert find_answers(compute_answers(load_run(RUN)))  # the real run has findings
     lines = []

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from commatlas.pair_matrix import EMPTY, pair_matrices
-from commatlas.summary import print_summary
+from commatlas.analysis.pair_matrix import EMPTY, pair_matrices
+from commatlas.report.summary import print_summary
 from conftest import REPO, read_lines
 
 RECORDS = [r for r in read_lines(REPO / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default" / "results.jsonl")

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from commatlas.errors import UsageError
-from commatlas.launcher import Launcher
-from commatlas.sweep import EnvSweep, Pass, parse_sweep_env, parse_sweeps, plan_passes
+from commatlas.run.launcher import Launcher
+from commatlas.run.sweep import EnvSweep, Pass, parse_sweep_env, parse_sweeps, plan_passes
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True)
 VALUES = st.lists(st.text(alphabet=string.ascii_letters + string.digits + "_-.:/ ", min_size=1, max_size=12)

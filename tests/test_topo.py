@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from commatlas.topo import render
+from commatlas.report.topology import render
 from conftest import fixture_json, run_cli, write_fake_engine
 
 
@@ -90,7 +90,7 @@ def test_engine_shaped_topology_renders_the_same() -> None:
 
 
 def test_xgmi_pairs_show_their_link_count() -> None:
-    from commatlas.topo import pair_cell
+    from commatlas.report.topology import pair_cell
 
     # The pair fields the HIP engine writes from the KFD topology (engine/topology/topology_json.cpp).
     assert pair_cell({"link": "xgmi", "xgmi_links": 4, "xgmi_link_gbps": 50.0, "peak_gbps": 200.0}) == "xGMI4 200"

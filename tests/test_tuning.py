@@ -12,8 +12,10 @@ import pytest
 
 from conftest import assert_one_line_error, assert_valid_run, have_mpiexec, run_cli
 
-from commatlas.results import load_run
-from commatlas.tuning import mpi_knobs, nccl_preset, ompi_components, render_tuning_html, tuning_answers
+from commatlas.analysis.tuning import tuning_answers
+from commatlas.io.results import load_run
+from commatlas.report.render import render_tuning_html
+from commatlas.run.presets import mpi_knobs, nccl_preset, ompi_components
 
 
 @pytest.fixture(scope="module")

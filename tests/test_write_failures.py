@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from commatlas import cli, outputs
+from commatlas import cli
+
+from commatlas.io import outputs
 
 HOST_RUN = Path(__file__).resolve().parent / "fixtures" / "report" / "host"
 OUTPUTS = ("report.html", "summary.md", "answers.json")

@@ -14,13 +14,29 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, NoReturn
+from typing import TYPE_CHECKING, Callable, NoReturn
 
 from rich.console import Console
 
 from commatlas import __version__
-from commatlas.engine import Engine
+from commatlas.analysis.osu import with_references
 from commatlas.errors import CommatlasError, UsageError
+from commatlas.io.engine import Engine, backend_reason, gpu_backend
+from commatlas.io.outputs import check_dir_target, check_file_target, write_failure
+from commatlas.report.topology import render as render_topology
+from commatlas.report.views import print_benchmarks, print_info
+from commatlas.run.launcher import physical_cores
+from commatlas.run.presets import PRESETS, preset, presets_table
+from commatlas.run.resume import stored_options
+from commatlas.run.selection import Selection, split_list
+from commatlas.run.sweep import parse_sweeps
+
+if TYPE_CHECKING:
+    from commatlas.run.execute import RunOptions
+
+# The commands that read or measure results import what they need when they run (the marked
+# imports below): numpy and matplotlib take seconds to load on a small machine, and `list`,
+# `info`, `topo` and a mistyped option must answer without them.
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -107,8 +123,6 @@ def parse_ranks(text: str | None) -> tuple[int | None, tuple[int, ...], bool]:
     ranks are bound one per core ('all': every core of this node, so each rank has its own)."""
     if text is None:
         return None, (), False
-    from commatlas.launcher import physical_cores
-
     counts: list[int] = []
     bind = False
     for item in text.split(","):
@@ -127,16 +141,12 @@ def parse_ranks(text: str | None) -> tuple[int | None, tuple[int, ...], bool]:
 
 
 def joined(values: list[str]) -> tuple[str, ...]:
-    from commatlas.selection import split_list
-
     return tuple(item for value in values for item in split_list(value))
 
 
 @command("run", "measure: run the benchmark suites into a run directory", run_arguments)
 def cmd_run(args: argparse.Namespace) -> int:
-    from commatlas.run import RunOptions, execute
-    from commatlas.selection import Selection, split_list
-    from commatlas.sweep import parse_sweeps
+    from commatlas.run.execute import RunOptions, execute  # deliberate: numpy, loaded by the commands that need it
 
     suites = split_list(args.suite) if args.suite is not None else None
     # The engine reads an empty list as "not given"; here it can only be a mistake.
@@ -147,8 +157,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     only = joined(args.only)
     sweep_env = parse_sweeps(args.sweep_env)
     if args.tune is not None:
-        from commatlas.tuning import preset
-
         if sweep_env:
             raise UsageError("--tune and --sweep-env both choose the passes: give one of them")
         chosen = preset(args.tune)
@@ -174,8 +182,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def soak_seconds(args: argparse.Namespace) -> float | None:
     """--soak DURATION in seconds; a soak is one time series, so one benchmark at one size."""
-    from commatlas.multinode import parse_duration
-    from commatlas.selection import split_list
+    from commatlas.analysis.multinode import parse_duration  # deliberate: numpy, loaded by the commands that need it
 
     if args.soak is None:
         return None
@@ -195,10 +202,8 @@ def soak_seconds(args: argparse.Namespace) -> float | None:
 
 def options_to_resume(given: "RunOptions", run_dir: Path) -> "RunOptions":
     """`--resume DIR` alone takes the run's own options; options given with it must match them
-    (checked in commatlas.resume once the engine is known)."""
-    from commatlas.resume import stored_options
-    from commatlas.run import RunOptions
-    from commatlas.selection import Selection
+    (checked in commatlas.run.resume once the engine is known)."""
+    from commatlas.run.execute import RunOptions  # deliberate: numpy, loaded by the commands that need it
 
     if given.out is not None:
         raise UsageError("--resume continues RUN_DIR itself: --out cannot be given with it")
@@ -228,11 +233,7 @@ def list_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("list", "list the benchmarks of this build and whether each can run here", list_arguments)
 def cmd_list(args: argparse.Namespace) -> int:
-    from commatlas.views import print_benchmarks
-
     if args.tune:
-        from commatlas.tuning import PRESETS, presets_table
-
         table = presets_table(make() for make in PRESETS.values())
         if args.json:
             print_json(table)
@@ -245,8 +246,6 @@ def cmd_list(args: argparse.Namespace) -> int:
                     console.print(f"  {k['name']}: {', '.join(k['values'])}  [dim]{k['why']}[/dim]")
         return 0
 
-    from commatlas.osu import with_references
-
     engine = Engine.find()
     benchmarks = with_references(engine.benchmarks(), engine.path)
     if args.json:
@@ -258,8 +257,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 @command("info", "show the engine build, the host, and which backends are built (or why not)", json_argument)
 def cmd_info(args: argparse.Namespace) -> int:
-    from commatlas.views import print_info
-
     info = Engine.find().info()
     if args.json:
         print_json(info)
@@ -270,9 +267,6 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 @command("topo", "show the GPU topology and the theoretical bandwidth of every path", json_argument)
 def cmd_topo(args: argparse.Namespace) -> int:
-    from commatlas.engine import backend_reason, gpu_backend
-    from commatlas.topo import render
-
     engine = Engine.find()
     topology = engine.topology()
     if args.json:
@@ -282,11 +276,11 @@ def cmd_topo(args: argparse.Namespace) -> int:
     if topology is None:
         info = engine.info()
         reason = f"this engine has no topo command: {backend_reason(info, gpu_backend(info))}"
-    render(stdout_console(), topology, reason)
+    render_topology(stdout_console(), topology, reason)
     return 0
 
 
-# --- report, compare, export (commatlas.report, commatlas.compare, commatlas.export) ------------
+# --- report, compare, export (commatlas.report, commatlas.analysis.compare) ---------------------
 
 def report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (or its results.jsonl)")
@@ -299,9 +293,8 @@ def report_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("report", "write report.html (self-contained) and summary.md for a run", report_arguments)
 def cmd_report(args: argparse.Namespace) -> int:
-    from commatlas.outputs import check_dir_target, write_failure
-    from commatlas.report import write_report
-    from commatlas.results import load_run
+    from commatlas.io.results import load_run  # deliberate: numpy, loaded by the commands that need it
+    from commatlas.report import write_report  # deliberate: matplotlib, loaded by the commands that need it
 
     out = Path(args.out) if args.out else load_run(args.run_dir).directory
     check_dir_target(out)
@@ -322,8 +315,8 @@ def compare_arguments(p: argparse.ArgumentParser) -> None:
 @command("compare", "compare runs: metadata differences, then ratios per point, judged against the noise",
          compare_arguments)
 def cmd_compare(args: argparse.Namespace) -> int:
-    from commatlas.compare import compare_runs, print_comparison, write_comparison_html
-    from commatlas.outputs import check_file_target
+    from commatlas.analysis.compare import compare_runs  # deliberate: numpy, loaded by the commands that need it
+    from commatlas.report.comparison import print_comparison, write_comparison_html  # deliberate: as above
 
     if args.html is not None:
         check_file_target(args.html)  # before the runs are read: a typo costs nothing
@@ -349,8 +342,7 @@ def check_order_arguments(p: argparse.ArgumentParser) -> None:
                         "differ from the run beyond compare's tolerance (exit 1 when one does)",
          check_order_arguments)
 def cmd_check_order(args: argparse.Namespace) -> int:
-    from commatlas.order_check import check_order, print_check
-    from commatlas.selection import split_list
+    from commatlas.run.order_check import check_order, print_check  # deliberate: numpy, loaded by the commands that need it
 
     for flag, value in (("--sizes", args.sizes), *(("--only", v) for v in args.only),
                         *(("--exclude", v) for v in args.exclude)):
@@ -369,7 +361,7 @@ def export_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("export", "export a run's results as CSV", export_arguments)
 def cmd_export(args: argparse.Namespace) -> int:
-    from commatlas.export import export_csv
+    from commatlas.report.export import export_csv  # deliberate: numpy, loaded by the commands that need it
 
     path = export_csv(args.run_dir, args.out)
     if path is not None:

@@ -5,6 +5,10 @@ no traceback ever reaches a user.
 """
 
 
+# The exit status of a command the user interrupted (Ctrl-C): 128 + SIGINT, as a shell reports it.
+EXIT_INTERRUPTED = 130
+
+
 class CommatlasError(Exception):
     """Something failed while doing what was asked (exit status 1)."""
 

@@ -47,8 +47,8 @@ if [ "$STAGE" = order ]; then
   python3 - "$W/osu-gpu/results.jsonl" <<'PY' | tee "$W/osu_device_table.md"
 import sys
 from pathlib import Path
-from commatlas import osu
-from commatlas.records import read_records
+from commatlas.analysis import osu
+from commatlas.io.records import read_records
 rows = osu.comparison_rows(read_records(Path(sys.argv[1])))
 print("| benchmark | size | engine | OSU method | engine/OSU | spread engine / OSU | rounds | rule (3% or OSU spread) | verdict |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")

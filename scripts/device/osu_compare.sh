@@ -30,7 +30,7 @@ engine_round() {  # $1 = round, $2 = MPI thread level: the engine's records, sta
   timeout 100 env COMMATLAS_MPI_THREAD_LEVEL="$2" "${LAUNCH[@]}" "$ENGINE" run --mpi --out "$file" --only mpi.pingpong,mpi.bandwidth,mpi.bibw \
     --sizes "$SIZES" --progress none --repeat-index "$1" >> "$OUT/engine.log" 2>&1 || echo "engine round $1: exit $?"
 }
-reference_round() {  # $1 = round: the reference's JSON lines, turned into records by commatlas.osu
+reference_round() {  # $1 = round: the reference's JSON lines, turned into records by commatlas.analysis.osu
   timeout 60 "${LAUNCH[@]}" "$REF" --sizes "$SIZES" > "$OUT/reference-$1.txt" 2>> "$OUT/reference.log" ||
     echo "reference round $1: exit $?"
 }
@@ -45,7 +45,7 @@ done
 PYTHONPATH=python python3 - "$OUT" "$ROUNDS" <<'EOF'
 import json, sys
 from pathlib import Path
-from commatlas import osu
+from commatlas.analysis import osu
 out, rounds = Path(sys.argv[1]), int(sys.argv[2])
 def load(level):
     records = []
@@ -60,7 +60,7 @@ for k in range(1, rounds + 1):
     if ref.exists():
         reference += osu.reference_records(ref.read_text().splitlines(), 2, repeat=k)
 after, before = load("single"), load("funneled")
-for r in reference:  # the engine's movement, as the run would give it (commatlas.osu)
+for r in reference:  # the engine's movement, as the run would give it (commatlas.analysis.osu)
     r["movement"] = osu.reference_movement(r["benchmark"].replace("reference.", ""), osu.engine_movements(after).get(r["params"]["reference_of"]))
 with open(out / "rounds.jsonl", "w") as f:
     for r in after + reference:

@@ -38,8 +38,8 @@ PYTHONPATH=python timeout 360 "${command[@]}" 2>&1 | tee "$OUT/run.log"
 PYTHONPATH=python python3 - "$OUT/run/results.jsonl" <<'EOF' | tee "$OUT/osu_device_table.md"
 import sys
 from pathlib import Path
-from commatlas import osu
-from commatlas.records import read_records
+from commatlas.analysis import osu
+from commatlas.io.records import read_records
 rows = [r for r in osu.comparison_rows(read_records(Path(sys.argv[1]))) if r.benchmark.startswith("mpi.gpu_aware.")]
 print("| benchmark | size | engine | OSU -d cuda D D | engine/OSU | spread engine / OSU | rounds | rule (3% or OSU spread) | verdict |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")

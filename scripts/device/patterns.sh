@@ -50,8 +50,8 @@ timeout 75 python3 -m commatlas run --tune mpi --only 'pattern.halo2d.mpi,patter
 echo "  -> rc=$?"; tail -5 "$OUT/tune-mpi.log"
 python3 - "$OUT/tune-mpi" <<'PY'
 import json, sys
-from commatlas.results import load_run
-from commatlas.tuning import tuning_answers
+from commatlas.io.results import load_run
+from commatlas.analysis.tuning import tuning_answers
 answer = tuning_answers(load_run(sys.argv[1]))
 json.dump(answer, open(sys.argv[1] + "/tuning.json", "w"), indent=1)
 print("baseline:", answer["baseline"])

@@ -3,7 +3,7 @@
 
     points_table.py FILE.jsonl                        every result/error/skip, one line each
     points_table.py --harness-check RUN_DIR           every reference loop against its partner
-                                                      (commatlas.harness_check, as the report does)
+                                                      (commatlas.analysis.harness_check, as the report does)
 """
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ def points(path: str) -> None:
 
 
 def harness_pairs(run_dir: str) -> None:
-    from commatlas.harness_check import harness_check
-    from commatlas.results import load_run
+    from commatlas.analysis.harness_check import harness_check
+    from commatlas.io.results import load_run
 
     check = harness_check(load_run(run_dir))
     for p in check.pairs:

@@ -16,8 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from commatlas.answers import spread_of, value_of  # noqa: F401 - compare.py reads them from here
-from commatlas.report.findings import anchor_of, mechanism_name, row_class
+from commatlas.analysis.findings import anchor_of, mechanism_name, row_class
+from commatlas.io.engine import normalise_mpi_name
 from commatlas.units import format_gbps, format_latency_us, format_percent, format_ratio, format_size, format_size_range
 
 # One colour per mechanism (matplotlib's tab10/tab20 hues, fixed so that runs read alike).
@@ -206,8 +206,6 @@ def map_rows(answers: dict[str, Any], allocator: str | None = None, fixed: bool 
 def library_rows(answers: dict[str, Any], library: str | None = None) -> tuple[list[MapRow], list[str]]:
     """The map with the MPI library fixed: each movement where libraries compete, with only
     `library`'s contenders (or each movement's fastest library's), as the fixed-allocator view."""
-    from commatlas.mpi_libraries import normalise
-
     picked = []
     notes = []
     for mv in answers["movements"]:
@@ -215,7 +213,7 @@ def library_rows(answers: dict[str, Any], library: str | None = None) -> tuple[l
         if len(names) < 2:
             continue
         if library:
-            chosen = next((n for n in names if normalise(library) in (normalise(n), normalise(n.rsplit(" ", 1)[0]))), None)
+            chosen = next((n for n in names if normalise_mpi_name(library) in (normalise_mpi_name(n), normalise_mpi_name(n.rsplit(" ", 1)[0]))), None)
         else:
             chosen = mv.get("fastest_library")
         if chosen is None:

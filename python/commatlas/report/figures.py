@@ -7,13 +7,15 @@ from typing import Callable
 
 import numpy as np
 
-from commatlas.answers import Contender, MovementData, spread_of, value_of
+from commatlas.analysis.answers import MovementData
+from commatlas.analysis.findings import anchor_of, mechanism_name, slug
+from commatlas.analysis.ranking import Contender, spread_of, value_of
+from commatlas.io.points import series_key
+from commatlas.io.results import Result, Series
 from commatlas.report import plots
 from commatlas.report.bestmap import MapRow
-from commatlas.report.findings import anchor_of, mechanism_name, slug
-from commatlas.units import format_size
 from commatlas.report.variability import Flag
-from commatlas.results import Result, Series
+from commatlas.units import format_size
 
 BOX_SERIES = 4  # distributions drawn for this many series: those whose spread says the most
 BOX_SIZES = 20
@@ -189,7 +191,7 @@ def _rooflines(points: list[Result]) -> list[tuple[float, str]]:
 def distribution_figures(series: list[Series], flags: list[Flag]) -> list[Figure]:
     flagged: dict[tuple, int] = {}
     for f in flags:
-        k = (f.result.benchmark, f.result.params_key, f.result.ranks)
+        k = series_key(f.result)
         flagged[k] = flagged.get(k, 0) + 1
     def interest(s: Series) -> tuple:
         cv = max((p.stats.cv for p in s.points if math.isfinite(p.stats.cv)), default=0.0)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from commatlas.multinode import by_node_pair, soaks
+from commatlas.analysis.multinode import by_node_pair, soaks
 from commatlas.units import format_size
 
 
@@ -56,12 +56,12 @@ def _expected(records: list[dict[str, Any]]) -> str:
 
 
 def _soak_svg(start_s: list[float], samples_s: list[float], title: str) -> str:
-    import matplotlib
+    import matplotlib  # deliberate: pyplot only for a run with soaks; it sets the Agg backend first
 
     matplotlib.use("Agg")
-    import io
+    import io  # deliberate: with pyplot, for the soak plot's SVG
 
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deliberate: after the backend is set
 
     fig, ax = plt.subplots(figsize=(8, 2.6))
     ax.plot(start_s, [s * 1e6 for s in samples_s], ",", alpha=0.7)

@@ -5,18 +5,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from commatlas.answers import collect, compute_answers, write_answers
-from commatlas import harness_check, osu
-from commatlas.records import read_records
-from commatlas.repeats import benchmark_spreads
+from markupsafe import Markup
+
+from commatlas.analysis import harness_check
+from commatlas.analysis import osu
+from commatlas.analysis.answers import collect, compute_answers, write_answers
+from commatlas.analysis.findings import mechanism_name
+from commatlas.analysis.repeats import benchmark_spreads
+from commatlas.io.engine import short_reason
+from commatlas.io.outputs import write_atomically
+from commatlas.io.records import read_records
+from commatlas.io.results import Point, Result, Run, group_series, load_run
 from commatlas.report import bestmap, figures, machine, multinode, variability
-from commatlas.report.findings import mechanism_name
 from commatlas.report.templating import render
 from commatlas.units import format_size
-from commatlas.outputs import write_atomically
-from commatlas.results import Point, Result, Run, group_series, load_run
-from commatlas.selection import short_reason
 
 MAX_FLAG_ROWS = 200
 MAX_NOTES = 20
@@ -76,6 +80,7 @@ def build_context(run: Run, allocator: str | None = None, library: str | None = 
     fixed_rows, fixed_notes = bestmap.map_rows(answers, allocator, fixed=True)
     library_rows, library_notes = bestmap.library_rows(answers, library)
     flags = variability.flag_points(verified)
+    raw = _raw_records(run)
     flags.sort(key=lambda f: (f.result.benchmark, f.result.params_key, f.result.bytes or 0))
     movement_figures = figures.movement_figures(data, rows)
     old_figures = figures.undeclared_figures(series)
@@ -117,28 +122,26 @@ def build_context(run: Run, allocator: str | None = None, library: str | None = 
         failed=_not_measured(run.failures, lambda f: short_reason(f.message))
         + [NotMeasured(r.benchmark, _variant(r), format_size(r.bytes), "data check did not pass") for r in unverified],
         missing=_missing(run, series),
-        osu_rows=osu.comparison_rows(read_records(run.path)) if run.path.is_file() else [],
+        osu_rows=osu.comparison_rows(raw),
         harness=harness_check.harness_check(run),
         harness_rule=harness_check.RULE,
         counts=dict(results=len(run.results), series=len(series), skipped=len(run.skips), failed=len(run.failures),
                     movements=len(answers["movements"])),
         # Multi-node part (node pairs, expected goodput, soak noise): its own module, one fragment.
-        multinode=_multinode_fragment(run),
+        multinode=Markup(multinode.section_html(raw)),
     )
     finish_drawing()
     return context
 
 
-def _multinode_fragment(run: Run):
-    from markupsafe import Markup
-
-    from commatlas.records import read_records
-
+def _raw_records(run: Run) -> list[dict[str, Any]]:
+    """The records as dicts, for the parts that read them so (the OSU rows, multi-node soaks)."""
     try:
-        records = read_records(run.path)
+        return read_records(run.path) if run.path.is_file() else []
     except OSError:
-        return ""
-    return Markup(multinode.section_html(records))
+        return []
+
+
 def _imprecise(results: list[Result]) -> list[Imprecise]:
     """Points whose timing did not reach the harness's precision target (timing.precision)."""
     out = []
@@ -188,3 +191,8 @@ def _missing(run: Run, series) -> list[str]:
             out.append(f"{s.label()} stops at {format_size(s.points[-1].bytes)}: "
                        f"{longest[s.benchmark] - len(s.points)} size(s) fewer than its sibling series.")
     return _capped(out, MAX_NOTES)
+
+
+def render_tuning_html(answer: dict[str, Any]) -> str:
+    """The report's tuning section (templates/_tuning.html.j2); empty without swept variables."""
+    return render("_tuning.html.j2", {"tuning": answer})

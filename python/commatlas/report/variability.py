@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from commatlas.results import Result
+from commatlas.io.results import Result
 
 HEAVY_TAIL_RATIO = 2.0
 ASHMAN_D = 2.0

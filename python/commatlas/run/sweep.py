@@ -10,13 +10,11 @@ import re
 from dataclasses import dataclass
 
 from commatlas.errors import UsageError
+from commatlas.io.records import UNSET  # the value that leaves a variable out of the environment
 
 # What a POSIX shell accepts as a variable name; anything else cannot reach the engine intact.
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_PASSES = 1000  # a typo like 1..1000 values must not start a week-long run
-# The value that leaves a variable out of the environment: the baseline of a tuning sweep. It is
-# what the engine records for a variable that is not set, so the records read the same.
-UNSET = "(unset)"
 
 
 @dataclass(frozen=True)

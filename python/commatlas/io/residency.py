@@ -20,18 +20,18 @@ import dataclasses
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from commatlas.io.points import params_key
 from commatlas.units import format_latency_us, format_size
 
 if TYPE_CHECKING:
-    from commatlas.results import Result, Run
+    from commatlas.io.results import Result, Run
 
 LATENCY_OPERATION = "load_latency"
 
 
 def _sweep_key(r: Result) -> tuple:
     assert r.movement is not None
-    params = tuple(sorted((k, str(v)) for k, v in r.params.items()))
-    return r.benchmark, params, r.ranks, r.repeat
+    return r.benchmark, params_key(r.params), r.ranks, r.repeat
 
 
 def measure_residency(run: Run) -> None:

@@ -14,15 +14,14 @@ one), $COMMATLAS_MPI_ENGINES (engines or folders holding one, separated by ':'),
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from commatlas.engine import Engine, backend_built
 from commatlas.errors import UsageError
-from commatlas.launcher import MpiImplementation, detect_implementation, mpiexec_version
+from commatlas.io.engine import Engine, backend_built, normalise_mpi_name
+from commatlas.run.launcher import MpiImplementation, detect_implementation, mpiexec_version
 
 ENGINES_ENV = "COMMATLAS_MPI_ENGINES"
 ENGINE_NAME = "commatlas-engine"
@@ -50,14 +49,6 @@ class MpiBuild:
     @property
     def label(self) -> str:
         return f"{self.name} {self.version}".strip()
-
-
-def normalise(name: str) -> str:
-    """"Open MPI", "OpenMPI", "ompi" -> "openmpi"; "Cray-MPICH" -> "cray-mpich"."""
-    text = re.sub(r"[\s_]+", "-", name.strip().lower())
-    return {"open-mpi": "openmpi", "ompi": "openmpi", "cray": "cray-mpich", "craympich": "cray-mpich",
-            "mvapich2": "mvapich", "mvapich-gdr": "mvapich", "mvapich2-gdr": "mvapich", "mvapichplus": "mvapich-plus",
-            "intel": "intel-mpi", "impi": "intel-mpi", "intelmpi": "intel-mpi"}.get(text, text)
 
 
 def build_of(engine: Engine, info: dict[str, Any] | None = None) -> MpiBuild | None:
@@ -115,8 +106,8 @@ def resolve_libraries(text: str, default: Engine) -> list[MpiBuild]:
         else:
             if known is None:
                 known = [b for b in (build_of(Engine(p)) for p in candidate_engines(default)) if b is not None]
-            wanted = normalise(item)
-            matches = [b for b in known if b.library == wanted or normalise(b.name) == wanted]
+            wanted = normalise_mpi_name(item)
+            matches = [b for b in known if b.library == wanted or normalise_mpi_name(b.name) == wanted]
             if not matches:
                 have = ", ".join(f"{b.library} ({b.engine.path})" for b in known) or "none"
                 raise UsageError(f"--mpi: no engine built against {item} was found (engines with MPI here: {have}); "

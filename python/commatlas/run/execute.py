@@ -18,27 +18,29 @@ from typing import Any, Callable, Iterable, Iterator
 
 from rich.console import Console
 
-from commatlas import STARTED, osu
-from commatlas.engine import Engine, engine_message, gpu_count
-from commatlas.errors import CommatlasError, UsageError
-from commatlas.launcher import Launcher, find_launcher
-from commatlas.mpi_libraries import MpiBuild, launcher_program, resolve_libraries
-from commatlas.multinode import hang_from_log
-from commatlas.progress import PhaseProgress
-from commatlas.screen import print_folded, print_whole
-from commatlas.records import (
+from commatlas import STARTED
+
+from commatlas.analysis import osu
+from commatlas.analysis.multinode import hang_from_log
+from commatlas.errors import EXIT_INTERRUPTED, CommatlasError, UsageError
+from commatlas.io.engine import Engine, engine_message, gpu_count
+from commatlas.run.launcher import Launcher, find_launcher
+from commatlas.run.mpi_libraries import MpiBuild, launcher_program, resolve_libraries
+from commatlas.run.presets import MAX_PRESET_S, estimate_seconds, format_duration, preset
+from commatlas.run.progress import PhaseProgress
+from commatlas.run.screen import print_folded, print_whole
+from commatlas.io.records import (
     ENGINE_LOG, RESULTS_FILE, append_record, drop_partial_tail, end_record, meta_record, read_records, utc_now,
 )
-from commatlas.report_hook import write_report_if_available
-from commatlas.resume import resume_run
-from commatlas.selection import (
+from commatlas.run.report_hook import write_report_if_available
+from commatlas.run.resume import resume_run
+from commatlas.run.selection import (
     KNOWN_SUITES, MPI_SUITES, Selection, accepts_ranks, check_ranks, is_mpi_benchmark, require_mpi, select,
     why_not_here,
 )
-from commatlas.summary import print_summary
-from commatlas.sweep import EnvSweep, Pass, plan_passes
+from commatlas.report.summary import print_summary
+from commatlas.run.sweep import EnvSweep, Pass, plan_passes
 
-EXIT_INTERRUPTED = 130
 # A local mpiexec that has not started the engine after this long is stuck (a failed spawn);
 # cluster launchers (--launcher) may wait in a queue, so they get no such limit.
 STARTUP_TIMEOUT_S = 60.0
@@ -64,11 +66,11 @@ class RunOptions:
     sweep_env: tuple[EnvSweep, ...] = ()  # once per combination of these variables' values
     precision: str | None = None          # "0.005" or "off" (engine --precision); None: the engine's
     full: bool = False                    # the full tier too (engine --full)
-    tune: str | None = None               # a tuning preset (commatlas.tuning): its knobs one at a time
+    tune: str | None = None               # a tuning preset (commatlas.run.presets): its knobs one at a time
     soak: float | None = None             # seconds: repeat the one point this long (noise over time)
     rank_counts: tuple[int, ...] = ()     # the MPI phase once per count (--ranks 2,all); () = `ranks` alone
     bind: bool = False                    # ranks bound one per core (--ranks all)
-    mpi: str | None = None                # --mpi: the MPI phases once per library (commatlas.mpi_libraries)
+    mpi: str | None = None                # --mpi: the MPI phases once per library (commatlas.run.mpi_libraries)
 
     def engine_arguments(self) -> list[str]:
         """Options the engine itself interprets and validates (sizes, NUMA, memory, ...)."""
@@ -292,8 +294,6 @@ def startup_timeout(launcher: Launcher | None) -> float | None:
 
 def tuning_passes(options: RunOptions, benchmarks: list[dict[str, Any]], plan: Plan, console: Console) -> list[Pass]:
     """A preset's passes, after saying how long they should take; refused when that is hours."""
-    from commatlas.tuning import MAX_PRESET_S, estimate_seconds, format_duration, preset
-
     chosen = preset(options.tune or "")
     passes = chosen.passes(options.repeat)
     selected = sum(len(phase.keys) for phase in plan.phases)
@@ -409,7 +409,7 @@ def _kept(stream: Iterable[str], keep: list[str]) -> Iterator[str]:
 def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Path, log_path: Path,
                       progress: PhaseProgress, environment: dict[str, str]) -> None:
     """After an MPI phase: the OSU-method reference at the sizes the engine's mpi.pingpong,
-    mpi.bandwidth and mpi.bibw measured in this pass, under the same launcher (commatlas.osu); then,
+    mpi.bandwidth and mpi.bibw measured in this pass, under the same launcher (commatlas.analysis.osu); then,
     where the engine's GPU-aware device points ran (MPI reported CUDA support), the same tests on
     device buffers for mpi.gpu_aware.*. Once per pass, so `--repeat N` interleaves N rounds of
     engine and reference. Its failure is recorded, never the run's: the engine's figures stand

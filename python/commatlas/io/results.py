@@ -1,4 +1,4 @@
-"""Reads a run's results.jsonl into typed records.
+"""Reads a run's results.jsonl into typed records (on the frames of commatlas.io.records.lines).
 
 The engine writes one JSON object per line (shape defined in engine/core/records.cpp); the
 launcher adds a `meta` line first and an `end` line last. A run killed mid-write leaves a
@@ -16,9 +16,10 @@ from typing import Any, Iterable
 import numpy as np
 
 from commatlas.errors import UsageError
-from commatlas.residency import measure_residency
+from commatlas.io.points import ParamsKey, SeriesKey, params_key, series_key
+from commatlas.io.records import RESULTS_FILE, lines
+from commatlas.io.residency import measure_residency
 
-RESULTS_FILE = "results.jsonl"
 RECORD_TYPES = ("meta", "result", "skip", "error", "stability", "end")
 # Per-sample arrays are most of every line; parsing them lazily (only for the few series whose
 # distributions are drawn) keeps a 100,000-record report fast.
@@ -142,9 +143,8 @@ class Point:
     mpi_library: str = field(default="", kw_only=True)
 
     @property
-    def params_key(self) -> tuple[tuple[str, str], ...]:
-        key = params_key(self.params)
-        return key + (("mpi_library", self.mpi_library),) if self.mpi_library else key
+    def params_key(self) -> ParamsKey:
+        return params_key(self.params, self.mpi_library)
 
 
 @dataclass(slots=True)
@@ -235,10 +235,6 @@ class Run:
         return self.end is not None and self.end.status == "complete"
 
 
-def params_key(params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((k, str(v)) for k, v in params.items()))
-
-
 def results_path(run: str | Path) -> Path:
     path = Path(run)
     if path.is_dir():
@@ -258,29 +254,18 @@ def load_run(run: str | Path) -> Run:
     notes: list[str] = []
     bad: list[tuple[int, str]] = []  # lines that are not JSON: (number, why)
     run = Run(path, None, [], [], [], None, notes)
-    # One bytes object, walked line by line: splitting or decoding the whole file would copy
-    # every sample array once more (most of a 470 MB file) before anything is parsed.
     source = _Source(data)
-    number, pos, size = 0, 0, len(data)
-    while pos < size:
-        number += 1
-        end = data.find(b"\n", pos)
-        is_last = end < 0  # only the last line may be partial (no newline): a writer killed mid-record
-        if is_last:
-            end = size
-        if data[pos:end].strip():
-            try:
-                record = _decode(source, pos, end)
-            except ValueError as e:
-                if is_last:
-                    notes.append(f"line {number} is truncated (the writer stopped mid-record); read the {number - 1} lines before it")
-                    break
-                # One damaged line costs its record, not the run: the rest is read, and said.
-                bad.append((number, str(e)))
-                pos = end + 1
-                continue
-            _add(run, record, number, path)
-        pos = end + 1
+    for number, start, end, is_last in lines(data):
+        try:
+            record = _decode(source, start, end)
+        except ValueError as e:
+            if is_last:
+                notes.append(f"line {number} is truncated (the writer stopped mid-record); read the {number - 1} lines before it")
+                break
+            # One damaged line costs its record, not the run: the rest is read, and said.
+            bad.append((number, str(e)))
+            continue
+        _add(run, record, number, path)
     if not run.meta and not run.results and not run.skips and not run.failures:
         first = f" (line {bad[0][0]} is not valid JSON: {bad[0][1]})" if bad else ""
         raise ResultsError(f"{path}: holds no commatlas records{first}")
@@ -503,9 +488,6 @@ def _result(r: dict[str, Any], number: int) -> Result:
     )
 
 
-SeriesKey = tuple[str, tuple[tuple[str, str], ...], int]  # benchmark, params, ranks
-
-
 @dataclass(slots=True)
 class Series:
     """One benchmark variant over sizes: the unit every plot line and comparison is made of."""
@@ -546,11 +528,11 @@ class Series:
 
 def group_series(results: Iterable[Result]) -> tuple[list[Series], list[str]]:
     """Groups results into series; a size measured twice keeps the later record (noted unless it
-    is another repetition of --repeat, whose spread commatlas.repeats reports)."""
+    is another repetition of --repeat, whose spread commatlas.analysis.repeats reports)."""
     table: dict[SeriesKey, dict[int, Result]] = {}
     notes: list[str] = []
     for r in results:
-        key = (r.benchmark, r.params_key, r.ranks)
+        key = series_key(r)
         by_size = table.setdefault(key, {})
         size = r.bytes or 0
         if size in by_size and by_size[size].repeat == r.repeat:  # another repetition is expected

@@ -5,22 +5,17 @@ one process; "mpi" and "mpi-gpu" run under an MPI launcher."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-from commatlas.engine import backend_built, backend_reason, gpu_backend, gpu_count
+from commatlas.io.engine import (
+    KNOWN_SUITES, MPI_SUITES, SUITE_BACKENDS, backend_built, backend_reason, gpu_backend, gpu_count, needs_gpu,
+    no_gpu_reason, rank_range_text, short_reason,
+)
 from commatlas.errors import UsageError
 
-MPI_SUITES = ("mpi", "mpi-gpu")
-KNOWN_SUITES = ("host", "gpu", "nccl", "mpi", "mpi-gpu")
-# Where in the engine's sources a GPU error was raised: for its developers, not in a one-line reason.
-SOURCE_LOCATION = re.compile(r"\s+at\s+\S+\.(?:cpp|cu|h|hpp|cuh):\d+")
-# The backends each suite's benchmarks are compiled with (a suite is empty without them); "cuda"
-# stands for the GPU runtime, which is "hip" in an AMD build (gpu_backend).
-SUITE_BACKENDS = {"host": (), "gpu": ("cuda",), "nccl": ("cuda", "nccl"), "mpi": ("mpi",), "mpi-gpu": ("mpi", "cuda")}
 ALL_SUITES = "all"
 
 
@@ -64,29 +59,6 @@ def missing_backends(suite: str, info: dict[str, Any]) -> list[str]:
 def require_mpi(what: str, info: dict[str, Any]) -> None:
     if not backend_built(info, "mpi"):
         raise UsageError(f"{what} needs the MPI backend, which this engine was built without ({backend_reason(info, 'mpi')})")
-
-
-def short_reason(reason: str) -> str:
-    return SOURCE_LOCATION.sub("", reason).strip()
-
-
-def needs_gpu(suite: str) -> bool:
-    return "cuda" in SUITE_BACKENDS.get(suite, ())
-
-
-def without_nested_detail(reason: str) -> str:
-    """'no NVIDIA driver, or one older than the CUDA runtime (cudaGetDeviceCount failed: ... (...))'
-    without its parenthesized detail, when that detail nests further: the runtime's own words
-    are for `commatlas info`, not for a line printed on every run."""
-    cut = reason.find(" (")
-    if cut > 0 and reason.find("(", cut + 2) > 0 and reason.endswith(")"):
-        return reason[:cut]
-    return reason
-
-
-def no_gpu_reason(topology: dict[str, Any] | None) -> str:
-    why = without_nested_detail(short_reason(str((topology or {}).get("reason") or "")))
-    return f"no GPU on this machine ({why})" if why else "no GPU on this machine"
 
 
 def why_not_here(suite: str, benchmarks: list[dict[str, Any]], info: dict[str, Any],
@@ -201,13 +173,6 @@ def select(
 def accepts_ranks(benchmark: dict[str, Any], ranks: int) -> bool:
     high = benchmark.get("max_ranks", 0)
     return ranks >= benchmark.get("min_ranks", 1) and (high == 0 or ranks <= high)
-
-
-def rank_range_text(benchmark: dict[str, Any]) -> str:
-    low, high = benchmark.get("min_ranks", 1), benchmark.get("max_ranks", 0)
-    if high == 0:
-        return f"{low}+"
-    return str(low) if low == high else f"{low}-{high}"
 
 
 def check_ranks(ranks: int, mpi_benchmarks: list[dict[str, Any]]) -> None:

@@ -10,7 +10,8 @@ from typing import Iterable
 
 import numpy as np
 
-from commatlas.results import Result
+from commatlas.io.points import point_key
+from commatlas.io.results import Result
 
 MAX_ROWS = 60
 
@@ -40,7 +41,7 @@ def point_spreads(results: Iterable[Result]) -> list[RepeatSpread]:
     groups: dict[tuple, dict[int, Result]] = {}
     for r in results:
         if r.repeat is not None:
-            groups.setdefault((r.benchmark, r.params_key, r.ranks, r.bytes), {})[r.repeat] = r
+            groups.setdefault(point_key(r), {})[r.repeat] = r
     rows = []
     for (benchmark, params, ranks, size), by_repeat in groups.items():
         if len(by_repeat) < 2:

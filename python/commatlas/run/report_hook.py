@@ -1,4 +1,5 @@
-"""Calls the HTML report writer when this installation has one (commatlas.report is optional)."""
+"""Writes the report at the end of a run: a report that fails costs the user a warning, never the
+run (a full disk or a read-only folder is the exception: what was asked for is not there)."""
 
 from __future__ import annotations
 
@@ -6,21 +7,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from commatlas.outputs import write_failure
-from commatlas.screen import print_whole
+from commatlas.io.outputs import write_failure
+from commatlas.report import write_report
+from commatlas.run.screen import print_whole
 
 
 def write_report_if_available(run_dir: Path, console: Console) -> None:
-    try:
-        from commatlas.report import write_report  # type: ignore[attr-defined]
-    except ModuleNotFoundError as e:
-        if e.name and e.name.startswith("commatlas.report"):
-            return  # no report module in this installation: nothing to do
-        console.print(f"commatlas: warning: report not written: {e}")
-        return
-    except ImportError as e:
-        console.print(f"commatlas: warning: report not written: {e}")
-        return
     try:
         written = write_report(run_dir)
     except OSError as e:

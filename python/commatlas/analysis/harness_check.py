@@ -17,7 +17,7 @@ spread: the larger of the two loops' (max - min) / median over the passes. An op
 more than 3% between passes of the same loop (a 32-thread memcpy on a VM host: 35 to 206 GB/s at
 1 MiB between runs of 2x H200) cannot show the harness to 3%; a pair that misses the rule but lies
 within that spread is counted apart, as such, never as agreeing. Each pair's verdict says which of
-the four it is (commatlas.agreement): agrees, the machine did not repeat, one pass (spread
+the four it is (commatlas.analysis.agreement): agrees, the machine did not repeat, one pass (spread
 unknown), or the harness slower/faster than the bare loop beyond the spread.
 
 The partner is found by movement, never by parameter names: same operation, direction,
@@ -26,7 +26,7 @@ and every choice the reference declares (`threads`, `launch`). A reference that 
 its memory (NUMA node unknown) matches a variant placed on the host's only NUMA node, and the
 pair says so. A reference point without a partner is listed with the reason, never dropped.
 
-The OSU-method reference (`reference.osu_*`) has its own comparison (commatlas.osu) and is left out.
+The OSU-method reference (`reference.osu_*`) has its own comparison (commatlas.analysis.osu) and is left out.
 """
 from __future__ import annotations
 
@@ -35,9 +35,10 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from commatlas import osu
-from commatlas.agreement import Kind, Verdict, judge
-from commatlas.results import Endpoint, Movement, Result, Run
+from commatlas.analysis import osu
+from commatlas.analysis.agreement import Kind, Verdict, judge
+from commatlas.io.points import ParamsKey, SeriesKey, series_key
+from commatlas.io.results import Endpoint, Movement, Result, Run
 from commatlas.units import format_ratio, format_size, format_value
 
 AGREE_FRACTION = 0.03
@@ -46,7 +47,6 @@ SMALL_BYTES = 64 * 1024
 RULE = (f"agree within {AGREE_FRACTION:.0%} of the bare loop's figure; up to {format_size(SMALL_BYTES)}, "
         f"where the bare loop's operation takes {AGREE_US:g} us or more, within {AGREE_US:g} us per operation")
 _OSU_REFERENCES = frozenset(benchmark for benchmark, _, _ in osu.TESTS.values())
-ParamsKey = tuple[tuple[str, str], ...]
 _ENDPOINT_FIELDS = ("memory", "gpu", "numa", "rank", "node", "processor", "allocator", "first_touch")
 
 
@@ -176,7 +176,7 @@ def _apart(p: Pair) -> str:
 def harness_check(run: Run) -> HarnessCheck:
     """Every reference loop's points beside the harnessed benchmark they check."""
     numa_nodes = _numa_nodes(run.meta)
-    references: dict[tuple[str, ParamsKey, int], list[Result]] = {}
+    references: dict[SeriesKey, list[Result]] = {}
     undeclared: dict[str, list[Result]] = {}
     for r in run.results:
         if r.benchmark in _OSU_REFERENCES:
@@ -185,7 +185,7 @@ def harness_check(run: Run) -> HarnessCheck:
             if r.category == "reference":
                 undeclared.setdefault(r.benchmark, []).append(r)
         elif r.movement.reference_of:
-            references.setdefault((r.benchmark, r.params_key, r.ranks), []).append(r)
+            references.setdefault(series_key(r), []).append(r)
     by_benchmark: dict[str, list[Result]] = {}
     for r in run.results:
         if r.verified_ok and r.movement is not None and not r.movement.reference_of:

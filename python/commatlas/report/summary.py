@@ -14,14 +14,14 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from commatlas.answers import compute_answers
-from commatlas.harness_check import harness_check
-from commatlas.agreement import MEANING
-from commatlas.osu import comparison_rows
-from commatlas.pair_matrix import matrix_table, pair_matrices
+from commatlas.analysis.agreement import MEANING
+from commatlas.analysis.answers import compute_answers
+from commatlas.analysis.harness_check import harness_check
+from commatlas.analysis.osu import comparison_rows
+from commatlas.analysis.pair_matrix import matrix_table, pair_matrices
+from commatlas.io.engine import short_reason
+from commatlas.io.results import ResultsError, run_from_records
 from commatlas.report.bestmap import bands, host_memory_peak_line, map_rows
-from commatlas.results import ResultsError, run_from_records
-from commatlas.selection import short_reason
 from commatlas.units import format_ratio, format_size
 
 NO_TERMINAL_WIDTH = 80

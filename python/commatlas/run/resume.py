@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from commatlas.errors import UsageError
-from commatlas.outputs import write_atomically
-from commatlas.records import RESULTS_FILE, drop_partial_tail, read_records_and_bad_lines
+from commatlas.io.outputs import write_atomically
+from commatlas.io.records import RESULTS_FILE, drop_partial_tail, read_records_and_bad_lines
 
 SKIP_FILE = "resume-skip-points.txt"
 # Records of the engine name their point (core/records.cpp point_key); these types are done.

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from commatlas.agreement import Verdict, judge
+from commatlas.analysis.agreement import Verdict, judge
+from commatlas.io.points import engine_point_key as _point_key
 from commatlas.units import format_gbps, format_latency_us
 
 REFERENCE_PROGRAM = "commatlas-osu-ref"
@@ -158,12 +159,6 @@ def tests_and_sizes(records: Iterable[dict[str, Any]], buffers: str = "host",
 def reference_arguments(tests: list[str], sizes: list[int], buffers: str = "host") -> list[str]:
     return ["--tests", ",".join(tests), "--sizes", ",".join(str(s) for s in sizes),
             *(["--buffers", buffers] if buffers != "host" else [])]
-
-
-def _point_key(benchmark: str, params: dict[str, Any], size: int, ranks: int, repeat: int | None) -> str:
-    # The engine's point_key (engine/core/records.cpp): benchmark|k=json,...|bytes|ranks[|rN].
-    text = ",".join(f"{k}={json.dumps(v)}" for k, v in params.items())
-    return f"{benchmark}|{text}|{size}|{ranks}" + (f"|r{repeat}" if repeat is not None else "")
 
 
 def _method(test: str, iterations: int, skip: int, window: int | None, buffers: str = "host") -> str:

@@ -7,6 +7,7 @@ then as the binary `pip install .` puts inside this package.
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Any
 from commatlas.errors import CommatlasError, UsageError
 
 ENGINE_ENV = "COMMATLAS_ENGINE"
-PACKAGED_ENGINE = Path(__file__).resolve().parent / "_engine" / "commatlas-engine"
+PACKAGED_ENGINE = Path(__file__).resolve().parent.parent / "_engine" / "commatlas-engine"
 ENGINE_ERROR_PREFIX = "commatlas-engine: error: "
 # The engine exits with this status when the request itself is wrong (bad size list, ...).
 ENGINE_USAGE_STATUS = 2
@@ -115,3 +116,52 @@ def backend_reason(info: dict[str, Any], name: str) -> str:
 
 def gpu_count(topology: dict[str, Any] | None) -> int:
     return len(topology.get("gpus", [])) if topology else 0
+
+
+def normalise_mpi_name(name: str) -> str:
+    """"Open MPI", "OpenMPI", "ompi" -> "openmpi"; "Cray-MPICH" -> "cray-mpich"."""
+    text = re.sub(r"[\s_]+", "-", name.strip().lower())
+    return {"open-mpi": "openmpi", "ompi": "openmpi", "cray": "cray-mpich", "craympich": "cray-mpich",
+            "mvapich2": "mvapich", "mvapich-gdr": "mvapich", "mvapich2-gdr": "mvapich", "mvapichplus": "mvapich-plus",
+            "intel": "intel-mpi", "impi": "intel-mpi", "intelmpi": "intel-mpi"}.get(text, text)
+
+
+# --- what the engine's benchmarks need: suites, and their reasons made short ------------------
+
+MPI_SUITES = ("mpi", "mpi-gpu")
+KNOWN_SUITES = ("host", "gpu", "nccl", "mpi", "mpi-gpu")
+# Where in the engine's sources a GPU error was raised: for its developers, not in a one-line reason.
+SOURCE_LOCATION = re.compile(r"\s+at\s+\S+\.(?:cpp|cu|h|hpp|cuh):\d+")
+# The backends each suite's benchmarks are compiled with (a suite is empty without them); "cuda"
+# stands for the GPU runtime, which is "hip" in an AMD build (gpu_backend).
+SUITE_BACKENDS = {"host": (), "gpu": ("cuda",), "nccl": ("cuda", "nccl"), "mpi": ("mpi",), "mpi-gpu": ("mpi", "cuda")}
+
+
+def short_reason(reason: str) -> str:
+    return SOURCE_LOCATION.sub("", reason).strip()
+
+
+def needs_gpu(suite: str) -> bool:
+    return "cuda" in SUITE_BACKENDS.get(suite, ())
+
+
+def without_nested_detail(reason: str) -> str:
+    """'no NVIDIA driver, or one older than the CUDA runtime (cudaGetDeviceCount failed: ... (...))'
+    without its parenthesized detail, when that detail nests further: the runtime's own words
+    are for `commatlas info`, not for a line printed on every run."""
+    cut = reason.find(" (")
+    if cut > 0 and reason.find("(", cut + 2) > 0 and reason.endswith(")"):
+        return reason[:cut]
+    return reason
+
+
+def no_gpu_reason(topology: dict[str, Any] | None) -> str:
+    why = without_nested_detail(short_reason(str((topology or {}).get("reason") or "")))
+    return f"no GPU on this machine ({why})" if why else "no GPU on this machine"
+
+
+def rank_range_text(benchmark: dict[str, Any]) -> str:
+    low, high = benchmark.get("min_ranks", 1), benchmark.get("max_ranks", 0)
+    if high == 0:
+        return f"{low}+"
+    return str(low) if low == high else f"{low}-{high}"

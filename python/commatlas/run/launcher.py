@@ -84,7 +84,7 @@ FDS_PER_RANK = 8
 
 def open_file_limit() -> int | None:
     try:
-        import resource
+        import resource  # deliberate: POSIX only; elsewhere the limit is unknown
     except ImportError:
         return None
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -149,7 +149,7 @@ def mpiexec_version(mpiexec: str) -> str:
 
 def find_launcher(ranks: int, launcher_text: str | None, mpiexec: str | None = None, bind: bool = False) -> Launcher:
     """The launcher for an MPI phase of `ranks` ranks; raises UsageError when there is none.
-    `mpiexec`: this one (a library's own, commatlas.mpi_libraries) instead of the one on PATH."""
+    `mpiexec`: this one (a library's own, commatlas.run.mpi_libraries) instead of the one on PATH."""
     if launcher_text:
         return custom_launcher(launcher_text)
     mpiexec = mpiexec or shutil.which("mpiexec") or shutil.which("mpirun")

@@ -38,20 +38,16 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
-from rich.console import Console
-from rich.table import Table
 
+from commatlas.analysis.answers import compute_answers
+from commatlas.analysis.ranking import value_of
 from commatlas.errors import UsageError
-from commatlas.outputs import write_text
-from commatlas.report.bestmap import value_of
-from commatlas.report.templating import render
-from commatlas.results import Result, Run, load_run
-from commatlas.units import format_ratio, format_size, format_value
+from commatlas.io.engine import normalise_mpi_name
+from commatlas.io.points import PointKey, point_key
+from commatlas.io.results import Result, Run, load_run
+from commatlas.units import format_size
 
 KiB, MiB = 1 << 10, 1 << 20
-TERMINAL_ROWS = 40
-HTML_ALL_ROWS = 3000  # above this, the HTML lists only the points that changed
-HTML_NAME = "compare.html"
 # A tolerance needs this many points (or pairs of repetitions) in its range; fewer: the points of
 # the same metric at every size, then every point of the runs.
 MIN_POINTS = 8
@@ -212,7 +208,6 @@ class RunComparison:
 
 # --- matching points ------------------------------------------------------------------------------
 
-PointKey = tuple[str, tuple[tuple[str, str], ...], int, int | None]
 
 
 def run_settings(base: list[Result], other: list[Result]) -> dict[str, set[str]]:
@@ -229,17 +224,12 @@ def run_settings(base: list[Result], other: list[Result]) -> dict[str, set[str]]
     return settings
 
 
-def point_key(r: Result, settings: dict[str, set[str]]) -> PointKey:
-    ignored = settings.get(r.benchmark, set())
-    return (r.benchmark, tuple(kv for kv in r.params_key if kv[0] not in ignored), r.ranks, r.bytes)
-
-
 def group_points(results: list[Result], settings: dict[str, set[str]]) -> dict[PointKey, list[Result]]:
     """Verified results per point; one per --repeat pass."""
     groups: dict[PointKey, list[Result]] = {}
     for r in results:
         if r.verified_ok and math.isfinite(value_of(r)) and value_of(r) > 0:
-            groups.setdefault(point_key(r, settings), []).append(r)
+            groups.setdefault(point_key(r, leave_out=settings.get(r.benchmark, set())), []).append(r)
     return groups
 
 
@@ -518,15 +508,13 @@ def load_library_run(path: str | Path) -> Run:
     text = str(path)
     if "@" not in text or Path(text).exists():
         return load_run(path)
-    from commatlas.mpi_libraries import normalise
-
     where, wanted = text.rsplit("@", 1)
     run = load_run(where)
     names = {r.mpi_library for r in run.results if r.mpi_library}
 
     def matches(label: str) -> bool:
         name = label.rsplit(" ", 1)[0]
-        return normalise(wanted) in (normalise(label), normalise(name))
+        return normalise_mpi_name(wanted) in (normalise_mpi_name(label), normalise_mpi_name(name))
 
     chosen = {n for n in names if matches(n)}
     if not chosen:
@@ -574,14 +562,10 @@ def settings_text(settings: dict[str, set[str]], base: list[Result], other: list
 
 
 def compare_winners(base: Run, other: Run, rule: Rule) -> tuple[list[WinnerChange], str]:
-    """Cells of answers.json (helper module commatlas.answers) whose winner changed; a change is
+    """Cells of answers.json (commatlas.analysis.answers) whose winner changed; a change is
     beyond the noise when each run's winner led its runner-up by more than the tolerance of both
     points (the range's, or a point's own spread when larger). A cell whose winner or runner-up is
     unstable in either run cannot say."""
-    try:
-        from commatlas.answers import compute_answers  # type: ignore[attr-defined]
-    except ImportError:
-        return [], "winners not compared: this installation has no commatlas.answers"
     try:
         answers = [compute_answers(base), compute_answers(other)]
     except Exception as e:  # noqa: BLE001 - the point-by-point comparison stands without it
@@ -645,71 +629,3 @@ def _flatten(v: Any, prefix: str, out: dict[str, str]) -> None:
             _flatten(x, f"{prefix}[{i}]", out)
     elif v is not None:
         out[prefix] = str(v)
-
-
-# --- output ---------------------------------------------------------------------------------------
-
-def headline(c: RunComparison) -> str:
-    n = len(c.points)
-    text = f"{len(c.different)} of {n} common points changed beyond run-to-run variation"
-    if c.unstable:
-        text += f"; {len(c.unstable)} unstable in a run, not judged"
-    return text
-
-
-def print_comparison(comparisons: list[RunComparison], console: Console) -> None:
-    for c in comparisons:
-        console.rule(f"{c.base.directory} → {c.other.directory}")
-        if c.meta_diffs:
-            meta = Table(title="metadata differences", title_justify="left")
-            for col in ("field", "baseline", "other"):
-                meta.add_column(col, overflow="fold")
-            for k, a, b in c.meta_diffs:
-                meta.add_row(k, a, b)
-            console.print(meta)
-        else:
-            console.print("metadata: no difference in versions, host, GPUs, environment, options")
-        if c.settings:
-            console.print("matched across run settings: " + "; ".join(c.settings))
-        console.print(f"rule: {c.rule.text}")
-        rows = sorted(c.points, key=lambda p: (not p.verdict.different, not p.verdict.unstable,
-                                               -abs(math.log(p.improvement)) if p.improvement > 0 else 0))
-        table = Table(title=headline(c), title_justify="left")
-        for col in ("benchmark", "variant", "size", "baseline", "other", "ratio", "verdict"):
-            table.add_column(col, overflow="fold")
-        for p in rows[:TERMINAL_ROWS]:
-            style = (("green" if p.improvement > 1 else "red") if p.verdict.different
-                     else "yellow" if p.verdict.unstable else "dim")
-            verdict = (("better: " if p.improvement > 1 else "worse: ") + p.verdict.why
-                       if p.verdict.different else p.verdict.why)
-            table.add_row(p.benchmark, p.variant, format_size(p.size), format_value(p.base, p.metric),
-                          format_value(p.other, p.metric), format_ratio(p.ratio), verdict, style=style)
-        console.print(table)
-        if len(rows) > TERMINAL_ROWS:
-            console.print(f"… {len(rows) - TERMINAL_ROWS} more rows in the HTML file")
-        if c.only_base or c.only_other:
-            console.print(f"points only in the baseline: {c.only_base}; only in the other run: {c.only_other}")
-        print_winners(c, console)
-
-
-def print_winners(c: RunComparison, console: Console) -> None:
-    if c.winners_note:
-        console.print(c.winners_note)
-        return
-    real = [w for w in c.winners if w.beyond_noise]
-    console.print(f"winners: {len(real)} of the fastest ways changed beyond the noise"
-                  + (f" ({len(c.winners) - len(real)} more swapped places within it)" if len(c.winners) > len(real) else ""))
-    for w in real:
-        console.print(f"  {w.movement}, {w.bin}: {w.base} → {w.other} ({w.why})")
-
-
-def default_html_path(comparisons: list[RunComparison]) -> Path:
-    """Next to the runs: in the directory of the last run compared."""
-    return comparisons[-1].other.directory / HTML_NAME
-
-
-def write_comparison_html(comparisons: list[RunComparison], out: str | Path | None = None) -> Path:
-    path = Path(out) if out is not None else default_html_path(comparisons)
-    write_text(path, render("compare.html.j2", dict(comparisons=comparisons, all_rows=HTML_ALL_ROWS,
-                                                    headline=headline)))
-    return path

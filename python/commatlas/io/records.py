@@ -1,6 +1,10 @@
-"""The records Python adds around the engine's: `meta` (first line) and `end` (last line) of
-results.jsonl, and reading a results file back. The engine shapes result/skip/error records;
-schema/results.schema.json describes all five."""
+"""The one reader of results.jsonl, and the records Python adds around the engine's: `meta` (first
+line) and `end` (last line). The engine shapes result/skip/error records;
+schema/results.schema.json describes all five.
+
+Reading: `lines` frames the file (only the last line may be cut short, by a writer killed
+mid-record), `read_records` gives the records as dicts to raw consumers (resume, the end of a run,
+the OSU rows, multi-node soaks), and commatlas.io.results builds its typed Run on the same frames."""
 
 from __future__ import annotations
 
@@ -10,13 +14,16 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from commatlas import __version__
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.jsonl"
 ENGINE_LOG = "engine.log"
+# What a record's params `env.NAME` hold for a variable a pass left unset (--sweep-env, --tune):
+# the baseline of a tuning sweep, written the same way by the engine and by Python.
+UNSET = "(unset)"
 # Variables that change what communication libraries do: results without them are not comparable.
 ENVIRONMENT_PREFIXES = ("NCCL_", "UCX_", "OMPI_", "MPICH_", "CUDA_", "HSA_", "I_MPI_", "FI_", "SLURM_")
 
@@ -129,6 +136,23 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
         f.write(json.dumps(record, separators=(",", ":")) + "\n")
 
 
+def lines(data: bytes) -> Iterator[tuple[int, int, int, bool]]:
+    """(number, start, end, is_last) of each line of `data` that is not blank; `is_last`: the
+    file's last line has no newline, so it may be a record cut short. The bytes are walked in place:
+    splitting or decoding a whole file would copy every sample array once more (most of a 470 MB
+    file) before anything is parsed."""
+    number, pos, size = 0, 0, len(data)
+    while pos < size:
+        number += 1
+        end = data.find(b"\n", pos)
+        is_last = end < 0
+        if is_last:
+            end = size
+        if data[pos:end].strip():
+            yield number, pos, end, is_last
+        pos = end + 1
+
+
 def read_records(path: Path) -> list[dict[str, Any]]:
     """Every complete record; a line cut short by a killed engine is left out, not fatal."""
     return read_records_and_bad_lines(path)[0]
@@ -137,13 +161,10 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 def read_records_and_bad_lines(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
     """Every record, and the numbers of the lines that are not JSON (damaged, or cut short)."""
     records, bad = [], []
-    with path.open(encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                bad.append(number)
+    data = path.read_bytes()
+    for number, start, end, _ in lines(data):
+        try:
+            records.append(json.loads(data[start:end].decode("utf-8", errors="replace")))
+        except json.JSONDecodeError:
+            bad.append(number)
     return records, bad

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from commatlas.outputs import check_file_target, write_text
-from commatlas.results import Result, load_run
+from commatlas.io.outputs import check_file_target, write_text
+from commatlas.io.results import Result, load_run
 
 FIXED_COLUMNS = (
     "benchmark", "category", "interface", "suite", "metric", "ranks", "bytes", "bytes_per_op",

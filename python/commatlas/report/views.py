@@ -7,8 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from commatlas.engine import gpu_count
-from commatlas.selection import MPI_SUITES, needs_gpu, no_gpu_reason, rank_range_text, short_reason
+from commatlas.io.engine import MPI_SUITES, gpu_count, needs_gpu, no_gpu_reason, rank_range_text, short_reason
 from commatlas.units import format_size, memory_peak_text, numa_nodes_text
 
 

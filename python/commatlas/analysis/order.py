@@ -1,0 +1,184 @@
+"""Judging a run against its benchmarks measured alone (`commatlas check-order`, which runs the jobs:
+commatlas.run.order_check): every point of the run beside the same point measured in a job of its
+own, matched and judged by compare's point matching and tolerance rule. Each point gets one verdict:
+
+- "agrees": within compare's tolerance;
+- "differs": beyond it, with both figures and the ratio;
+- "unstable": a record of either side says its batches did not repeat (timing.stability.verdict,
+  where the engine writes it), so neither figure can be held against the other;
+- "not alone": the job of its own has no result for it (the skip or error it wrote instead, or why
+  the job failed). A point that runs only after another benchmark is an order dependence too.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from commatlas.analysis.compare import center, compare_two, group_points, run_settings
+from commatlas.errors import EXIT_INTERRUPTED, CommatlasError
+from commatlas.io.results import Failure, Result, Run, load_run
+
+AGREES, DIFFERS, UNSTABLE, NOT_ALONE = "agrees", "differs", "unstable", "not alone"
+VERDICTS = (AGREES, DIFFERS, UNSTABLE, NOT_ALONE)
+FAILING = (DIFFERS, NOT_ALONE)
+
+
+@dataclass(frozen=True)
+class PointVerdict:
+    benchmark: str
+    variant: str
+    bytes: int | None
+    metric: str
+    verdict: str               # one of VERDICTS
+    full: float | None         # the run's figure (GB/s or us); None when it has none
+    alone: float | None        # the figure measured alone
+    ratio: float | None        # alone / full in the metric's unit
+    why: str
+
+
+@dataclass(frozen=True)
+class AloneRun:
+    benchmark: str
+    directory: Path
+    ok: bool
+    message: str  # why the job failed; "" when it did not
+    wall_s: float
+
+
+@dataclass
+class OrderCheck:
+    run: Path
+    directory: Path
+    rule: str
+    points: list[PointVerdict] = field(default_factory=list)
+    alone: list[AloneRun] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    interrupted: bool = False  # Ctrl-C: the benchmarks measured alone until then are judged
+
+    def count(self, verdict: str) -> int:
+        return sum(p.verdict == verdict for p in self.points)
+
+    @property
+    def exit_status(self) -> int:
+        if self.interrupted:
+            return EXIT_INTERRUPTED
+        return 1 if any(p.verdict in FAILING for p in self.points) else 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run": str(self.run), "directory": str(self.directory), "rule": self.rule,
+            "interrupted": self.interrupted,
+            "counts": {v: self.count(v) for v in VERDICTS},
+            "alone_runs": [{**asdict(a), "directory": str(a.directory)} for a in self.alone],
+            "notes": self.notes,
+            "points": [{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                        for k, v in asdict(p).items()} for p in self.points],
+        }
+
+
+def unstable_results(run: Run) -> set[int]:
+    """id() of the results whose confirmation batch did not repeat their figure (results.Result
+    .stability, from the run's stability records or, in older records, timing.stability). Runs
+    from engines that do not confirm points mark nothing."""
+    return {id(r) for r in run.results if r.stability == "unstable"}
+
+
+def merged(runs: list[Run], path: Path) -> Run:
+    """The jobs alone as one run, so that compare matches and judges them in one pass."""
+    first = next((r for r in runs if r.meta), None)
+    return Run(path, first.meta if first else None, [x for r in runs for x in r.results],
+               [x for r in runs for x in r.skips], [x for r in runs for x in r.failures], None, [])
+
+
+def subset(run: Run, keys: set[str]) -> Run:
+    return Run(run.path, run.meta, [r for r in run.results if r.benchmark in keys],
+               [s for s in run.skips if s.benchmark in keys], [f for f in run.failures if f.benchmark in keys],
+               run.end, run.notes)
+
+
+def judge_order(base: Run, alone: list[AloneRun], directory: Path) -> OrderCheck:
+    """Every point of `base` that its benchmark's job alone measured (at the sizes that job
+    planned), with its verdict."""
+    keys = {a.benchmark for a in alone}
+    runs: dict[str, Run] = {}
+    for a in alone:
+        try:
+            runs[a.benchmark] = load_run(a.directory)
+        except CommatlasError:
+            pass  # no records: its points are "not alone" with the job's own message
+    alone_runs = [subset(r, {k}) for k, r in runs.items()]
+    other = merged(alone_runs, directory / "results.jsonl")
+    scoped = subset(base, keys)
+    comparison = compare_two(scoped, other)
+    check = OrderCheck(base.path.parent, directory, comparison.rule.text, alone=alone)
+    check.notes += [f"metadata differs from the run: {k}: {a} → {b}" for k, a, b in comparison.meta_diffs
+                    if not k.startswith("options.") and not k.endswith("_available_bytes")][:5]
+
+    settings = run_settings(scoped.results, other.results)
+    base_groups, alone_groups = group_points(scoped.results, settings), group_points(other.results, settings)
+    unstable = unstable_results(scoped) | {i for r in alone_runs for i in unstable_results(r)}
+    for p in comparison.points:
+        if p.key is None:
+            continue
+        sides = [side for side, groups in (("the run", base_groups), ("alone", alone_groups))
+                 if any(id(r) in unstable for r in groups.get(p.key, ()))]
+        if sides:
+            verdict, why = UNSTABLE, f"batches did not repeat ({' and '.join(sides)}): {p.verdict.why}"
+        else:
+            verdict, why = (DIFFERS if p.verdict.different else AGREES), p.verdict.why
+        check.points.append(PointVerdict(p.benchmark, p.variant.removeprefix(", ") or "-", p.size, p.metric,
+                                         verdict, p.base, p.other, p.ratio, why))
+
+    matched = {p.key for p in comparison.points}
+    planned = planned_sizes(runs)
+    by_key = {a.benchmark: a for a in alone}
+    outside = 0
+    for key, results in base_groups.items():
+        if key in matched:
+            continue
+        benchmark, size = key[0], key[3]
+        job = by_key[benchmark]
+        if benchmark in planned and size not in planned[benchmark]:
+            outside += 1
+            continue
+        r = results[0]
+        variant = ", ".join(f"{k}={v}" for k, v in key[1]) + (f", {r.ranks} ranks" if r.ranks > 1 else "")
+        check.points.append(PointVerdict(benchmark, variant.removeprefix(", ") or "-", size, r.metric, NOT_ALONE,
+                                         center(results).median, None, None,
+                                         why_not_alone(runs.get(benchmark), job, r)))
+    if outside:
+        check.notes.append(f"{outside} points of the run lie at sizes the jobs alone did not measure (--sizes)")
+    order = {k: i for i, k in enumerate(a.benchmark for a in alone)}
+    check.points.sort(key=lambda p: (order.get(p.benchmark, len(order)), p.variant, p.bytes or 0))
+    return check
+
+
+def planned_sizes(runs: dict[str, Run]) -> dict[str, set[int | None]]:
+    """Per benchmark, every size its job alone wrote a record for (result, skip or error)."""
+    sizes: dict[str, set[int | None]] = {}
+    for key, run in runs.items():
+        for point in (*run.results, *run.skips, *run.failures):
+            if point.benchmark == key:
+                sizes.setdefault(key, set()).add(point.bytes)
+    return sizes
+
+
+def why_not_alone(run: Run | None, job: AloneRun, r: Result) -> str:
+    if run is None:
+        return f"the job alone wrote no records: {job.message or 'no reason given'}"
+    for p in (*run.failures, *run.skips):
+        if p.benchmark == r.benchmark and p.bytes == r.bytes and all(
+                p.params.get(k) == v for k, v in r.params.items() if k in p.params):
+            return f"alone it wrote an error: {p.message}" if isinstance(p, Failure) else f"alone it was skipped: {p.reason}"
+    if not job.ok:
+        return f"the job alone failed: {job.message}"
+    return "the job alone has no result for this variant"
+
+
+def verdict_counts(points: list[PointVerdict]) -> str:
+    """'22 agree, 1 differs': the verdicts that occur."""
+    words = {AGREES: "agree", DIFFERS: "differ", UNSTABLE: "unstable", NOT_ALONE: "not alone"}
+    parts = [f"{n} {words[v]}" for v in VERDICTS if (n := sum(p.verdict == v for p in points))]
+    return ", ".join(parts) or "no point"
