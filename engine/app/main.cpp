@@ -190,12 +190,12 @@ int cmd_list(const Args& a, Context& ctx) {
     if (!why) {
       try {
         for (const Params& p : b->variants(ctx)) {
-          if (const TierRule* rule = full_tier_rule(info.key, p)) {
+          if (const TierRule* rule = full_tier_rule(info, p)) {
             ++full_variants;
             full_list.emplace_back(p.describe(), rule->why);
           } else {
             ++default_variants;
-            if (const TierRule* cap = size_cap_rule(info.key, p))
+            if (const TierRule* cap = size_cap_rule(info, p))
               full_list.emplace_back(p.describe() + " above " + format_size(cap->above_bytes), cap->why);
           }
         }

@@ -19,6 +19,7 @@
 #include "core/context.h"
 #include "core/movement.h"
 #include "core/params.h"
+#include "core/tiers.h"
 #include "core/verification.h"
 
 namespace commatlas {
@@ -59,6 +60,10 @@ struct BenchmarkInfo {
   // Default sweep when the user gives no --sizes; --quick uses the quick sweep.
   std::vector<std::uint64_t> default_sizes;
   std::vector<std::uint64_t> quick_sizes;
+  // The variants (or their larger default sizes) only `--full` measures, each rule with the
+  // measurement that justified it (core/tiers.h; docs/tiers.md gives the numbers). Empty: every
+  // variant is in the default run.
+  std::vector<TierRule> full_tier;
 };
 
 // The theoretical limit of a path, and where that number comes from (topology/topology.h; a
@@ -156,10 +161,6 @@ class Workload {
   bool timed_ = false;
 };
 
-// Which sweep a variant belongs to: the default run, or only `--full` (core/tiers.cpp decides,
-// docs/tiers.md gives the measurements behind each rule).
-enum class Tier { Default, Full };
-
 class Benchmark {
  public:
   virtual ~Benchmark() = default;
@@ -182,6 +183,5 @@ class Benchmark {
 std::string to_string(Category c);
 std::string to_string(Interface i);
 std::string to_string(Metric m);
-std::string to_string(Tier t);
 
 }  // namespace commatlas

@@ -52,7 +52,3 @@ std::string SingleProcessGroup::hostname() const {
 void SingleProcessGroup::abort(int code) { std::_Exit(code); }
 
 }  // namespace commatlas
-
-namespace commatlas {
-std::string to_string(Tier t) { return t == Tier::Default ? "default" : "full"; }
-}  // namespace commatlas

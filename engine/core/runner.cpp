@@ -184,9 +184,9 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
       p.sizes = sizes_for(p.info, ctx.options);
       std::sort(p.sizes.begin(), p.sizes.end(), std::greater<>());
       for (Params& v : b->variants(ctx)) {
-        const bool keep = ctx.options.full || tier_of(p.info.key, v) == Tier::Default;
+        const bool keep = ctx.options.full || tier_of(p.info, v) == Tier::Default;
         if (ctx.group.broadcast(keep ? 1 : 0) == 0) continue;
-        const TierRule* cap = capped_sizes ? size_cap_rule(p.info.key, v) : nullptr;
+        const TierRule* cap = capped_sizes ? size_cap_rule(p.info, v) : nullptr;
         const auto cap_bytes = static_cast<std::uint64_t>(ctx.group.broadcast(cap ? static_cast<std::int64_t>(cap->above_bytes) : 0));
         p.variants.push_back(std::move(v));
         p.size_caps.push_back(cap_bytes);

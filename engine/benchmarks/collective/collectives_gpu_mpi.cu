@@ -27,6 +27,7 @@ class GpuCollective final : public Benchmark {
                         (staged ? "staged through pinned host memory" : "handed to MPI directly (GPU-aware)") +
                         ", slowest rank per iteration",
                     Metric::Bandwidth, RankRange{2, 0}, std::vector<std::uint64_t>{8, 64ull << 10, 1ull << 20, 16ull << 20}, {8, 1ull << 20}};
+    i.full_tier = gpu_message_tier_rules(path_, false);
     return i;
   }
 

@@ -98,7 +98,9 @@ class GpuPointerChase final : public Benchmark {
                          Metric::Latency,
                          RankRange{1, 1},
                          chase_sizes(),
-                         chase_quick_sizes()};
+                         chase_quick_sizes(),
+                         // docs/tiers.md
+                         {{{{"location", "managed"}}, "the local chain's latency within 1% at every size, twice its cost"}}};
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
@@ -163,7 +165,10 @@ class HostChaseGpuMemory final : public Benchmark {
                          Metric::Latency,
                          RankRange{1, 1},
                          chase_sizes(),
-                         chase_quick_sizes()};
+                         chase_quick_sizes(),
+                         // docs/tiers.md
+                         {{{{"location", "managed_prefetched"}},
+                           "the managed chain's latency within 5%; 4 GiB points cost 4-5 s each"}}};
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }

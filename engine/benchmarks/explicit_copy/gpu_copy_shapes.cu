@@ -11,7 +11,7 @@ namespace {
 class GpuCopySmShapes final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return BenchmarkInfo{"gpu.copy_sm_shapes",
+    BenchmarkInfo i{"gpu.copy_sm_shapes",
                          Category::ExplicitCopy,
                          Interface::SmKernel,
                          "gpu",
@@ -20,6 +20,9 @@ class GpuCopySmShapes final : public Benchmark {
                          RankRange{1, 1},
                          {256ull << 20},
                          {64ull << 20}};
+    i.full_tier = {device_pool_tier_rule(),
+                   {{}, "48 kernel shapes at one size: a tuning study; gpu.copy_sm runs the shape that wins"}};
+    return i;
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }

@@ -39,6 +39,7 @@ class GpuP2p final : public Benchmark {
     // A window is 64 messages: at 16 MiB one operation already moves 1 GiB (the 64 MiB windows
     // took 12 s of host-staged MPI in a two-GPU default run; --sizes reaches them).
     i.default_sizes = transfer_sizes(8, protocol_.protocol == P2pProtocol::PingPong ? 1ull << 20 : 16ull << 20);
+    i.full_tier = gpu_message_tier_rules(path_, protocol_.protocol == P2pProtocol::Bidirectional);
     return i;
   }
 
