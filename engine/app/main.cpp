@@ -159,7 +159,7 @@ const std::vector<std::pair<const char*, std::vector<VocabularyEntry>>>& vocabul
   static const std::vector<std::pair<const char*, std::vector<VocabularyEntry>>> tables = {
       {"operation", operation_vocabulary()}, {"operation_kind", operation_kind_vocabulary()},
       {"direction", direction_vocabulary()}, {"mechanism", mechanism_vocabulary()},
-      {"memory", memory_vocabulary()}};
+      {"memory", memory_vocabulary()}, {"allocator", allocator_vocabulary()}};
   return tables;
 }
 

@@ -133,6 +133,19 @@ std::vector<VocabularyEntry> memory_vocabulary() {
   return {COMMATLAS_MEMORIES(COMMATLAS_ROW)};
 #undef COMMATLAS_ROW
 }
+std::vector<VocabularyEntry> allocator_vocabulary() {
+#define COMMATLAS_ROW(name, text, memory, meaning) {text, meaning, {{"memory", memory}}, {}},
+  return {COMMATLAS_ALLOCATORS(COMMATLAS_ROW)};
+#undef COMMATLAS_ROW
+}
+
+bool allocator_allowed(const std::string& allocator, Memory memory) {
+#define COMMATLAS_CHECK(name, text, where, meaning) \
+  if (allocator == text) return std::string(where) == "either" || std::string(where) == to_string(memory);
+  COMMATLAS_ALLOCATORS(COMMATLAS_CHECK)
+#undef COMMATLAS_CHECK
+  return false;
+}
 
 Endpoint host_memory(std::optional<int> numa, std::string allocator, std::string first_touch) {
   Endpoint e;

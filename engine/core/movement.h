@@ -85,6 +85,19 @@ namespace commatlas {
   X(Host,          "host",           "CPU memory (DRAM of a NUMA node)")                            \
   X(Gpu,           "gpu",            "a GPU's memory (HBM)")                                        \
   X(None,          "none",           "no memory: the harness timing itself")
+
+// Where a buffer's memory comes from (an endpoint's `allocator`): record name, the memory its
+// bytes are in while timed ("either": managed pages sit where they were touched or advised, which
+// the endpoint's `memory` says), and meaning. `malloc` and `pageable` are both plain malloc: host
+// MPI patterns say the first, the GPU benchmarks (memory the GPU runtime does not know) the second.
+#define COMMATLAS_ALLOCATORS(X)                                                                    \
+  X(Malloc,        "malloc",         "host",   "plain malloc (host buffers of MPI patterns)")                   \
+  X(Pageable,      "pageable",       "host",   "plain malloc, memory the GPU runtime does not know")            \
+  X(Pinned,        "pinned",         "host",   "page-locked host memory (cudaHostAlloc, portable and mapped)")  \
+  X(Registered,    "registered",     "host",   "malloc, then cudaHostRegister (portable and mapped)")           \
+  X(Device,        "device",         "gpu",    "cudaMalloc")                                                    \
+  X(DevicePool,    "device_pool",    "gpu",    "cudaMallocAsync from the device's default memory pool")         \
+  X(Managed,       "managed",        "either", "cudaMallocManaged: pages move to whoever touches them")
 // clang-format on
 
 struct Movement;
@@ -129,6 +142,9 @@ std::vector<VocabularyEntry> operation_kind_vocabulary();
 std::vector<VocabularyEntry> direction_vocabulary();
 std::vector<VocabularyEntry> mechanism_vocabulary();
 std::vector<VocabularyEntry> memory_vocabulary();
+std::vector<VocabularyEntry> allocator_vocabulary();
+// Whether `allocator` is one of the table's names, and its bytes may be in `memory`.
+bool allocator_allowed(const std::string& allocator, Memory memory);
 
 // One end of a movement: where the bytes are while timed, and how that buffer was made.
 // For read/write/load-latency the processor end (the GPU or CPU doing the loads) is an endpoint

@@ -26,14 +26,14 @@ struct PeakAnswer {
 };
 
 // The goodput a collective's buffers can reach over the node's link graph (topology/goodput.h).
-struct ExpectedGoodput {
+struct Expectation {
   double gbps = 0;   // 0: unknown, `text` says why
   std::string text;  // the source of gbps, or why there is none
 };
 
 struct PointFacts {
   PeakAnswer peak;
-  std::optional<ExpectedGoodput> expected;  // collectives only
+  std::optional<Expectation> expected;  // collectives only
 };
 
 class NodeFacts {

@@ -45,17 +45,11 @@ PeakAnswer internode_answer(const Movement& movement, const Placement& placement
   return answer;
 }
 
-// The mechanisms whose collectives move GPU buffers: the GPUs' link graph bounds them.
-bool on_gpu_buffers(Mechanism m) {
-  return m == Mechanism::Nccl || m == Mechanism::MpiGpuAware || m == Mechanism::MpiStaged || m == Mechanism::CudaIpcCe ||
-         m == Mechanism::CudaIpcSm;
-}
-
-ExpectedGoodput expected_answer(const Movement& movement, bool spans_nodes, const Placement& placement) {
+Expectation expected_answer(const Movement& movement, bool spans_nodes, const Placement& placement) {
   if (spans_nodes)
     return {0, "no expected goodput: the ranks span " + std::to_string(node_count(placement.nodes)) +
                    " nodes (the link graph is one node's)"};
-  if (!on_gpu_buffers(movement.mechanism))
+  if (!movement.from || movement.from->memory != Memory::Gpu)
     return {0, "no expected goodput: host buffers (the link graph is the GPUs')"};
   const ExpectedAnswer e = expected_goodput_for(to_string(movement.operation), movement.participants.value_or(1),
                                                 link_graph_of(gpu_topology()));
