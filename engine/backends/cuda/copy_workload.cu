@@ -58,7 +58,6 @@ BenchmarkInfo copy_benchmark_info(Engine engine, const std::string& suffix, cons
   const bool ce = engine == Engine::Ce;
   BenchmarkInfo i{(ce ? "gpu.copy_ce" : "gpu.copy_sm") + suffix,
                        Category::ExplicitCopy,
-                       ce ? Interface::CopyEngine : Interface::SmKernel,
                        "gpu",
                        what + (ce ? "copy engines (cudaMemcpyAsync)" : "SM copy kernel (uint4, unroll 4, grid-stride)"),
                        Metric::Bandwidth,

@@ -22,7 +22,7 @@ class GpuCollective final : public Benchmark {
     const bool staged = path_ == GpuMessagePath::Staged;
     const CollectiveDefinition* d = find_mpi_collective(op_);
     BenchmarkInfo i{std::string(staged ? "mpi.staged." : "mpi.gpu_aware.") + to_string(op_), Category::Collective,
-                    staged ? Interface::MpiStaged : Interface::MpiGpuAware, "mpi-gpu",
+                    "mpi-gpu",
                     (d ? d->mpi_call : to_string(op_)) + " over all ranks on device buffers, " +
                         (staged ? "staged through pinned host memory" : "handed to MPI directly (GPU-aware)") +
                         ", slowest rank per iteration",

@@ -92,7 +92,6 @@ class GpuPointerChase final : public Benchmark {
   BenchmarkInfo info() const override {
     return BenchmarkInfo{"gpu.pointer_chase",
                          Category::DirectAccess,
-                         Interface::SmKernel,
                          "gpu",
                          "one GPU thread chasing a random chain (256 B stride): local HBM, peer HBM, pinned host, managed",
                          Metric::Latency,
@@ -158,7 +157,6 @@ class HostChaseGpuMemory final : public Benchmark {
   BenchmarkInfo info() const override {
     return BenchmarkInfo{"host.pointer_chase_gpu_memory",
                          Category::DirectAccess,
-                         Interface::CpuLoadStore,
                          "gpu",
                          "one CPU thread chasing a random chain (256 B stride) through pinned and managed memory "
                          "(CPU-touched; and prefetched to GPU 0 first, so the CPU faults the pages back)",

@@ -161,7 +161,6 @@ class GpuStream : public Benchmark {
     static const char* what[] = {"read (sum of every word into one word)", "write (fill)", "copy (b[i] = a[i])"};
     return BenchmarkInfo{"gpu.stream_" + to_string(kernel_),
                          Category::DirectAccess,
-                         Interface::SmKernel,
                          "gpu",
                          std::string("STREAM ") + what[static_cast<int>(kernel_)] +
                              " by GPU 0 on local/peer HBM, pinned host, managed (no hint/prefetched/host-preferred), pageable",

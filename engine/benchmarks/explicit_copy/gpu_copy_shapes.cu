@@ -13,7 +13,6 @@ class GpuCopySmShapes final : public Benchmark {
   BenchmarkInfo info() const override {
     BenchmarkInfo i{"gpu.copy_sm_shapes",
                          Category::ExplicitCopy,
-                         Interface::SmKernel,
                          "gpu",
                          "SM copy kernel shapes (vector 4/16 B, unroll 1/4, 1-8 blocks per SM): local and peer 0->1",
                          Metric::Bandwidth,

@@ -32,7 +32,7 @@ class GpuP2p final : public Benchmark {
   BenchmarkInfo info() const override {
     const bool staged = path_ == GpuMessagePath::Staged;
     BenchmarkInfo i{std::string(staged ? "mpi.staged." : "mpi.gpu_aware.") + protocol_.name, Category::PointToPoint,
-                    staged ? Interface::MpiStaged : Interface::MpiGpuAware, "mpi-gpu",
+                    "mpi-gpu",
                     std::string(protocol_.what) + " between ranks 0 and 1 on GPU-allocated buffers, " +
                         (staged ? "staged through pinned host memory" : "handed to MPI directly (GPU-aware)"),
                     protocol_.metric, RankRange{2, 0}, {}, {8, 4096, 1ull << 20}};
