@@ -4,7 +4,7 @@
 //   commatlas-engine list [--json]
 //   commatlas-engine info [--json]
 //   commatlas-engine topo [--json]      (JSON either way; the Python CLI renders it)
-//   commatlas-engine vocabulary [--json] (the movement model's names; JSON either way)
+//   commatlas-engine vocabulary [--json] (the movement model's names and their attributes)
 //   commatlas-engine run --out FILE [--suite S] [--only P] [--exclude P] [--sizes LIST]
 //                        [--time-budget SEC] [--precision X|off] [--quick] [--full] [--threads N] [--numa LIST]
 //                        [--reservoir N] [--seed N] [--progress text|json|none] [--mpi] [--watchdog SEC]
@@ -151,24 +151,64 @@ int cmd_topo() {
   return 0;  // no GPU is an answer, not a failure: the JSON carries the reason
 }
 
-// The movement model's four closed vocabularies, each value with its meaning: the schema's enums
-// and the table in docs/results-format.md are checked against this (tests/test_vocabulary.py).
-int cmd_vocabulary() {
+// The movement model's closed vocabularies, each value with its meaning and attributes (an
+// operation's kind, participants and directions; a mechanism's interface, display name and
+// colour): the schema's enums, the tables in docs/results-format.md and the Python package's copy
+// (python/commatlas/vocabulary.json) are checked against this (tests/test_vocabulary.py).
+const std::vector<std::pair<const char*, std::vector<VocabularyEntry>>>& vocabularies() {
+  static const std::vector<std::pair<const char*, std::vector<VocabularyEntry>>> tables = {
+      {"operation", operation_vocabulary()}, {"operation_kind", operation_kind_vocabulary()},
+      {"direction", direction_vocabulary()}, {"mechanism", mechanism_vocabulary()},
+      {"memory", memory_vocabulary()}, {"allocator", allocator_vocabulary()}};
+  return tables;
+}
+
+int cmd_vocabulary(const Args& a) {
+  if (!a.json) {
+    // One block per vocabulary: each name, its attributes, then its meaning on its own line.
+    for (const auto& [name, entries] : vocabularies()) {
+      std::printf("%s\n", name);
+      for (const VocabularyEntry& e : entries) {
+        std::string attributes;
+        for (const auto& [k, v] : e.attributes) attributes += "  " + k + "=" + v;
+        if (!e.directions.empty()) {
+          attributes += "  directions=";
+          for (std::size_t i = 0; i < e.directions.size(); ++i) attributes += (i ? "," : "") + e.directions[i];
+        }
+        std::printf("  %-20s%s\n      %s\n", e.name.c_str(), attributes.c_str(), e.meaning.c_str());
+      }
+    }
+    return 0;
+  }
   JsonWriter w;
   w.begin_object();
-  const std::pair<const char*, std::vector<VocabularyEntry>> tables[] = {
-      {"operation", operation_vocabulary()},
-      {"direction", direction_vocabulary()},
-      {"mechanism", mechanism_vocabulary()},
-      {"memory", memory_vocabulary()}};
-  for (const auto& [name, entries] : tables) {
+  for (const auto& [name, entries] : vocabularies()) {
     w.key(name).begin_array();
-    for (const VocabularyEntry& e : entries) w.begin_object().field("name", e.name).field("meaning", e.meaning).end_object();
+    for (const VocabularyEntry& e : entries) {
+      w.begin_object().field("name", e.name).field("meaning", e.meaning);
+      for (const auto& [k, v] : e.attributes) w.field(k, v);
+      if (!e.directions.empty()) {
+        w.key("directions").begin_array();
+        for (const std::string& d : e.directions) w.value(d);
+        w.end_array();
+      }
+      w.end_object();
+    }
     w.end_array();
   }
   w.end_object();
   std::cout << w.str() << '\n';
   return 0;
+}
+
+// The library or engine a benchmark's records name (`interface`): its movement's, as declared
+// before any variant.
+std::string interface_of(const Benchmark& b, const Context& ctx) {
+  try {
+    return interface_of(b.movement(ctx, Params{}));
+  } catch (const std::exception&) {
+    return "unknown";
+  }
 }
 
 int cmd_list(const Args& a, Context& ctx) {
@@ -190,12 +230,12 @@ int cmd_list(const Args& a, Context& ctx) {
     if (!why) {
       try {
         for (const Params& p : b->variants(ctx)) {
-          if (const TierRule* rule = full_tier_rule(info.key, p)) {
+          if (const TierRule* rule = full_tier_rule(info, p)) {
             ++full_variants;
             full_list.emplace_back(p.describe(), rule->why);
           } else {
             ++default_variants;
-            if (const TierRule* cap = size_cap_rule(info.key, p))
+            if (const TierRule* cap = size_cap_rule(info, p))
               full_list.emplace_back(p.describe() + " above " + format_size(cap->above_bytes), cap->why);
           }
         }
@@ -206,7 +246,7 @@ int cmd_list(const Args& a, Context& ctx) {
     if (a.json) {
       w.begin_object();
       w.field("key", info.key).field("category", to_string(info.category));
-      w.field("interface", to_string(info.interface)).field("suite", info.suite);
+      w.field("interface", interface_of(*b, ctx)).field("suite", info.suite);
       w.field("metric", to_string(info.metric)).field("description", info.description);
       w.field("min_ranks", info.ranks.min).field("max_ranks", info.ranks.max);
       w.field("runnable", !why.has_value());
@@ -222,7 +262,7 @@ int cmd_list(const Args& a, Context& ctx) {
     } else {
       const std::string tiers = why ? "" : std::to_string(default_variants) + " default + " + std::to_string(full_variants) + " full";
       std::printf("%-32s %-15s %-14s %-20s %s%s\n", info.key.c_str(), to_string(info.category).c_str(),
-                  to_string(info.interface).c_str(), tiers.c_str(), info.description.c_str(),
+                  interface_of(*b, ctx).c_str(), tiers.c_str(), info.description.c_str(),
                   why ? (" [not here: " + *why + "]").c_str() : "");
     }
   }
@@ -251,7 +291,7 @@ int main_inner(int argc, char** argv) {
   // value the user set is kept (and shows in the run's environment).
   setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
   Args args = parse_args(argc, argv);
-  if (args.command == "vocabulary") return cmd_vocabulary();  // no host, no MPI: names only
+  if (args.command == "vocabulary") return cmd_vocabulary(args);  // no host, no MPI: names only
   HostFacts host = discover_host();
   validate_against_host(args, host);
 

@@ -1,8 +1,9 @@
 // The benchmark model: the one place a measurement is declared.
 //
-// A Benchmark is a stateless description (key, taxonomy category, interface, parameters,
-// default sizes). For each variant and size it prepares a Workload: buffers allocated and
-// filled, ready to be timed. The harness (harness.h) does everything else: warm-up, choice of
+// A Benchmark is a stateless description (key, taxonomy category, parameters, default sizes) and
+// the movement each variant makes (core/movement.h: the one vocabulary of operations, mechanisms
+// and places; a record's `interface` is its mechanism's). For each variant and size it prepares a
+// Workload: buffers allocated and filled, ready to be timed. The harness (harness.h) does everything else: warm-up, choice of
 // iteration counts, keeping every sample, statistics, the data check, the record.
 //
 // Adding a benchmark is one file in its category folder under engine/benchmarks/ ending in
@@ -19,25 +20,13 @@
 #include "core/context.h"
 #include "core/movement.h"
 #include "core/params.h"
+#include "core/tiers.h"
 #include "core/verification.h"
 
 namespace commatlas {
 
 enum class Category { DirectAccess, ExplicitCopy, PointToPoint, Collective, Pattern, Reference };
 
-enum class Interface {
-  Memcpy,        // libc memcpy from CPU threads
-  CpuLoadStore,  // CPU loads/stores (pointer chase)
-  SmKernel,      // a GPU kernel loading/storing memory (direct access, SM copy)
-  CopyEngine,    // cudaMemcpy[Async] on the copy engines
-  Prefetch,      // cudaMemPrefetchAsync of managed memory
-  Mpi,           // MPI on host buffers
-  MpiStaged,     // MPI with host staging of GPU buffers
-  MpiGpuAware,   // MPI on device pointers
-  CudaIpc,       // CUDA IPC handle, then CE or SM copy into the peer
-  Nccl,
-  Harness,       // measures the harness itself, or a bare reference loop
-};
 
 enum class Metric { Bandwidth, Latency };
 
@@ -51,7 +40,6 @@ struct RankRange {
 struct BenchmarkInfo {
   std::string key;          // stable identifier: "host.memcpy", "mpi.pingpong"
   Category category;
-  Interface interface;
   std::string suite;        // "host", "gpu", "mpi", "mpi-gpu": what `--suite` selects
   std::string description;  // one line for `list`
   Metric metric;
@@ -59,10 +47,14 @@ struct BenchmarkInfo {
   // Default sweep when the user gives no --sizes; --quick uses the quick sweep.
   std::vector<std::uint64_t> default_sizes;
   std::vector<std::uint64_t> quick_sizes;
+  // The variants (or their larger default sizes) only `--full` measures, each rule with the
+  // measurement that justified it (core/tiers.h; docs/tiers.md gives the numbers). Empty: every
+  // variant is in the default run.
+  std::vector<TierRule> full_tier;
 };
 
 // The theoretical limit of a path, and where that number comes from (topology/topology.h; a
-// record's peak is the movement's, from topology/movement_peak.cpp).
+// record's peak is the node's answer for its movement, core/node_facts.h).
 struct Peak {
   double gbps = 0;     // 1e9 bytes/s per direction (sum of directions for bidirectional)
   std::string source;  // "NVLink4 18 links x 26.5625 GB/s (NVML)", ...
@@ -156,10 +148,6 @@ class Workload {
   bool timed_ = false;
 };
 
-// Which sweep a variant belongs to: the default run, or only `--full` (core/tiers.cpp decides,
-// docs/tiers.md gives the measurements behind each rule).
-enum class Tier { Default, Full };
-
 class Benchmark {
  public:
   virtual ~Benchmark() = default;
@@ -180,8 +168,6 @@ class Benchmark {
 };
 
 std::string to_string(Category c);
-std::string to_string(Interface i);
 std::string to_string(Metric m);
-std::string to_string(Tier t);
 
 }  // namespace commatlas

@@ -91,12 +91,6 @@ struct Measurement {
   std::vector<double> sample_starts;
   double soak_s = 0;           // the soak's planned length (0: not a soak)
   bool soak_capped = false;    // stopped at kMaxSoakSamples before the time was up
-  // Why the path has no peak, where the node knows (an inter-node path whose NIC gives no rate).
-  bool movement_direction_bi = false;  // set by the runner: a bidirectional figure sums both ways
-  // Collectives: the goodput the node's link graph allows (topology/goodput.h), or why unknown.
-  bool has_expected = false;
-  double expected_gbps = 0;    // 0 with has_expected: unknown, expected_text says why
-  std::string expected_text;
   std::int64_t sample_count = 0;
   std::int64_t ops_per_sample = 1;
   std::int64_t warmup_samples = 0;

@@ -6,41 +6,146 @@
 namespace commatlas {
 namespace {
 
-#define COMMATLAS_NAME_CASE(name, text, meaning) \
-  case Enum::name:                               \
-    return text;
-#define COMMATLAS_VOCAB_ROW(name, text, meaning) {text, meaning},
+std::vector<std::string> words(const char* text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char* c = text;; ++c) {
+    if (*c == ' ' || *c == '\0') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+      if (*c == '\0') break;
+    } else {
+      cur += *c;
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
 std::string to_string(Operation v) {
-  using Enum = Operation;
-  switch (v) { COMMATLAS_OPERATIONS(COMMATLAS_NAME_CASE) }
+#define COMMATLAS_CASE(name, text, ...) \
+  case Operation::name:                 \
+    return text;
+  switch (v) { COMMATLAS_OPERATIONS(COMMATLAS_CASE) }
+#undef COMMATLAS_CASE
+  return "unknown";
+}
+std::string to_string(OperationKind v) {
+#define COMMATLAS_CASE(name, text, ...) \
+  case OperationKind::name:             \
+    return text;
+  switch (v) { COMMATLAS_OPERATION_KINDS(COMMATLAS_CASE) }
+#undef COMMATLAS_CASE
   return "unknown";
 }
 std::string to_string(MoveDirection v) {
-  using Enum = MoveDirection;
-  switch (v) { COMMATLAS_DIRECTIONS(COMMATLAS_NAME_CASE) }
+#define COMMATLAS_CASE(name, text, ...) \
+  case MoveDirection::name:             \
+    return text;
+  switch (v) { COMMATLAS_DIRECTIONS(COMMATLAS_CASE) }
+#undef COMMATLAS_CASE
   return "unknown";
 }
 std::string to_string(Mechanism v) {
-  using Enum = Mechanism;
-  switch (v) { COMMATLAS_MECHANISMS(COMMATLAS_NAME_CASE) }
+#define COMMATLAS_CASE(name, text, ...) \
+  case Mechanism::name:                 \
+    return text;
+  switch (v) { COMMATLAS_MECHANISMS(COMMATLAS_CASE) }
+#undef COMMATLAS_CASE
   return "unknown";
 }
 std::string to_string(Memory v) {
-  using Enum = Memory;
-  switch (v) { COMMATLAS_MEMORIES(COMMATLAS_NAME_CASE) }
+#define COMMATLAS_CASE(name, text, ...) \
+  case Memory::name:                    \
+    return text;
+  switch (v) { COMMATLAS_MEMORIES(COMMATLAS_CASE) }
+#undef COMMATLAS_CASE
   return "unknown";
 }
 
-std::vector<VocabularyEntry> operation_vocabulary() { return {COMMATLAS_OPERATIONS(COMMATLAS_VOCAB_ROW)}; }
-std::vector<VocabularyEntry> direction_vocabulary() { return {COMMATLAS_DIRECTIONS(COMMATLAS_VOCAB_ROW)}; }
-std::vector<VocabularyEntry> mechanism_vocabulary() { return {COMMATLAS_MECHANISMS(COMMATLAS_VOCAB_ROW)}; }
-std::vector<VocabularyEntry> memory_vocabulary() { return {COMMATLAS_MEMORIES(COMMATLAS_VOCAB_ROW)}; }
+OperationKind kind_of(Operation op) {
+#define COMMATLAS_CASE(name, text, kind, ...) \
+  case Operation::name:                       \
+    return OperationKind::kind;
+  switch (op) { COMMATLAS_OPERATIONS(COMMATLAS_CASE) }
+#undef COMMATLAS_CASE
+  return OperationKind::None;
+}
 
-#undef COMMATLAS_NAME_CASE
-#undef COMMATLAS_VOCAB_ROW
+std::string participants_of(OperationKind kind) {
+#define COMMATLAS_CASE(name, text, participants, ...) \
+  case OperationKind::name:                           \
+    return participants;
+  switch (kind) { COMMATLAS_OPERATION_KINDS(COMMATLAS_CASE) }
+#undef COMMATLAS_CASE
+  return "none";
+}
+
+bool direction_allowed(Operation op, MoveDirection d) {
+  const char* allowed = "";
+#define COMMATLAS_CASE(name, text, kind, directions, ...) \
+  case Operation::name:                                   \
+    allowed = directions;                                 \
+    break;
+  switch (op) { COMMATLAS_OPERATIONS(COMMATLAS_CASE) }
+#undef COMMATLAS_CASE
+  for (const std::string& w : words(allowed))
+    if (w == to_string(d)) return true;
+  return false;
+}
+
+std::string interface_of(Mechanism m) {
+#define COMMATLAS_CASE(name, text, interface, ...) \
+  case Mechanism::name:                            \
+    return interface;
+  switch (m) { COMMATLAS_MECHANISMS(COMMATLAS_CASE) }
+#undef COMMATLAS_CASE
+  return "unknown";
+}
+
+std::string interface_of(const Movement& m) { return m.reference_of.empty() ? interface_of(m.mechanism) : "harness"; }
+
+std::vector<VocabularyEntry> operation_vocabulary() {
+#define COMMATLAS_ROW(name, text, kind, directions, meaning) \
+  {text, meaning, {{"kind", to_string(OperationKind::kind)}, {"participants", participants_of(OperationKind::kind)}}, words(directions)},
+  return {COMMATLAS_OPERATIONS(COMMATLAS_ROW)};
+#undef COMMATLAS_ROW
+}
+std::vector<VocabularyEntry> operation_kind_vocabulary() {
+#define COMMATLAS_ROW(name, text, participants, meaning) {text, meaning, {{"participants", participants}}, {}},
+  return {COMMATLAS_OPERATION_KINDS(COMMATLAS_ROW)};
+#undef COMMATLAS_ROW
+}
+std::vector<VocabularyEntry> direction_vocabulary() {
+#define COMMATLAS_ROW(name, text, meaning) {text, meaning, {}, {}},
+  return {COMMATLAS_DIRECTIONS(COMMATLAS_ROW)};
+#undef COMMATLAS_ROW
+}
+std::vector<VocabularyEntry> mechanism_vocabulary() {
+#define COMMATLAS_ROW(name, text, interface, display, colour, meaning) \
+  {text, meaning, {{"interface", interface}, {"display", display}, {"colour", colour}}, {}},
+  return {COMMATLAS_MECHANISMS(COMMATLAS_ROW)};
+#undef COMMATLAS_ROW
+}
+std::vector<VocabularyEntry> memory_vocabulary() {
+#define COMMATLAS_ROW(name, text, meaning) {text, meaning, {}, {}},
+  return {COMMATLAS_MEMORIES(COMMATLAS_ROW)};
+#undef COMMATLAS_ROW
+}
+std::vector<VocabularyEntry> allocator_vocabulary() {
+#define COMMATLAS_ROW(name, text, memory, meaning) {text, meaning, {{"memory", memory}}, {}},
+  return {COMMATLAS_ALLOCATORS(COMMATLAS_ROW)};
+#undef COMMATLAS_ROW
+}
+
+bool allocator_allowed(const std::string& allocator, Memory memory) {
+#define COMMATLAS_CHECK(name, text, where, meaning) \
+  if (allocator == text) return std::string(where) == "either" || std::string(where) == to_string(memory);
+  COMMATLAS_ALLOCATORS(COMMATLAS_CHECK)
+#undef COMMATLAS_CHECK
+  return false;
+}
 
 Endpoint host_memory(std::optional<int> numa, std::string allocator, std::string first_touch) {
   Endpoint e;
@@ -154,23 +259,6 @@ const std::vector<ConsumedParam>& consumed_params() {
       {"engine", "the mechanism (cuda_ipc_ce, cuda_ipc_sm)"},
   };
   return table;
-}
-
-namespace {
-PeakFunction& peak_function() {
-  static PeakFunction f = nullptr;
-  return f;
-}
-}  // namespace
-
-bool set_peak_function(PeakFunction f) {
-  peak_function() = f;
-  return true;
-}
-
-PeakAnswer peak_of_movement(const Movement& movement, std::uint64_t bytes, std::uint64_t cpu_cache_bytes) {
-  if (PeakFunction f = peak_function()) return f(movement, bytes, cpu_cache_bytes);
-  return PeakAnswer{};
 }
 
 }  // namespace commatlas

@@ -24,23 +24,34 @@
 namespace commatlas {
 
 // clang-format off
+// Operations: record name, kind (OperationKind: who takes part), the directions it may have, and
+// its meaning.
 #define COMMATLAS_OPERATIONS(X)                                                                    \
-  X(Copy,          "copy",           "bytes copied from one buffer into another")                   \
-  X(Read,          "read",           "a processor loads a buffer (STREAM read)")                    \
-  X(Write,         "write",          "a processor stores into a buffer (STREAM write)")             \
-  X(LoadLatency,   "load_latency",   "dependent loads, one at a time (pointer chase)")              \
-  X(SendRecv,      "send_recv",      "one process sends a message, another receives it")            \
-  X(PingPong,      "ping_pong",      "a message to a peer and back, the next sent after the reply")\
-  X(Allreduce,     "allreduce",      "collective: every rank gets the reduction of all buffers")    \
-  X(Allgather,     "allgather",      "collective: every rank gets every rank's buffer")             \
-  X(ReduceScatter, "reduce_scatter", "collective: each rank gets one reduced slice")                \
-  X(Alltoall,      "alltoall",       "collective: every rank sends a distinct slice to every rank") \
-  X(Broadcast,     "broadcast",      "collective: the root's buffer reaches every rank")            \
-  X(Reduce,        "reduce",         "collective: the root gets the reduction of all buffers")      \
-  X(HaloExchange,  "halo_exchange",  "pattern: each rank exchanges faces with its grid neighbours") \
-  X(NeighborExchange, "neighbor_exchange", "pattern: irregular message sizes to each neighbour")    \
-  X(BucketedAllreduce, "bucketed_allreduce", "pattern: a gradient all-reduced bucket by bucket")    \
-  X(Nothing,       "nothing",        "no bytes move: the harness timing itself")
+  X(Copy,          "copy",           Transfer,   "uni bi one_to_all all_to_one", "bytes copied from one buffer into another") \
+  X(Read,          "read",           Access,     "uni",             "a processor loads a buffer (STREAM read)")                    \
+  X(Write,         "write",          Access,     "uni",             "a processor stores into a buffer (STREAM write)")             \
+  X(LoadLatency,   "load_latency",   Access,     "uni",             "dependent loads, one at a time (pointer chase)")              \
+  X(SendRecv,      "send_recv",      Message,    "uni bi",          "one process sends a message, another receives it")            \
+  X(PingPong,      "ping_pong",      Message,    "half_round_trip", "a message to a peer and back, the next sent after the reply")\
+  X(Allreduce,     "allreduce",      Collective, "all_to_all",      "collective: every rank gets the reduction of all buffers")    \
+  X(Allgather,     "allgather",      Collective, "all_to_all",      "collective: every rank gets every rank's buffer")             \
+  X(ReduceScatter, "reduce_scatter", Collective, "all_to_all",      "collective: each rank gets one reduced slice")                \
+  X(Alltoall,      "alltoall",       Collective, "all_to_all",      "collective: every rank sends a distinct slice to every rank") \
+  X(Broadcast,     "broadcast",      Collective, "one_to_all",      "collective: the root's buffer reaches every rank")            \
+  X(Reduce,        "reduce",         Collective, "all_to_one",      "collective: the root gets the reduction of all buffers")      \
+  X(HaloExchange,  "halo_exchange",  Pattern,    "all_to_all",      "pattern: each rank exchanges faces with its grid neighbours") \
+  X(NeighborExchange, "neighbor_exchange", Pattern, "all_to_all",   "pattern: irregular message sizes to each neighbour")          \
+  X(BucketedAllreduce, "bucketed_allreduce", Pattern, "all_to_all", "pattern: a gradient all-reduced bucket by bucket")           \
+  X(Nothing,       "nothing",        None,       "none",            "no bytes move: the harness timing itself")
+
+// What sort of operation, and so who takes part: record name, participants, meaning.
+#define COMMATLAS_OPERATION_KINDS(X)                                                               \
+  X(Transfer,   "transfer",   "pair", "bytes from one place to another (or to several), in one process")  \
+  X(Access,     "access",     "pair", "a processor (CPU cores or a GPU's SMs) loads or stores a memory")  \
+  X(Message,    "message",    "pair", "a message between two ranks (or two GPUs one process drives)")     \
+  X(Collective, "collective", "all",  "a collective call every member of a communicator makes")           \
+  X(Pattern,    "pattern",    "all",  "an application's exchange over every member of a communicator")    \
+  X(None,       "none",       "none", "nothing moves")
 
 #define COMMATLAS_DIRECTIONS(X)                                                                    \
   X(Uni,           "uni",            "one way")                                                     \
@@ -51,49 +62,89 @@ namespace commatlas {
   X(AllToAll,      "all_to_all",     "every participant sends and receives")                        \
   X(None,          "none",           "nothing moves")
 
-// How the bytes move. `display` names the AMD form where it differs (SDMA, blit kernel, RCCL).
+// How the bytes move: record name, the `interface` records and `list` name it by (one word per
+// library or engine: both CUDA IPC copies are "cuda_ipc"), the name and colour the report shows
+// (matplotlib's tab10/tab20 hues, fixed so that runs read alike), and its meaning. The meaning
+// names the AMD form where it differs (SDMA, blit kernel, RCCL).
 #define COMMATLAS_MECHANISMS(X)                                                                    \
-  X(CpuMemcpy,     "cpu_memcpy",     "libc memcpy from CPU threads")                                \
-  X(CpuLoadStore,  "cpu_load_store", "CPU loads and stores")                                        \
-  X(GpuLoadStore,  "gpu_load_store", "a GPU kernel's loads and stores (direct access)")             \
-  X(CopyEngine,    "copy_engine",    "cudaMemcpyAsync on the copy engines (AMD: SDMA)")             \
-  X(SmCopy,        "sm_copy",        "an SM copy kernel (AMD: blit kernel)")                        \
-  X(Prefetch,      "prefetch",       "cudaMemPrefetchAsync of managed memory")                      \
-  X(MpiHost,       "mpi_host",       "MPI on host buffers")                                         \
-  X(MpiStaged,     "mpi_staged",     "GPU buffers copied to host, MPI, copied back")                \
-  X(MpiGpuAware,   "mpi_gpu_aware",  "MPI handed device pointers (GPU-aware library)")              \
-  X(CudaIpcCe,     "cuda_ipc_ce",    "CUDA IPC handle, copy engine into the peer's buffer")         \
-  X(CudaIpcSm,     "cuda_ipc_sm",    "CUDA IPC handle, SM copy kernel into the peer's buffer")      \
-  X(Nccl,          "nccl",           "NCCL (AMD: RCCL)")                                            \
-  X(Harness,       "harness",        "the timing harness alone")
+  X(CpuMemcpy,    "cpu_memcpy",     "memcpy",         "memcpy",          "#9467bd", "libc memcpy from CPU threads")                           \
+  X(CpuLoadStore, "cpu_load_store", "cpu_load_store", "CPU load/store",  "#8c564b", "CPU loads and stores")                                   \
+  X(GpuLoadStore, "gpu_load_store", "sm_kernel",      "GPU load/store",  "#2ca02c", "a GPU kernel's loads and stores (direct access)")        \
+  X(CopyEngine,   "copy_engine",    "copy_engine",    "copy engine",     "#1f77b4", "cudaMemcpyAsync on the copy engines (AMD: SDMA)")        \
+  X(SmCopy,       "sm_copy",        "sm_kernel",      "SM copy",         "#ff7f0e", "an SM copy kernel (AMD: blit kernel)")                   \
+  X(Prefetch,     "prefetch",       "prefetch",       "prefetch",        "#d62728", "cudaMemPrefetchAsync of managed memory")                 \
+  X(MpiHost,      "mpi_host",       "mpi",            "MPI",             "#e377c2", "MPI on host buffers")                                    \
+  X(MpiStaged,    "mpi_staged",     "mpi_staged",     "host-staged MPI", "#7f7f7f", "GPU buffers copied to host, MPI, copied back")           \
+  X(MpiGpuAware,  "mpi_gpu_aware",  "mpi_gpu_aware",  "GPU-aware MPI",   "#bcbd22", "MPI handed device pointers (GPU-aware library)")         \
+  X(CudaIpcCe,    "cuda_ipc_ce",    "cuda_ipc",       "CUDA IPC (CE)",   "#17becf", "CUDA IPC handle, copy engine into the peer's buffer")    \
+  X(CudaIpcSm,    "cuda_ipc_sm",    "cuda_ipc",       "CUDA IPC (SM)",   "#aec7e8", "CUDA IPC handle, SM copy kernel into the peer's buffer") \
+  X(Nccl,         "nccl",           "nccl",           "NCCL",            "#98df8a", "NCCL (AMD: RCCL)")                                       \
+  X(Harness,      "harness",        "harness",        "harness",         "#c5b0d5", "the timing harness alone")
 
 #define COMMATLAS_MEMORIES(X)                                                                      \
   X(Host,          "host",           "CPU memory (DRAM of a NUMA node)")                            \
   X(Gpu,           "gpu",            "a GPU's memory (HBM)")                                        \
   X(None,          "none",           "no memory: the harness timing itself")
+
+// Where a buffer's memory comes from (an endpoint's `allocator`): record name, the memory its
+// bytes are in while timed ("either": managed pages sit where they were touched or advised, which
+// the endpoint's `memory` says), and meaning. `malloc` and `pageable` are both plain malloc: host
+// MPI patterns say the first, the GPU benchmarks (memory the GPU runtime does not know) the second.
+#define COMMATLAS_ALLOCATORS(X)                                                                    \
+  X(Malloc,        "malloc",         "host",   "plain malloc (host buffers of MPI patterns)")                   \
+  X(Pageable,      "pageable",       "host",   "plain malloc, memory the GPU runtime does not know")            \
+  X(Pinned,        "pinned",         "host",   "page-locked host memory (cudaHostAlloc, portable and mapped)")  \
+  X(Registered,    "registered",     "host",   "malloc, then cudaHostRegister (portable and mapped)")           \
+  X(Device,        "device",         "gpu",    "cudaMalloc")                                                    \
+  X(DevicePool,    "device_pool",    "gpu",    "cudaMallocAsync from the device's default memory pool")         \
+  X(Managed,       "managed",        "either", "cudaMallocManaged: pages move to whoever touches them")
 // clang-format on
 
-#define COMMATLAS_ENUM_ENTRY(name, text, meaning) name,
-enum class Operation { COMMATLAS_OPERATIONS(COMMATLAS_ENUM_ENTRY) };
-enum class MoveDirection { COMMATLAS_DIRECTIONS(COMMATLAS_ENUM_ENTRY) };
-enum class Mechanism { COMMATLAS_MECHANISMS(COMMATLAS_ENUM_ENTRY) };
-enum class Memory { COMMATLAS_MEMORIES(COMMATLAS_ENUM_ENTRY) };
-#undef COMMATLAS_ENUM_ENTRY
+struct Movement;
+
+#define COMMATLAS_ENUM_NAME(name, ...) name,
+enum class Operation { COMMATLAS_OPERATIONS(COMMATLAS_ENUM_NAME) };
+enum class OperationKind { COMMATLAS_OPERATION_KINDS(COMMATLAS_ENUM_NAME) };
+enum class MoveDirection { COMMATLAS_DIRECTIONS(COMMATLAS_ENUM_NAME) };
+enum class Mechanism { COMMATLAS_MECHANISMS(COMMATLAS_ENUM_NAME) };
+enum class Memory { COMMATLAS_MEMORIES(COMMATLAS_ENUM_NAME) };
+#undef COMMATLAS_ENUM_NAME
 
 std::string to_string(Operation v);
+std::string to_string(OperationKind v);
 std::string to_string(MoveDirection v);
 std::string to_string(Mechanism v);
 std::string to_string(Memory v);
 
-// One vocabulary as (record name, meaning) rows, in declaration order: `vocabulary` prints these.
+// The attributes of an operation and of a mechanism, from their tables above.
+OperationKind kind_of(Operation op);
+// "pair" (two places, or two ranks), "all" (every member of a communicator) or "none".
+std::string participants_of(OperationKind kind);
+// Whether `d` is one of the directions `op` may have.
+bool direction_allowed(Operation op, MoveDirection d);
+// The word records and `list` name a mechanism's library or engine by ("cuda_ipc", "sm_kernel").
+std::string interface_of(Mechanism m);
+// A movement's `interface`: its mechanism's, or "harness" for a bare reference loop (the harness
+// is what it checks, whatever it moves).
+std::string interface_of(const Movement& m);
+
+// One vocabulary as rows in declaration order, each value's record name, meaning and attributes
+// (a kind's participants, an operation's kind and directions, a mechanism's interface, display
+// name and colour): `vocabulary` prints these.
 struct VocabularyEntry {
   std::string name;
   std::string meaning;
+  std::vector<std::pair<std::string, std::string>> attributes;  // printed as strings
+  std::vector<std::string> directions;                            // operations only
 };
 std::vector<VocabularyEntry> operation_vocabulary();
+std::vector<VocabularyEntry> operation_kind_vocabulary();
 std::vector<VocabularyEntry> direction_vocabulary();
 std::vector<VocabularyEntry> mechanism_vocabulary();
 std::vector<VocabularyEntry> memory_vocabulary();
+std::vector<VocabularyEntry> allocator_vocabulary();
+// Whether `allocator` is one of the table's names, and its bytes may be in `memory`.
+bool allocator_allowed(const std::string& allocator, Memory memory);
 
 // One end of a movement: where the bytes are while timed, and how that buffer was made.
 // For read/write/load-latency the processor end (the GPU or CPU doing the loads) is an endpoint
@@ -135,7 +186,7 @@ struct Movement {
   // Filled by the runner: every rank's host is the same (single-process runs: true).
   bool same_node = true;
   // Filled by the runner for result records: the working set fits the cache of the one memory
-  // both endpoints sit in (movement_peak.cpp decides).
+  // both endpoints sit in (the node's facts decide, topology/movement_peak.cpp).
   std::optional<bool> cache_resident;
 };
 
@@ -170,21 +221,5 @@ struct ConsumedParam {
   const char* becomes;
 };
 const std::vector<ConsumedParam>& consumed_params();
-
-// The theoretical peak a result is compared with, or why there is none. `applies` is false where
-// no bandwidth is claimed (latency chases, the harness): such records carry no peak at all.
-struct PeakAnswer {
-  bool applies = false;
-  double gbps = 0;       // 0: unknown, see `unknown`
-  std::string source;    // where gbps comes from
-  std::string unknown;   // why there is no peak (cache-resident, no DRAM peak, inter-node, ...)
-  bool cache_resident = false;
-};
-
-// What a run needs to answer peak_of: the node's caches and links. Set once by
-// topology/movement_peak.cpp (a plugin), asked by the runner for every result.
-using PeakFunction = PeakAnswer (*)(const Movement& movement, std::uint64_t bytes, std::uint64_t cpu_cache_bytes);
-bool set_peak_function(PeakFunction f);
-PeakAnswer peak_of_movement(const Movement& movement, std::uint64_t bytes, std::uint64_t cpu_cache_bytes);
 
 }  // namespace commatlas

@@ -22,23 +22,6 @@ std::string to_string(Category c) {
   return "unknown";
 }
 
-std::string to_string(Interface i) {
-  switch (i) {
-    case Interface::Memcpy: return "memcpy";
-    case Interface::CpuLoadStore: return "cpu_load_store";
-    case Interface::SmKernel: return "sm_kernel";
-    case Interface::CopyEngine: return "copy_engine";
-    case Interface::Prefetch: return "prefetch";
-    case Interface::Mpi: return "mpi";
-    case Interface::MpiStaged: return "mpi_staged";
-    case Interface::MpiGpuAware: return "mpi_gpu_aware";
-    case Interface::CudaIpc: return "cuda_ipc";
-    case Interface::Nccl: return "nccl";
-    case Interface::Harness: return "harness";
-  }
-  return "unknown";
-}
-
 std::string to_string(Metric m) { return m == Metric::Bandwidth ? "bandwidth" : "latency"; }
 
 std::string errno_message(const std::string& what) { return what + ": " + std::strerror(errno); }
@@ -51,8 +34,4 @@ std::string SingleProcessGroup::hostname() const {
 
 void SingleProcessGroup::abort(int code) { std::_Exit(code); }
 
-}  // namespace commatlas
-
-namespace commatlas {
-std::string to_string(Tier t) { return t == Tier::Default ? "default" : "full"; }
 }  // namespace commatlas

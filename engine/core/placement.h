@@ -5,6 +5,7 @@
 // whether they share one; under Slurm, which job and step it was.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,6 +29,9 @@ struct Placement {
   // does not the whole machine; on an H100 VM a 1-byte ping-pong moved 8-13% between passes bound
   // and up to 62% unbound (results/nvidia-h100-x1/harness-check/binding).
   std::vector<std::string> rank_cpus;
+  // The last-level cache of rank 0's host in bytes (0: unknown): a working set within it makes a
+  // host figure a cache figure (the node's facts, core/node_facts.h).
+  std::uint64_t cpu_cache_bytes = 0;
 };
 
 // "0-3,8,10-11": CPU numbers, ascending runs joined (the kernel's cpulist format).

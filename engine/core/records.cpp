@@ -36,7 +36,8 @@ void write_identity(JsonWriter& w, const char* type, const PointId& id) {
   w.field("point", point_key(id));
   w.field("benchmark", id.info.key);
   w.field("category", to_string(id.info.category));
-  w.field("interface", to_string(id.info.interface));
+  // The library or engine of the point's mechanism (a bare reference loop: "harness").
+  w.field("interface", interface_of(id.movement ? *id.movement : Movement{}));
   w.field("suite", id.info.suite);
   w.field("metric", to_string(id.info.metric));
   w.key("params").begin_object();
@@ -140,7 +141,8 @@ std::string point_key(const PointId& id) {
   return key;
 }
 
-std::string result_record(const PointId& id, const Measurement& m, const PeakAnswer& peak, const WireCheck* wire) {
+std::string result_record(const PointId& id, const Measurement& m, const PointFacts& facts, const WireCheck* wire) {
+  const PeakAnswer& peak = facts.peak;
   const Accounting& a = m.accounting;
   const Stats& s = m.stats;
   JsonWriter w;
@@ -221,13 +223,13 @@ std::string result_record(const PointId& id, const Measurement& m, const PeakAns
     w.field("bus_factor", a.collective->bus_factor);
     w.field("busbw_gbps", bw * a.collective->bus_factor);
     w.field("goodput_gbps", gbps(buffer, s.median));
-    if (m.has_expected) {
+    if (const auto& e = facts.expected) {
       // What the node's links allow for this collective's goodput (the study's definition).
       w.key("expected").begin_object();
       w.key("goodput_gbps");
-      if (m.expected_gbps > 0) w.value(m.expected_gbps); else w.null();
-      w.field(m.expected_gbps > 0 ? "source" : "unknown", m.expected_text);
-      if (m.expected_gbps > 0) w.field("fraction", gbps(buffer, s.median) / m.expected_gbps);
+      if (e->gbps > 0) w.value(e->gbps); else w.null();
+      w.field(e->gbps > 0 ? "source" : "unknown", e->text);
+      if (e->gbps > 0) w.field("fraction", gbps(buffer, s.median) / e->gbps);
       w.end_object();
     }
     // Both definitions, named: ours (the slowest rank per iteration, as the GPU studies and

@@ -13,6 +13,7 @@
 #include "core/placement.h"
 #include "core/json.h"
 #include "core/movement.h"
+#include "core/node_facts.h"
 #include "core/wire.h"
 #include "core/mpi_library.h"
 
@@ -54,9 +55,10 @@ struct PointId {
 // the points it already has (--skip-points). Written into every record as "point".
 std::string point_key(const PointId& id);
 
-// `peak`: the movement's peak (peak_of_movement), or why there is none. `wire`: what the GPUs' link
-// counters saw (core/wire.h), where the point has a route.
-std::string result_record(const PointId& id, const Measurement& m, const PeakAnswer& peak = {},
+// `facts`: what the node says about the point (core/node_facts.h): its path's peak, or why there is
+// none, and a collective's expected goodput. `wire`: what the GPUs' link counters saw (core/wire.h),
+// where the point has a route.
+std::string result_record(const PointId& id, const Measurement& m, const PointFacts& facts = {},
                           const WireCheck* wire = nullptr);
 std::string skip_record(const PointId& id, const std::string& reason);
 // Whether a point measured earlier repeated in its confirmation batch (the runner's pass after the

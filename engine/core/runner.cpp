@@ -147,7 +147,7 @@ std::vector<const Benchmark*> references_after_partners(const std::vector<const 
 }
 
 RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Context& ctx, RecordFile* out,
-                          ProgressMode progress_mode, const NodeFactsHook* node_facts) {
+                          ProgressMode progress_mode, const NodeFacts* node_facts) {
   const std::vector<const Benchmark*> selected = references_after_partners(all_selected, ctx);
   const bool root = ctx.group.rank() == 0;
   auto write = [&](const std::string& line) {
@@ -184,9 +184,9 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
       p.sizes = sizes_for(p.info, ctx.options);
       std::sort(p.sizes.begin(), p.sizes.end(), std::greater<>());
       for (Params& v : b->variants(ctx)) {
-        const bool keep = ctx.options.full || tier_of(p.info.key, v) == Tier::Default;
+        const bool keep = ctx.options.full || tier_of(p.info, v) == Tier::Default;
         if (ctx.group.broadcast(keep ? 1 : 0) == 0) continue;
-        const TierRule* cap = capped_sizes ? size_cap_rule(p.info.key, v) : nullptr;
+        const TierRule* cap = capped_sizes ? size_cap_rule(p.info, v) : nullptr;
         const auto cap_bytes = static_cast<std::uint64_t>(ctx.group.broadcast(cap ? static_cast<std::int64_t>(cap->above_bytes) : 0));
         p.variants.push_back(std::move(v));
         p.size_caps.push_back(cap_bytes);
@@ -205,6 +205,7 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
   // Every rank takes part in the gather, so it happens whether or not there is a hook.
   placement.rank_nics = ctx.group.gather_strings(node_facts ? node_facts->local_nic(ctx) : std::string());
   placement.rank_cpus = ctx.group.gather_strings(this_process_cpus());
+  placement.cpu_cache_bytes = ctx.host.last_level_cache_bytes;
   RunSummary summary;
   for (const Plan& plan : plans) {
     if (plan.unavailable) {
@@ -355,12 +356,10 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
           } else {
             Pending p{bytes, std::move(m), movement};
             if (root) {
-              // Peak and cache residency from the movement, in one place (topology/movement_peak.cpp).
-              PeakAnswer peak = peak_of_movement(p.measured, bytes, ctx.host.last_level_cache_bytes);
-              p.m.movement_direction_bi = movement.direction == MoveDirection::Bi;
-              if (node_facts) node_facts->annotate(plan.info, params, ranks, placement, p.m, peak);
-              p.measured.cache_resident = peak.cache_resident;
-              write(result_record(pending_id(p), p.m, peak, wire ? &*wire : nullptr));
+              // Peak, cache residency and expected goodput: the node's one answer for the movement.
+              const PointFacts facts = node_facts ? node_facts->facts(p.measured, bytes, placement) : PointFacts{};
+              p.measured.cache_resident = facts.peak.cache_resident;
+              write(result_record(pending_id(p), p.m, facts, wire ? &*wire : nullptr));
             }
             ++summary.results;
             progress.point(plan.info, &params, bytes, "ok", &p.m);

@@ -27,8 +27,8 @@ std::vector<const Benchmark*> references_after_partners(const std::vector<const 
 
 // Runs every point; rank 0 appends records to `out` (other ranks pass nullptr). Per-point
 // failures become error records and the run goes on.
-class NodeFactsHook;  // core/node_facts.h
+class NodeFacts;  // core/node_facts.h
 RunSummary run_benchmarks(const std::vector<const Benchmark*>& selected, Context& ctx, RecordFile* out,
-                          ProgressMode progress, const NodeFactsHook* node_facts = nullptr);
+                          ProgressMode progress, const NodeFacts* node_facts = nullptr);
 
 }  // namespace commatlas

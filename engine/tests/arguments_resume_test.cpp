@@ -18,7 +18,7 @@ namespace commatlas {
 namespace {
 
 BenchmarkInfo test_info() {
-  return BenchmarkInfo{"test.copy", Category::ExplicitCopy, Interface::Memcpy, "test", "", Metric::Bandwidth,
+  return BenchmarkInfo{"test.copy", Category::ExplicitCopy, "test", "", Metric::Bandwidth,
                        RankRange{1, 0}, {}, {}};
 }
 
@@ -78,7 +78,7 @@ template <typename Failure>
 class FailsAtFirstSize final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return {"test.fails", Category::Reference, Interface::Harness, "test", "", Metric::Latency, RankRange{1, 0},
+    return {"test.fails", Category::Reference, "test", "", Metric::Latency, RankRange{1, 0},
             {8, 16}, {8, 16}};
   }
   Movement movement(const Context&, const Params&) const override {

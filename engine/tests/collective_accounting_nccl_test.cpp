@@ -65,7 +65,7 @@ double field(const std::string& json, const std::string& name) {
 TEST(CollectiveRecord, AlgbwBusbwGoodputFromTheMedian) {
   // 1 GB allreduce on 4 ranks whose median iteration took 4 ms: algbw 250 GB/s, busbw 1.5 x 250,
   // goodput = buffer bytes (here 2 GB, e.g. send + receive) / time = 500 GB/s.
-  BenchmarkInfo info{"nccl.allreduce", Category::Collective, Interface::Nccl, "mpi-gpu", "", Metric::Bandwidth,
+  BenchmarkInfo info{"nccl.allreduce", Category::Collective, "mpi-gpu", "", Metric::Bandwidth,
                      RankRange{2, 0}, {}, {}};
   Measurement m;
   m.accounting.bytes_per_op = 1e9;

@@ -297,7 +297,7 @@ TEST(Harness, FailedVerifyComesBackNotOk) {
 class NeverCopies final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    BenchmarkInfo i{"test.never_copies", Category::ExplicitCopy, Interface::Memcpy, "test", "", Metric::Bandwidth,
+    BenchmarkInfo i{"test.never_copies", Category::ExplicitCopy, "test", "", Metric::Bandwidth,
                     RankRange{1, 1}, {4096}, {4096}};
     return i;
   }
@@ -351,7 +351,7 @@ class FailsFirstSize final : public Benchmark {
     std::vector<std::vector<Call>>* log_;
   };
   BenchmarkInfo info() const override {
-    return BenchmarkInfo{"test.fails_first_size", Category::ExplicitCopy, Interface::Memcpy, "test", "",
+    return BenchmarkInfo{"test.fails_first_size", Category::ExplicitCopy, "test", "",
                          Metric::Bandwidth, RankRange{1, 1}, {8192, 4096}, {4096}};
   }
   Movement movement(const Context&, const Params&) const override {
@@ -398,7 +398,7 @@ TEST(Runner, AFailedPointDoesNotSizeTheNext) {
 class CappedVariant final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return BenchmarkInfo{"mpi.gpu_aware.capped_for_test", Category::PointToPoint, Interface::Memcpy, "test", "",
+    return BenchmarkInfo{"mpi.gpu_aware.capped_for_test", Category::PointToPoint, "test", "",
                          Metric::Bandwidth, RankRange{1, 0}, {16ull << 20, 1ull << 20}, {1ull << 20}};
   }
   std::vector<Params> variants(const Context&) const override {
@@ -508,7 +508,7 @@ class ThreeSizes final : public Benchmark {
     bool resize(std::uint64_t) override { return true; }
   };
   BenchmarkInfo info() const override {
-    return BenchmarkInfo{"test.three_sizes", Category::ExplicitCopy, Interface::Memcpy, "test", "",
+    return BenchmarkInfo{"test.three_sizes", Category::ExplicitCopy, "test", "",
                          Metric::Bandwidth, RankRange{1, 1}, {4096, 8192, 16384}, {4096}};
   }
   Movement movement(const Context&, const Params&) const override {

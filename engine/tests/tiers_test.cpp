@@ -1,6 +1,6 @@
 // Every tier decision, as a golden list: the variants only `--full` measures and the default
 // variants whose larger sizes only `--full` measures, for every benchmark as listed on a 4-GPU
-// node (fixtures/tiers.txt). Where the rules live may change (core/tiers.cpp today); what the
+// node (fixtures/tiers.txt). Where the rules live may change (each benchmark's BenchmarkInfo today); what the
 // default run measures must not change with it, unnoticed.
 #include <gtest/gtest.h>
 
@@ -25,9 +25,10 @@ std::string golden_path() {
 }
 
 // "<benchmark> <params>: full" or "<benchmark> <params>: default up to <bytes>".
-std::string tier_line(const std::string& key, const Params& p) {
-  if (full_tier_rule(key, p)) return key + " " + p.describe() + ": full";
-  if (const TierRule* cap = size_cap_rule(key, p))
+std::string tier_line(const BenchmarkInfo& info, const Params& p) {
+  const std::string& key = info.key;
+  if (full_tier_rule(info, p)) return key + " " + p.describe() + ": full";
+  if (const TierRule* cap = size_cap_rule(info, p))
     return key + " " + p.describe() + ": default up to " + std::to_string(cap->above_bytes);
   return "";
 }
@@ -45,10 +46,10 @@ TEST(Tiers, EveryTierDecisionIsTheGoldenOne) {
   std::set<std::string> decided;       // this build's tier lines
   std::set<std::string> listed_keys;   // benchmarks that listed a variant here
   for (const Benchmark* b : Registry::instance().all()) {
-    const std::string key = b->info().key;
+    const BenchmarkInfo info = b->info();
     for (const Params& p : b->variants(ctx)) {
-      listed_keys.insert(key);
-      const std::string line = tier_line(key, p);
+      listed_keys.insert(info.key);
+      const std::string line = tier_line(info, p);
       if (!line.empty()) decided.insert(line);
     }
   }

@@ -408,7 +408,7 @@ class PeerCopy final : public Benchmark {
  public:
   explicit PeerCopy(std::vector<std::uint64_t> sizes = {64 << 20}) : sizes_(std::move(sizes)) {}
   BenchmarkInfo info() const override {
-    return BenchmarkInfo{"test.peer_copy", Category::ExplicitCopy, Interface::CopyEngine, "test", "", Metric::Bandwidth,
+    return BenchmarkInfo{"test.peer_copy", Category::ExplicitCopy, "test", "", Metric::Bandwidth,
                          RankRange{1, 1}, sizes_, sizes_};
   }
   Movement movement(const Context&, const Params&) const override { return peer_copy(); }

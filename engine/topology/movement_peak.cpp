@@ -22,20 +22,8 @@ const GpuInfo* find_gpu(const Topology& topo, std::optional<int> gpu) {
   return nullptr;
 }
 
-bool is_collective(Operation op) {
-  switch (op) {
-    case Operation::Allreduce:
-    case Operation::Allgather:
-    case Operation::ReduceScatter:
-    case Operation::Alltoall:
-    case Operation::Broadcast:
-    case Operation::Reduce:
-    case Operation::HaloExchange:
-    case Operation::NeighborExchange:
-    case Operation::BucketedAllreduce: return true;
-    default: return false;
-  }
-}
+// Collectives and patterns: every member of a communicator takes part.
+bool is_collective(Operation op) { return participants_of(kind_of(op)) == "all"; }
 
 bool gpu_side(const Endpoint& e) { return e.memory == Memory::Gpu; }
 
@@ -203,17 +191,15 @@ PeakAnswer host_memory_answer(const Movement& m, const HostMemoryPeak& host_memo
   return known(p, "no host memory peak");
 }
 
-PeakAnswer answer(const Movement& m, std::uint64_t bytes, std::uint64_t cpu_cache_bytes) {
+}  // namespace
+
+PeakAnswer movement_peak(const Movement& m, std::uint64_t bytes, std::uint64_t cpu_cache_bytes) {
   // Host-only runs never start GPU discovery (the CUDA runtime, NVML) just to learn there is none.
   static const Topology no_gpus;
   const bool host_only = !involves_gpu(m);
   return peak_of(m, bytes, host_only ? no_gpus : gpu_topology(), cpu_cache_bytes,
                  host_only ? host_memory_peak() : HostMemoryPeak{});
 }
-
-const bool registered = set_peak_function(&answer);
-
-}  // namespace
 
 PeakAnswer peak_of(const Movement& m, std::uint64_t bytes, const Topology& topo, std::uint64_t cpu_cache_bytes,
                    const HostMemoryPeak& host_memory) {

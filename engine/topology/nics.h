@@ -73,9 +73,9 @@ std::optional<Nic> decode_nic(const std::string& text);
 // "nics": [...], "gpu_nics": [...] into a topology object being written.
 void write_nics_json(const NodeNics& nics, JsonWriter& out);
 
-class NodeFactsHook;
-// The runner's hook (core/node_facts.h) answered from this node's topology and NICs.
-const NodeFactsHook& topology_node_facts();
+class NodeFacts;
+// The node's facts (core/node_facts.h) answered from this node's topology and NICs.
+const NodeFacts& topology_node_facts();
 
 // This node's NICs and the GPU each serves, read once.
 const NodeNics& node_nics();

@@ -11,6 +11,7 @@
 
 #include "core/benchmark.h"  // Peak
 #include "core/json.h"
+#include "core/node_facts.h"  // PeakAnswer
 #include "core/wire.h"
 #include "topology/host_memory.h"
 
@@ -85,6 +86,9 @@ std::optional<Peak> peak_peer(const Topology& topo, int src, int dst);     // NV
 // host's DRAM peak, or why it is not known (host_memory.h).
 PeakAnswer peak_of(const Movement& movement, std::uint64_t bytes, const Topology& topo, std::uint64_t cpu_cache_bytes,
                    const HostMemoryPeak& host_memory = HostMemoryPeak{});
+// peak_of on this node: its GPU topology (not asked for host-only movements) and DRAM peak. The
+// node's facts (node_facts.cpp) start from it.
+PeakAnswer movement_peak(const Movement& movement, std::uint64_t bytes, std::uint64_t cpu_cache_bytes);
 
 // Which GPU link a movement's bytes cross, and so which traffic counters must see them
 // (core/wire.h): PCIe between host memory and a GPU (or for host-staged MPI), the pair's NVLink or

@@ -25,6 +25,9 @@ std::string copy_timing_text(std::size_t legs, bool host_synchronous);
 
 // The info of a copy benchmark that exists once per engine: key "gpu.copy_ce<suffix>" or
 // "gpu.copy_sm<suffix>", its interface, and `what` followed by the engine in words.
+// The tier rule every GPU copy benchmark with a device_alloc choice has (docs/tiers.md).
+TierRule device_pool_tier_rule();
+
 BenchmarkInfo copy_benchmark_info(Engine engine, const std::string& suffix, const std::string& what,
                                   std::vector<std::uint64_t> sizes, std::vector<std::uint64_t> quick_sizes);
 

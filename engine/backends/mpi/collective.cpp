@@ -136,7 +136,7 @@ bool register_mpi_collective(const CollectiveDefinition& definition) {
 }
 
 BenchmarkInfo MpiCollectiveBenchmark::info() const {
-  return {"mpi." + to_string(definition_.op), Category::Collective, Interface::Mpi, "mpi",
+  return {"mpi." + to_string(definition_.op), Category::Collective, "mpi",
           definition_.mpi_call + " over all ranks on " + to_string(memory_) + " buffers, slowest rank per iteration",
           Metric::Bandwidth, RankRange{2, 0}, default_collective_sizes(), {8, 64ull << 10, 4ull << 20}};
 }

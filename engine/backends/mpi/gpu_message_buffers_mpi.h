@@ -34,4 +34,8 @@ int bind_rank_to_gpu(const Group& group);
 // device and managed (first touched by the GPU's copy) in the GPU's memory.
 Endpoint message_place(MemoryKind allocator, std::optional<int> gpu);
 
+// The variants of a GPU message path's benchmarks (mpi.staged.*, mpi.gpu_aware.*) only `--full`
+// measures, for its point-to-point bibw or its other operations (docs/tiers.md).
+std::vector<TierRule> gpu_message_tier_rules(GpuMessagePath path, bool bibw);
+
 }  // namespace commatlas

@@ -30,7 +30,7 @@ std::string launch_words(NcclLaunch launch) {
 
 BenchmarkInfo nccl_info(std::string key, Category category, NcclLaunch launch, std::string description, Metric metric,
                         int min_ranks) {
-  BenchmarkInfo i{std::move(key), category, Interface::Nccl,
+  BenchmarkInfo i{std::move(key), category,
                   launch == NcclLaunch::RankPerProcess ? "mpi-gpu" : "nccl", std::move(description), metric,
                   // Single-process mode is one process however many GPUs it drives.
                   launch == NcclLaunch::RankPerProcess ? RankRange{min_ranks, 0} : RankRange{1, 1}, {}, {}};

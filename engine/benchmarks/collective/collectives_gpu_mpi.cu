@@ -22,11 +22,12 @@ class GpuCollective final : public Benchmark {
     const bool staged = path_ == GpuMessagePath::Staged;
     const CollectiveDefinition* d = find_mpi_collective(op_);
     BenchmarkInfo i{std::string(staged ? "mpi.staged." : "mpi.gpu_aware.") + to_string(op_), Category::Collective,
-                    staged ? Interface::MpiStaged : Interface::MpiGpuAware, "mpi-gpu",
+                    "mpi-gpu",
                     (d ? d->mpi_call : to_string(op_)) + " over all ranks on device buffers, " +
                         (staged ? "staged through pinned host memory" : "handed to MPI directly (GPU-aware)") +
                         ", slowest rank per iteration",
                     Metric::Bandwidth, RankRange{2, 0}, std::vector<std::uint64_t>{8, 64ull << 10, 1ull << 20, 16ull << 20}, {8, 1ull << 20}};
+    i.full_tier = gpu_message_tier_rules(path_, false);
     return i;
   }
 

@@ -55,7 +55,7 @@ class ChaseWorkload final : public Workload {
 class HostPointerChase final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    BenchmarkInfo i{"host.pointer_chase", Category::DirectAccess, Interface::CpuLoadStore, "host",
+    BenchmarkInfo i{"host.pointer_chase", Category::DirectAccess, "host",
                     "CPU dependent-load latency over a random cyclic chain, per working-set size and NUMA pair",
                     Metric::Latency, RankRange{1, 0}, {}, {}};
     i.default_sizes = geometric_sizes(4ull << 10, 256ull << 20, 16);

@@ -18,6 +18,8 @@ struct CopyFamily {
   std::vector<std::uint64_t> sizes, quick_sizes;
   bool needs_two_gpus = false;
   std::vector<CopySpec> (*specs)(int gpus) = nullptr;
+  // Rules that put more of the family's variants in the full tier, beyond device_pool's.
+  std::vector<TierRule> (*full_tier)(Engine engine) = nullptr;
 };
 
 class CopyFamilyBenchmark final : public Benchmark {
@@ -25,7 +27,10 @@ class CopyFamilyBenchmark final : public Benchmark {
   CopyFamilyBenchmark(Engine engine, CopyFamily family) : engine_(engine), family_(std::move(family)) {}
 
   BenchmarkInfo info() const override {
-    return copy_benchmark_info(engine_, family_.suffix, family_.what, family_.sizes, family_.quick_sizes);
+    BenchmarkInfo i = copy_benchmark_info(engine_, family_.suffix, family_.what, family_.sizes, family_.quick_sizes);
+    if (family_.full_tier)
+      for (TierRule& rule : family_.full_tier(engine_)) i.full_tier.push_back(std::move(rule));
+    return i;
   }
 
   std::optional<std::string> unavailable(const Context&) const override {

@@ -12,7 +12,10 @@ class GpuCopyFanout final : public Benchmark {
   explicit GpuCopyFanout(Engine engine) : engine_(engine) {}
 
   BenchmarkInfo info() const override {
-    return copy_benchmark_info(engine_, "_fanout", "one GPU to all others and all to one, at once; ", {256ull << 20}, {64ull << 20});
+    BenchmarkInfo i =
+        copy_benchmark_info(engine_, "_fanout", "one GPU to all others and all to one, at once; ", {256ull << 20}, {64ull << 20});
+    i.full_tier.push_back({{{"root_gpu", "!0"}}, "the same figure as root 0 within 0.2% (one_to_all and all_to_one)"});
+    return i;
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return fewer_than_two_gpus(); }

@@ -59,7 +59,6 @@ class GpuCopyLatency final : public Benchmark {
   BenchmarkInfo info() const override {
     return BenchmarkInfo{"gpu.copy_latency",
                          Category::ExplicitCopy,
-                         Interface::CopyEngine,
                          "gpu",
                          "launch-inclusive latency of one small cudaMemcpyAsync + synchronize: h2d, d2h, d2d, peer",
                          Metric::Latency,

@@ -11,15 +11,17 @@ namespace {
 class GpuCopySmShapes final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return BenchmarkInfo{"gpu.copy_sm_shapes",
+    BenchmarkInfo i{"gpu.copy_sm_shapes",
                          Category::ExplicitCopy,
-                         Interface::SmKernel,
                          "gpu",
                          "SM copy kernel shapes (vector 4/16 B, unroll 1/4, 1-8 blocks per SM): local and peer 0->1",
                          Metric::Bandwidth,
                          RankRange{1, 1},
                          {256ull << 20},
                          {64ull << 20}};
+    i.full_tier = {device_pool_tier_rule(),
+                   {{}, "48 kernel shapes at one size: a tuning study; gpu.copy_sm runs the shape that wins"}};
+    return i;
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }

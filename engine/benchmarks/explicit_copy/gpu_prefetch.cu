@@ -78,7 +78,6 @@ class GpuPrefetch final : public Benchmark {
   BenchmarkInfo info() const override {
     return BenchmarkInfo{"gpu.prefetch",
                          Category::ExplicitCopy,
-                         Interface::Prefetch,
                          "gpu",
                          "cudaMemPrefetchAsync of managed memory host->GPU and GPU->host",
                          Metric::Bandwidth,

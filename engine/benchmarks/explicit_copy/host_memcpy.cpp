@@ -10,7 +10,7 @@ namespace {
 class HostMemcpy final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    BenchmarkInfo i{"host.memcpy", Category::ExplicitCopy, Interface::Memcpy, "host",
+    BenchmarkInfo i{"host.memcpy", Category::ExplicitCopy, "host",
                     "libc memcpy between host buffers, 1 and N threads, per NUMA node pair", Metric::Bandwidth,
                     RankRange{1, 0}, {}, {}};
     i.default_sizes = geometric_sizes(16, 256ull << 20, 16);

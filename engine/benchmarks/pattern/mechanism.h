@@ -72,7 +72,6 @@ using MechanismMaker = std::function<std::unique_ptr<PatternMechanism>(Context&,
 
 struct MechanismSpec {
   Mechanism mechanism;
-  Interface interface;
   std::string key;    // "mpi", "staged", "gpu_aware", "ipc", "nccl": the benchmark key's last part
   std::string suite;  // "mpi" or "mpi-gpu"
   bool on_gpu = false;

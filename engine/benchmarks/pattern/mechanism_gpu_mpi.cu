@@ -139,12 +139,12 @@ int this_rank_gpu(const Context& ctx) { return rank_gpu(ctx.group); }
 
 const bool registered = [] {
   register_pattern_benchmarks(MechanismSpec{
-      Mechanism::MpiStaged, Interface::MpiStaged, "staged", "mpi-gpu", true, true, gpu_mpi_unavailable, this_rank_gpu,
+      Mechanism::MpiStaged, "staged", "mpi-gpu", true, true, gpu_mpi_unavailable, this_rank_gpu,
       [](Context& ctx, std::size_t s, std::size_t r) -> std::unique_ptr<PatternMechanism> {
         return std::make_unique<StagedMechanism>(rank_gpu(ctx.group), s, r);
       }});
   register_pattern_benchmarks(MechanismSpec{
-      Mechanism::MpiGpuAware, Interface::MpiGpuAware, "gpu_aware", "mpi-gpu", true, true,
+      Mechanism::MpiGpuAware, "gpu_aware", "mpi-gpu", true, true,
       [](const Context& ctx) -> std::optional<std::string> {
         if (auto why = gpu_mpi_unavailable(ctx)) return why;
         // A library without CUDA support is never handed a device pointer (it may crash on one).
@@ -155,7 +155,7 @@ const bool registered = [] {
         return std::make_unique<GpuAwareMechanism>(rank_gpu(ctx.group), s, r);
       }});
   register_pattern_benchmarks(MechanismSpec{
-      Mechanism::CudaIpcCe, Interface::CudaIpc, "ipc", "mpi-gpu", true, false,
+      Mechanism::CudaIpcCe, "ipc", "mpi-gpu", true, false,
       [](const Context& ctx) -> std::optional<std::string> {
         if (auto why = gpu_mpi_unavailable(ctx)) return why;
         if (ctx.group.local_size() != ctx.group.size()) return std::string("CUDA IPC needs every rank on one node");

@@ -94,7 +94,7 @@ class HostMpiMechanism final : public MpiPatternMechanism {
 };
 
 const bool registered = register_pattern_benchmarks(MechanismSpec{
-    Mechanism::MpiHost, Interface::Mpi, "mpi", "mpi", false, true,
+    Mechanism::MpiHost, "mpi", "mpi", false, true,
     [](const Context& ctx) { return mpi_run_unavailable(ctx); }, nullptr,
     [](Context&, std::size_t send_bytes, std::size_t recv_bytes) -> std::unique_ptr<PatternMechanism> {
       return std::make_unique<HostMpiMechanism>(send_bytes, recv_bytes);

@@ -74,7 +74,7 @@ class NcclMechanism final : public OnDeviceArena<PatternMechanism> {
 };
 
 const bool registered = register_pattern_benchmarks(MechanismSpec{
-    Mechanism::Nccl, Interface::Nccl, "nccl", "mpi-gpu", true, true,
+    Mechanism::Nccl, "nccl", "mpi-gpu", true, true,
     [](const Context& ctx) { return nccl_unavailable(NcclLaunch::RankPerProcess, ctx, 2); },
     [](const Context& ctx) { return ctx.group.local_rank() % std::max(gpu_count(), 1); },
     [](Context& ctx, std::size_t s, std::size_t r) -> std::unique_ptr<PatternMechanism> {

@@ -313,7 +313,7 @@ class PatternBenchmark final : public Benchmark {
   PatternBenchmark(PatternKind kind, MechanismSpec spec) : kind_(kind), spec_(std::move(spec)) {}
 
   BenchmarkInfo info() const override {
-    BenchmarkInfo i{"pattern." + name() + "." + spec_.key, Category::Pattern, spec_.interface, spec_.suite, "",
+    BenchmarkInfo i{"pattern." + name() + "." + spec_.key, Category::Pattern, spec_.suite, "",
                     Metric::Latency, RankRange{2, 0}, {}, {}};
     const std::string how = " (" + to_string(spec_.mechanism) + "), one step timed, slowest rank";
     switch (kind_) {

@@ -9,7 +9,7 @@ namespace {
 class MpiBandwidth final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return {"mpi.bandwidth", Category::PointToPoint, Interface::Mpi, "mpi",
+    return {"mpi.bandwidth", Category::PointToPoint, "mpi",
             "windows of 64 MPI_Isend rank 0 -> 1 on host buffers, acked (osu_bw)", Metric::Bandwidth,
             RankRange{2, 0}, {1, 64, 4096, 64ull << 10, 1ull << 20, 16ull << 20}, {4096, 1ull << 20}};
   }

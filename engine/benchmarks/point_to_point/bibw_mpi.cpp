@@ -9,7 +9,7 @@ namespace {
 class MpiBidirectionalBandwidth final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return {"mpi.bibw", Category::PointToPoint, Interface::Mpi, "mpi",
+    return {"mpi.bibw", Category::PointToPoint, "mpi",
             "windows of 64 messages each way between ranks 0 and 1 at once on host buffers, sum of both (osu_bibw)",
             Metric::Bandwidth, RankRange{2, 0}, {1, 64, 4096, 64ull << 10, 1ull << 20, 16ull << 20}, {4096, 1ull << 20}};
   }

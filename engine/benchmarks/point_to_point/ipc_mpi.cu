@@ -208,7 +208,7 @@ class IpcBenchmark final : public Benchmark {
 
   BenchmarkInfo info() const override {
     const bool latency = protocol_ == IpcProtocol::PingPong;
-    BenchmarkInfo i{latency ? "ipc.pingpong" : "ipc.bandwidth", Category::PointToPoint, Interface::CudaIpc, "mpi-gpu",
+    BenchmarkInfo i{latency ? "ipc.pingpong" : "ipc.bandwidth", Category::PointToPoint, "mpi-gpu",
                     latency ? "CUDA IPC ping-pong between ranks 0 and 1 (copy + flag in peer memory), half round trip"
                             : "CUDA IPC copy from rank 0's GPU straight into rank 1's buffer, back to back",
                     latency ? Metric::Latency : Metric::Bandwidth, RankRange{2, 0}, {}, {8, 1ull << 20, 256ull << 20}};

@@ -32,13 +32,14 @@ class GpuP2p final : public Benchmark {
   BenchmarkInfo info() const override {
     const bool staged = path_ == GpuMessagePath::Staged;
     BenchmarkInfo i{std::string(staged ? "mpi.staged." : "mpi.gpu_aware.") + protocol_.name, Category::PointToPoint,
-                    staged ? Interface::MpiStaged : Interface::MpiGpuAware, "mpi-gpu",
+                    "mpi-gpu",
                     std::string(protocol_.what) + " between ranks 0 and 1 on GPU-allocated buffers, " +
                         (staged ? "staged through pinned host memory" : "handed to MPI directly (GPU-aware)"),
                     protocol_.metric, RankRange{2, 0}, {}, {8, 4096, 1ull << 20}};
     // A window is 64 messages: at 16 MiB one operation already moves 1 GiB (the 64 MiB windows
     // took 12 s of host-staged MPI in a two-GPU default run; --sizes reaches them).
     i.default_sizes = transfer_sizes(8, protocol_.protocol == P2pProtocol::PingPong ? 1ull << 20 : 16ull << 20);
+    i.full_tier = gpu_message_tier_rules(path_, protocol_.protocol == P2pProtocol::Bidirectional);
     return i;
   }
 

@@ -9,7 +9,7 @@ namespace {
 class MpiPingPong final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return {"mpi.pingpong", Category::PointToPoint, Interface::Mpi, "mpi",
+    return {"mpi.pingpong", Category::PointToPoint, "mpi",
             "MPI_Send/MPI_Recv ping-pong between ranks 0 and 1 on host buffers, half round trip (osu_latency)",
             Metric::Latency, RankRange{2, 0}, {1, 64, 4096, 64ull << 10, 1ull << 20}, {8, 4096}};  // the sizes the OSU comparison uses
   }

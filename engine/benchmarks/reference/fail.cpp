@@ -30,7 +30,7 @@ class FailingWorkload final : public Workload {
 class Fail final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return {"reference.fail", Category::Reference, Interface::Harness, "host",
+    return {"reference.fail", Category::Reference, "host",
             "always fails: exercises error records (only with COMMATLAS_TEST_FAIL=1)", Metric::Latency,
             RankRange{1, 0}, {8}, {8}};
   }

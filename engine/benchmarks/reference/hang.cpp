@@ -31,7 +31,7 @@ class HangingWorkload final : public Workload {
 class Hang final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return {"reference.hang", Category::Reference, Interface::Harness, "host",
+    return {"reference.hang", Category::Reference, "host",
             "never finishes: exercises the watchdog (only with COMMATLAS_TEST_HANG=1)", Metric::Latency,
             RankRange{1, 0}, {8}, {8}};
   }

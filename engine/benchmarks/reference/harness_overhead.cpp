@@ -30,7 +30,7 @@ class EmptyWorkload final : public Workload {
 class HarnessOverhead final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    BenchmarkInfo i{"reference.harness_overhead", Category::Reference, Interface::Harness, "host",
+    BenchmarkInfo i{"reference.harness_overhead", Category::Reference, "host",
                     "cost of one timed operation of the harness itself (an empty operation)", Metric::Latency,
                     RankRange{1, 0}, {}, {}};
     i.default_sizes = {1};

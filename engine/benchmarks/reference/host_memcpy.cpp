@@ -58,7 +58,7 @@ class BareLoopMemcpy final : public Workload {
 class HostMemcpyReference final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    BenchmarkInfo i{"reference.host_memcpy", Category::Reference, Interface::Harness, "host",
+    BenchmarkInfo i{"reference.host_memcpy", Category::Reference, "host",
                     "bare loop over host.memcpy's own operation, one clock pair per sample: what the harness adds",
                     Metric::Bandwidth, RankRange{1, 0}, {}, {}};
     // A few of host.memcpy's own sizes, so every point has a partner to be compared with, and its

@@ -87,7 +87,7 @@ class BarePingPong final : public Workload {
 class ReferenceMpiPingPong final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return {"reference.mpi_pingpong", Category::Reference, Interface::Mpi, "mpi",
+    return {"reference.mpi_pingpong", Category::Reference, "mpi",
             "bare osu_latency loop (one MPI_Wtime pair around 1000 round trips) to check mpi.pingpong against",
             Metric::Latency, RankRange{2, 0}, {1, 64ull << 10}, {8}};  // sizes mpi.pingpong has
   }
