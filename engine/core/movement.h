@@ -65,6 +65,7 @@ namespace commatlas {
   X(CudaIpcCe,     "cuda_ipc_ce",    "CUDA IPC handle, copy engine into the peer's buffer")         \
   X(CudaIpcSm,     "cuda_ipc_sm",    "CUDA IPC handle, SM copy kernel into the peer's buffer")      \
   X(Nccl,          "nccl",           "NCCL (AMD: RCCL)")                                            \
+  X(GpuInitiated,  "gpu_initiated",  "a kernel stores into the peer GPU's memory and raises a flag there") \
   X(Harness,       "harness",        "the timing harness alone")
 
 #define COMMATLAS_MEMORIES(X)                                                                      \
