@@ -7,6 +7,7 @@
 #ifndef COMMATLAS_HIP
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "backends/cuda/device_pattern.h"
@@ -46,6 +47,7 @@ struct Args {
   int chunks;
   bool initiator;
   bool move;  // false: the planted no-op (flags only, no payload)
+  u64 flag_lag;  // test-only: flags raised this much too low (COMMATLAS_TEST_GI_WRONG_FLAG), never answered
 };
 
 // Spins until *flag >= target. False when this GPU gave up (timeout here or elsewhere).
@@ -87,7 +89,7 @@ __device__ void send_chunk(const Args& a, int c, u64 seq) {
     for (std::size_t i = begin + vectors * 16 + threadIdx.x; i < end; i += blockDim.x) a.peer_inbox[i] = a.src[i];
   }
   __syncthreads();
-  if (threadIdx.x == 0) store_release_sys(a.peer_control + c, seq);
+  if (threadIdx.x == 0) store_release_sys(a.peer_control + c, seq - a.flag_lag);
 }
 
 // `round_trips` ping-pongs (plus one untimed handshake when `handshake`); block b stores chunks b,
@@ -144,12 +146,19 @@ __global__ void stream_send_kernel(Args a, std::int64_t samples, std::int64_t op
 // Bandwidth, receiver (one block): "ready", then per sample every chunk flag at the sample's last
 // message, then the acknowledgement into the sender's memory.
 __global__ void stream_recv_kernel(Args a, std::int64_t samples, std::int64_t ops, u64 first_seq, u64 first_ack) {
-  if (threadIdx.x == 0) store_release_sys(a.peer_control + kAck, first_ack);
+  if (threadIdx.x == 0) store_release_sys(a.peer_control + kAck, first_ack - a.flag_lag);
   for (std::int64_t s = 0; s < samples; ++s) {
     const u64 last = first_seq + static_cast<u64>((s + 1) * ops) - 1;
     if (!block_wait_all(a, a.own_control, a.chunks, last)) return;
-    if (threadIdx.x == 0) store_release_sys(a.peer_control + kAck, first_ack + static_cast<u64>(s) + 1);
+    if (threadIdx.x == 0) store_release_sys(a.peer_control + kAck, first_ack + static_cast<u64>(s) + 1 - a.flag_lag);
   }
+}
+
+// The self-check's planted fault: the answering side raises every flag one short, so the side
+// that waits for it must fail with a timeout, never hang and never report a figure.
+bool test_wrong_flag() {
+  const char* v = std::getenv("COMMATLAS_TEST_GI_WRONG_FLAG");
+  return v && *v && std::strcmp(v, "0") != 0;
 }
 
 Args args_of(Side& s, const Chunking& ch, std::size_t bytes, bool move, bool with_times) {
@@ -165,6 +174,7 @@ Args args_of(Side& s, const Chunking& ch, std::size_t bytes, bool move, bool wit
   a.chunks = ch.chunks;
   a.initiator = s.initiator;
   a.move = move;
+  a.flag_lag = !s.initiator && test_wrong_flag() ? 1 : 0;
   return a;
 }
 
@@ -220,6 +230,12 @@ Side::Side(int device_, std::size_t bytes)
   COMMATLAS_GPU_CHECK(cudaMemset(control.data(), 0, control.bytes()));
   *status.as<int>() = 0;
   sms = gpu::sm_count(device);
+  // With lazy module loading a kernel's first launch loads its module and waits for the device: a
+  // first launch queued behind a start-blocking kernel would deadlock. Load them all now.
+  cudaFuncAttributes attributes;
+  COMMATLAS_GPU_CHECK(cudaFuncGetAttributes(&attributes, pingpong_kernel));
+  COMMATLAS_GPU_CHECK(cudaFuncGetAttributes(&attributes, stream_send_kernel));
+  COMMATLAS_GPU_CHECK(cudaFuncGetAttributes(&attributes, stream_recv_kernel));
 }
 
 Side::~Side() {
