@@ -20,6 +20,7 @@ from commatlas.agreement import MEANING
 from commatlas.osu import comparison_rows
 from commatlas.pair_matrix import matrix_table, pair_matrices
 from commatlas.report.bestmap import bands, host_memory_peak_line, map_rows
+from commatlas.report.findings import launch_note
 from commatlas.results import ResultsError, run_from_records
 from commatlas.selection import short_reason
 from commatlas.units import format_ratio, format_size
@@ -160,6 +161,9 @@ def print_summary(console: Console, records: list[dict[str, Any]]) -> None:
         peak_line = host_memory_peak_line(run)
         if peak_line:
             parts.append(peak_line)
+        note = launch_note(answers)
+        if note:
+            parts.append(note)
     if run.undeclared:
         parts.append(f"{run.undeclared} result(s) declare no movement (written before the engine declared "
                      "movements): they are not in the map.")

@@ -11,7 +11,7 @@ from commatlas import harness_check, osu
 from commatlas.records import read_records
 from commatlas.repeats import benchmark_spreads
 from commatlas.report import bestmap, figures, machine, multinode, variability
-from commatlas.report.findings import mechanism_name
+from commatlas.report.findings import launch_note, mechanism_name
 from commatlas.report.templating import render
 from commatlas.units import format_size
 from commatlas.outputs import write_atomically
@@ -91,6 +91,7 @@ def build_context(run: Run, allocator: str | None = None, library: str | None = 
         rows=rows,
         columns=bestmap.map_columns(rows, bins),
         peak_line=bestmap.host_memory_peak_line(run),
+        launch_note=launch_note(answers),
         fixed_rows=fixed_rows,
         fixed_columns=bestmap.map_columns(fixed_rows, bins),
         fixed_notes=fixed_notes,
