@@ -8,7 +8,6 @@
 
 #include "backends/cuda/device_pattern.h"
 #include "backends/mpi/ipc_exchange_mpi.h"
-#include "backends/mpi/point_to_point.h"
 #include "core/all_ranks.h"
 #include "core/registry.h"
 #include "core/sizes.h"
@@ -164,11 +163,13 @@ class IpcBenchmark final : public Benchmark {
   }
 
   Movement movement(const Context&, const Params& p) const override {
-    Movement m = p2p_movement(protocol_ == Protocol::PingPong ? P2pProtocol::PingPong : P2pProtocol::Unidirectional,
-                              Mechanism::GpuInitiated, gpu_memory(gpu_of_rank(p, 0), "device"),
-                              gpu_memory(gpu_of_rank(p, 1), "device"));
-    keep_choices(m, p, {"launch_mode", "mapping"});
-    return m;
+    const bool latency = protocol_ == Protocol::PingPong;
+    Endpoint from = gpu_memory(gpu_of_rank(p, 0), "device"), to = gpu_memory(gpu_of_rank(p, 1), "device");
+    from.rank = kOrigin;
+    to.rank = kPeer;
+    return movement_between(latency ? Operation::PingPong : Operation::SendRecv,
+                            latency ? MoveDirection::HalfRoundTrip : MoveDirection::Uni, Mechanism::GpuInitiated, from, to,
+                            p, {"launch_mode", "mapping"});
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
