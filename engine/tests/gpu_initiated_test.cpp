@@ -9,7 +9,7 @@
 
 #if defined(COMMATLAS_HAVE_CUDA) && !defined(COMMATLAS_HIP)
 #include "backends/cuda/memory.h"
-#include "benchmarks/point_to_point/gpu_initiated.h"
+#include "transport/gpu_initiated.h"
 
 namespace commatlas {
 namespace {

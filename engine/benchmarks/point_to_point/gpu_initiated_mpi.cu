@@ -1,10 +1,11 @@
-// The GPU-initiated link across processes (gpu_initiated.h): ranks 0 and 1, one GPU each, map
-// each other's inbox and control words with CUDA IPC once, then their kernels store and flag
-// straight into the peer's memory (gpu_initiated.ipc.pingpong, gpu_initiated.ipc.bandwidth;
-// suite mpi-gpu). NVIDIA only, as the kernels are.
-#include "benchmarks/point_to_point/gpu_initiated.h"
+// The GPU-initiated link across processes (transport/gpu_initiated.h): ranks 0 and 1, one GPU
+// each, map each other's inbox and control words with CUDA IPC once, then their kernels store and
+// flag straight into the peer's memory (gpu_initiated.ipc.pingpong, gpu_initiated.ipc.bandwidth;
+// suite mpi-gpu), for a tree without the transport layer's protocol workload: where it is present,
+// transport/gpu_initiated_mpi.cu registers the same keys as a transport. NVIDIA only.
+#if !__has_include("transport/protocol_workload.h") && !defined(COMMATLAS_HIP)
 
-#ifndef COMMATLAS_HIP
+#include "transport/gpu_initiated.h"
 
 #include "backends/cuda/device_pattern.h"
 #include "backends/mpi/ipc_exchange_mpi.h"
@@ -18,13 +19,13 @@ namespace {
 constexpr int kOrigin = 0;
 constexpr int kPeer = 1;
 
-enum class Protocol { PingPong, OneWay };
+enum class Kind { PingPong, OneWay };
 
 std::uint64_t rank_seed(std::uint64_t run_seed, int rank) { return run_seed * 7919ull + static_cast<std::uint64_t>(rank) + 5; }
 
 class IpcWorkload final : public Workload {
  public:
-  IpcWorkload(Context& ctx, Protocol protocol, LaunchMode mode, std::size_t bytes)
+  IpcWorkload(Context& ctx, Kind protocol, LaunchMode mode, std::size_t bytes)
       : group_(ctx.group), protocol_(protocol), mode_(mode), bytes_(bytes), allocated_(bytes), rank_(ctx.group.rank()) {
     const int device = ctx.group.local_rank() % gpu_count();
     if (active()) {
@@ -66,7 +67,7 @@ class IpcWorkload final : public Workload {
   }
 
   Accounting accounting() const override {
-    Accounting a = protocol_ == Protocol::PingPong ? pingpong_accounting(mode_, bytes_, "CUDA IPC mapping")
+    Accounting a = protocol_ == Kind::PingPong ? pingpong_accounting(mode_, bytes_, "CUDA IPC mapping")
                                                    : stream_accounting(bytes_, "CUDA IPC mapping");
     a.timing += "; one MPI rank per GPU, rank 0's figure";
     return a;
@@ -75,7 +76,7 @@ class IpcWorkload final : public Workload {
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
     if (!active()) return;
     const bool move = !planted_no_move();  // test-only (COMMATLAS_TEST_SKIP_MOVE): flags only
-    if (protocol_ == Protocol::PingPong)
+    if (protocol_ == Kind::PingPong)
       link_->pingpong(mode_, bytes_, samples, ops, move, seconds);
     else
       link_->stream(bytes_, samples, ops, move, seconds);
@@ -84,8 +85,8 @@ class IpcWorkload final : public Workload {
   Verification verify() override {
     group_.barrier();  // the peer's kernels are done (each rank synchronised its stream)
     if (!active()) return {true, 0, ""};
-    const std::string bad = link_->check(bytes_, protocol_ == Protocol::PingPong);
-    const bool receives = protocol_ == Protocol::PingPong || rank_ == kPeer;
+    const std::string bad = link_->check(bytes_, protocol_ == Kind::PingPong);
+    const bool receives = protocol_ == Kind::PingPong || rank_ == kPeer;
     return {bad.empty(), bad.empty() && receives ? bytes_ : 0, bad};
   }
   VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
@@ -107,7 +108,7 @@ class IpcWorkload final : public Workload {
   }
 
   Group& group_;
-  Protocol protocol_;
+  Kind protocol_;
   LaunchMode mode_;
   std::size_t bytes_;
   std::size_t allocated_;
@@ -120,10 +121,10 @@ class IpcWorkload final : public Workload {
 
 class IpcBenchmark final : public Benchmark {
  public:
-  explicit IpcBenchmark(Protocol protocol) : protocol_(protocol) {}
+  explicit IpcBenchmark(Kind protocol) : protocol_(protocol) {}
 
   BenchmarkInfo info() const override {
-    const bool latency = protocol_ == Protocol::PingPong;
+    const bool latency = protocol_ == Kind::PingPong;
     BenchmarkInfo i{latency ? "gpu_initiated.ipc.pingpong" : "gpu_initiated.ipc.bandwidth",
                     Category::PointToPoint,
                     Interface::SmKernel,
@@ -152,24 +153,11 @@ class IpcBenchmark final : public Benchmark {
   }
 
   std::vector<Params> variants(const Context&) const override {
-    std::vector<Params> out;
-    const bool latency = protocol_ == Protocol::PingPong;
-    for (LaunchMode m : kLaunchModes) {
-      if (!latency && m != LaunchMode::Persistent) continue;
-      out.push_back(Params{{"gpus", std::string("0,1")}, {"direction", std::string(latency ? "half_round_trip" : "uni")},
-                           {"launch_mode", to_string(m)}, {"mapping", std::string("cuda_ipc")}});
-    }
-    return out;
+    return link_variants(protocol_ == Kind::PingPong, "cuda_ipc");
   }
 
   Movement movement(const Context&, const Params& p) const override {
-    const bool latency = protocol_ == Protocol::PingPong;
-    Endpoint from = gpu_memory(gpu_of_rank(p, 0), "device"), to = gpu_memory(gpu_of_rank(p, 1), "device");
-    from.rank = kOrigin;
-    to.rank = kPeer;
-    return movement_between(latency ? Operation::PingPong : Operation::SendRecv,
-                            latency ? MoveDirection::HalfRoundTrip : MoveDirection::Uni, Mechanism::GpuInitiated, from, to,
-                            p, {"launch_mode", "mapping"});
+    return link_movement(protocol_ == Kind::PingPong, p, /*ranks=*/true);
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
@@ -178,11 +166,11 @@ class IpcBenchmark final : public Benchmark {
   }
 
  private:
-  Protocol protocol_;
+  Kind protocol_;
 };
 
-COMMATLAS_REGISTER_BENCHMARK(IpcBenchmark, Protocol::PingPong);
-COMMATLAS_REGISTER_BENCHMARK(IpcBenchmark, Protocol::OneWay);
+COMMATLAS_REGISTER_BENCHMARK(IpcBenchmark, Kind::PingPong);
+COMMATLAS_REGISTER_BENCHMARK(IpcBenchmark, Kind::OneWay);
 
 }  // namespace
 }  // namespace commatlas::gi

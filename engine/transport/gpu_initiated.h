@@ -31,8 +31,11 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/device_pattern.h"
 #include "backends/cuda/memory.h"
 #include "core/benchmark.h"
+#include "core/error.h"
+#include "transport/transport.h"
 
 namespace commatlas::gi {
 
@@ -106,10 +109,10 @@ class Link {
  public:
   explicit Link(std::vector<Side*> sides) : sides_(std::move(sides)) {}
 
-  // Ping-pong round trips: appends one per-op figure (half a round trip) per sample when this
-  // process holds the initiator.
+  // Ping-pong round trips: appends one per-op figure per sample when this process holds the
+  // initiator, half a round trip (`halve`) or a whole one.
   void pingpong(LaunchMode mode, std::size_t bytes, std::int64_t samples, std::int64_t ops, bool move,
-                std::vector<double>& seconds);
+                std::vector<double>& seconds, bool halve = true);
   // One-way messages back to back, a flag per chunk; the receiver acknowledges each sample's last
   // message. Appends per-message seconds per sample on the initiator (the sender).
   void stream(std::size_t bytes, std::int64_t samples, std::int64_t ops, bool move, std::vector<double>& seconds);
@@ -119,9 +122,10 @@ class Link {
   // Byte check of each inbox that receives in `pingpong` (both) or `stream` (the receiver's):
   // empty when every byte is right, else where the first wrong one is.
   std::string check(std::size_t bytes, bool both_ways);
+  // Throws MeasurementError when a spin of this process's GPUs timed out.
+  void raise_timeouts();
 
  private:
-  void raise_timeouts();
   std::vector<Side*> sides_;
   std::uint64_t stream_seq_ = 0;  // last chunk sequence of the bandwidth protocol
   std::uint64_t ack_seq_ = 0;     // last acknowledgement of the bandwidth protocol
@@ -130,5 +134,100 @@ class Link {
 // The accounting words of each protocol and mode; `mapping` is "peer access" or "CUDA IPC".
 Accounting pingpong_accounting(LaunchMode mode, std::size_t bytes, const std::string& mapping);
 Accounting stream_accounting(std::size_t bytes, const std::string& mapping);
+
+// The variants of the ping-pong (every launch mode) or the one-way bandwidth (persistent), between
+// GPUs 0 and 1; `mapping` is the record's "peer_access" or "cuda_ipc".
+std::vector<Params> link_variants(bool pingpong, const std::string& mapping);
+// Device buffers of GPUs 0 and 1 (of ranks 0 and 1 where `ranks`): a half round trip or a send.
+Movement link_movement(bool pingpong, const Params& variant, bool ranks);
+
+// The mechanism as a transport (transport.h): the sides this process holds and the link over them.
+// Every protocol runs natively; the generic primitives and the patterns are refused.
+class GpuInitiatedTransport : public Transport {
+ public:
+  GpuInitiatedTransport(LaunchMode mode, std::string mapping) : mode_(mode), mapping_(std::move(mapping)) {}
+
+  TransportClock clock() const override { return TransportClock::Stream; }
+  std::string describe() const override { return "GPU-initiated stores and flags (" + mapping_ + ")"; }
+  bool supports(Protocol p) const override { return p != Protocol::Bibw; }
+  ProtocolWords words(Protocol p) const override {
+    const Accounting a = p == Protocol::PingPong ? pingpong_accounting(mode_, 0, mapping_) : stream_accounting(0, mapping_);
+    return {a.timing, a.latency_includes};
+  }
+  // The protocol workload's accounting asks these (virtual in the transport layer's Transport).
+  double min_sample_s() const { return pingpong_accounting(mode_, 0, mapping_).min_sample_s; }
+  bool one_op_per_sample(Protocol p) const { return p == Protocol::PingPong && mode_ == LaunchMode::LaunchIncluded; }
+
+  std::vector<int> local_ends() const override { return ends_; }
+
+  void fill_send(int end, std::size_t bytes, std::uint64_t seed) override {
+    Side& s = side(end);
+    DeviceScope scope(s.device);
+    fill_pattern_on_device(s.send.data(), bytes, seed, s.stream.get());
+    s.stream.synchronize();
+  }
+  void poison_recv(int end, std::size_t bytes) override {
+    Side& s = side(end);
+    DeviceScope scope(s.device);
+    poison_on_device(s.inbox.data(), bytes, s.stream.get());
+    s.stream.synchronize();
+  }
+  std::size_t check_recv(int end, std::size_t bytes, std::uint64_t seed) override {
+    Side& s = side(end);
+    DeviceScope scope(s.device);
+    return find_mismatch_on_device(s.inbox.data(), bytes, seed, s.stream.get());
+  }
+
+  // Every operation runs natively: the generic loop never calls these.
+  void transfer(int, int, std::size_t) override { refuse("a generic transfer"); }
+  void window(int, int, std::size_t) override { refuse("a generic window"); }
+  void time(Protocol, std::int64_t, std::int64_t, std::vector<double>&, const std::function<void()>&) override {
+    refuse("the generic loop");
+  }
+  bool run_native(Protocol p, std::size_t bytes, std::int64_t samples, std::int64_t ops, std::vector<double>& seconds,
+                  bool move) override {
+    if (p == Protocol::PingPong)
+      link_->pingpong(mode_, bytes, samples, ops, move, seconds, /*halve=*/false);  // the protocol halves
+    else
+      link_->stream(bytes, samples, ops, move, seconds);
+    return true;
+  }
+  void check_run() override { link_->raise_timeouts(); }
+
+  void* send_home() override { refuse("patterns"); }
+  void* recv_home() override { refuse("patterns"); }
+  void* allocate(std::size_t) override { refuse("patterns"); }
+  void upload(void*, const void*, std::size_t) override { refuse("patterns"); }
+  void download(void*, const void*, std::size_t) override { refuse("patterns"); }
+  void fill(void*, unsigned char, std::size_t) override { refuse("patterns"); }
+  void pack(const HaloGeometry&, const double*, void*) override { refuse("patterns"); }
+  void unpack(const HaloGeometry&, const void*, double*) override { refuse("patterns"); }
+  void exchange(const std::vector<PeerMessage>&, const std::vector<PeerMessage>&) override { refuse("patterns"); }
+  void exchange_counts(const std::vector<PeerMessage>&, const std::vector<std::uint64_t>&, const std::vector<PeerMessage>&,
+                       std::vector<std::uint64_t>&) override {
+    refuse("patterns");
+  }
+
+ protected:
+  [[noreturn]] static void refuse(const std::string& what) {
+    throw MeasurementError("the GPU-initiated transport runs no " + what + ": its protocols run natively");
+  }
+  Side& side(int end) {
+    for (std::size_t i = 0; i < ends_.size(); ++i)
+      if (ends_[i] == end) return *sides_[i];
+    throw MeasurementError("end " + std::to_string(end) + " is not driven by this process");
+  }
+  void start_link() {
+    std::vector<Side*> raw;
+    for (auto& s : sides_) raw.push_back(s.get());
+    link_ = std::make_unique<Link>(raw);
+  }
+
+  LaunchMode mode_;
+  std::string mapping_;
+  std::vector<int> ends_;
+  std::vector<std::unique_ptr<Side>> sides_;
+  std::unique_ptr<Link> link_;
+};
 
 }  // namespace commatlas::gi
