@@ -86,32 +86,28 @@ std::optional<std::string> pattern_unavailable(const Context& ctx) {
 
 int this_rank_gpu(const Context& ctx) { return rank_gpu(ctx.group); }
 
-struct ProtocolText {
-  Protocol protocol;
-  const char* name;
-  Metric metric;
-  const char* what;
-};
-
-constexpr ProtocolText kProtocols[] = {
-    {Protocol::PingPong, "pingpong", Metric::Latency, "MPI_Send/MPI_Recv ping-pong, half round trip (osu_latency)"},
-    {Protocol::Bandwidth, "bandwidth", Metric::Bandwidth, "windows of 64 MPI_Isend 0 -> 1 (osu_bw)"},
-    {Protocol::Bibw, "bibw", Metric::Bandwidth, "windows of 64 messages each way at once (osu_bibw)"},
-};
+const char* protocol_words(Protocol p) {
+  switch (p) {
+    case Protocol::PingPong: return "MPI_Send/MPI_Recv ping-pong, half round trip (osu_latency)";
+    case Protocol::Bandwidth: return "windows of 64 MPI_Isend 0 -> 1 (osu_bw)";
+    case Protocol::Bibw: return "windows of 64 messages each way at once (osu_bibw)";
+  }
+  return "";
+}
 
 std::vector<ProtocolBenchmark> protocols(GpuMessagePath path) {
   const bool staged = path == GpuMessagePath::Staged;
   std::vector<ProtocolBenchmark> out;
-  for (const ProtocolText& p : kProtocols) {
-    BenchmarkInfo i{std::string(staged ? "mpi.staged." : "mpi.gpu_aware.") + p.name, Category::PointToPoint,
+  for (Protocol p : kProtocols) {
+    BenchmarkInfo i{std::string(staged ? "mpi.staged." : "mpi.gpu_aware.") + protocol_name(p), Category::PointToPoint,
                     staged ? Interface::MpiStaged : Interface::MpiGpuAware, "mpi-gpu",
-                    std::string(p.what) + " between ranks 0 and 1 on GPU-allocated buffers, " +
+                    std::string(protocol_words(p)) + " between ranks 0 and 1 on GPU-allocated buffers, " +
                         (staged ? "staged through pinned host memory" : "handed to MPI directly (GPU-aware)"),
-                    p.metric, RankRange{2, 0}, {}, {8, 4096, 1ull << 20}};
+                    protocol_metric(p), RankRange{2, 0}, {}, {8, 4096, 1ull << 20}};
     // A window is 64 messages: at 16 MiB one operation already moves 1 GiB (the 64 MiB windows
     // took 12 s of host-staged MPI in a two-GPU default run; --sizes reaches them).
-    i.default_sizes = transfer_sizes(8, p.protocol == Protocol::PingPong ? 1ull << 20 : 16ull << 20);
-    out.push_back({p.protocol, i});
+    i.default_sizes = transfer_sizes(8, p == Protocol::PingPong ? 1ull << 20 : 16ull << 20);
+    out.push_back({p, i});
   }
   return out;
 }

@@ -215,25 +215,21 @@ class NcclTransport final : public Transport {
   std::uint64_t* counts_ = nullptr;
 };
 
-struct SendRecvKind {
-  Protocol protocol;
-  const char* name;
-  Metric metric;
-  const char* description;
-};
-
-constexpr SendRecvKind kKinds[] = {
-    {Protocol::PingPong, "pingpong", Metric::Latency, "NCCL send/recv ping-pong between GPUs 0 and 1, half round trip"},
-    {Protocol::Bandwidth, "bandwidth", Metric::Bandwidth, "NCCL send/recv GPU 0 -> GPU 1, back to back"},
-    {Protocol::Bibw, "bibw", Metric::Bandwidth, "NCCL send/recv both ways between GPUs 0 and 1 at once"},
-};
+const char* protocol_words(Protocol p) {
+  switch (p) {
+    case Protocol::PingPong: return "NCCL send/recv ping-pong between GPUs 0 and 1, half round trip";
+    case Protocol::Bandwidth: return "NCCL send/recv GPU 0 -> GPU 1, back to back";
+    case Protocol::Bibw: return "NCCL send/recv both ways between GPUs 0 and 1 at once";
+  }
+  return "";
+}
 
 TransportSpec nccl_spec(NcclLaunch launch) {
   const std::string prefix = launch == NcclLaunch::RankPerProcess ? "nccl." : "nccl.single.";
   std::vector<ProtocolBenchmark> protocols;
-  for (const SendRecvKind& k : kKinds)
-    protocols.push_back({k.protocol, nccl_info(prefix + k.name, Category::PointToPoint, launch,
-                                               std::string(k.description) + ", " + launch_words(launch), k.metric, 2)});
+  for (Protocol p : kProtocols)
+    protocols.push_back({p, nccl_info(prefix + protocol_name(p), Category::PointToPoint, launch,
+                                      std::string(protocol_words(p)) + ", " + launch_words(launch), protocol_metric(p), 2)});
   TransportSpec spec{Mechanism::Nccl, Interface::Nccl, launch == NcclLaunch::RankPerProcess ? "mpi-gpu" : "nccl",
                      [launch](const Context& ctx) { return nccl_unavailable(launch, ctx, 2); }, nccl_transport(launch),
                      protocols};

@@ -78,7 +78,7 @@ class ProtocolWorkload final : public Workload {
       if (bad != bytes_)
         return {false, checked,
                 "byte " + std::to_string(bad) + " of the " + format_size(bytes_) + " message from rank " +
-                    std::to_string(from) + " to rank " + std::to_string(end) + " differs from what rank " +
+                    std::to_string(from) + " differs from what rank " +
                     std::to_string(from) + " sent"};
     }
     return {true, checked, ""};

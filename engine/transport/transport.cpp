@@ -32,6 +32,17 @@ bool register_transport_family(TransportFamily family) {
   return true;
 }
 
+const char* protocol_name(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::PingPong: return "pingpong";
+    case Protocol::Bandwidth: return "bandwidth";
+    case Protocol::Bibw: return "bibw";
+  }
+  return "unknown";
+}
+
+Metric protocol_metric(Protocol protocol) { return protocol == Protocol::PingPong ? Metric::Latency : Metric::Bandwidth; }
+
 const char* p2p_direction(Protocol protocol) {
   switch (protocol) {
     case Protocol::PingPong: return "half_round_trip";

@@ -237,6 +237,11 @@ using TransportFamily = void (*)(const std::shared_ptr<const TransportSpec>&);
 bool register_transport_family(TransportFamily family);
 
 // ---- Shared words and movements of the point-to-point protocols -----------------------------------
+inline constexpr Protocol kProtocols[] = {Protocol::PingPong, Protocol::Bandwidth, Protocol::Bibw};
+// The last part of a protocol's benchmark key: "pingpong", "bandwidth", "bibw".
+const char* protocol_name(Protocol protocol);
+// Ping-pong reports a latency, the windows a bandwidth.
+Metric protocol_metric(Protocol protocol);
 // The `direction` parameter of records ("half_round_trip", "uni", "bi"): a bidirectional figure sums
 // both directions, so the report must never rank it against a one-way figure of the same path.
 const char* p2p_direction(Protocol protocol);
