@@ -4,7 +4,8 @@
 // Ping-pong (osu_latency), window bandwidth (osu_bw), bidirectional bandwidth (osu_bibw) and the
 // application patterns (halo, neighbour exchange, bucketed allreduce) are written once, against
 // Transport:
-//   benchmarks/point_to_point/protocols.cpp   the three point-to-point protocols
+//   transport/protocol_workload.h             the three point-to-point protocols (registered as
+//                                             benchmarks by benchmarks/point_to_point/protocols.cpp)
 //   benchmarks/pattern/patterns_mpi.cpp       the patterns
 // and every transport registered with register_transport() gets each of them that it supports.
 // A transport is one file (its code and its registration) plus its test: docs/adding-a-mechanism.md.
@@ -90,6 +91,12 @@ class Transport {
   virtual int window_messages() const { return 1; }
   // Per iteration the slowest end's time (Accounting::max_over_ranks) for `protocol`.
   virtual bool max_over_ends(Protocol) const { return false; }
+  // Accounting::min_sample_s: the shortest sample this transport's clock times without its own cost
+  // showing (kEventClockMinSampleSeconds for CUDA events; 0: the run's).
+  virtual double min_sample_s() const { return 0; }
+  // Accounting::one_op_per_sample: a clock that times its own fixed loop per sample (a bare
+  // nccl-tests loop) is never batched by the harness.
+  virtual bool one_op_per_sample(Protocol) const { return false; }
 
   // ---- The ends this process drives ---------------------------------------------------------------
   // Of kOriginEnd and kPeerEnd, those this process plays: {rank} for one process per end, both for
@@ -108,9 +115,14 @@ class Transport {
   // Index of the first byte of `end`'s receive buffer that differs from the pattern of `seed`, or
   // `bytes` when all match.
   virtual std::size_t check_recv(int end, std::size_t bytes, std::uint64_t seed) = 0;
-  // After the buffers are filled or resized, before any poisoning: whatever the first operation
-  // sets up (NCCL connects a peer pair on its first send) happens here, untimed. Done on return.
-  virtual void connect(Protocol, std::size_t /*bytes*/) {}
+  // Moves the buffers to a smaller size inside what make() allocated (the caller poisons after);
+  // false where reused memory is not the same measurement (managed memory whose pages the larger
+  // size moved). Must answer alike on every rank.
+  virtual bool resize(std::size_t /*bytes*/) { return true; }
+  // After the buffers are filled or resized, before they are poisoned: a transport whose first
+  // operation sets something up (NCCL connects a peer pair on its first send, and a smaller size
+  // may take another protocol) runs `one_op` here, untimed, and waits for it. Done on return.
+  virtual void connect(const std::function<void()>& /*one_op*/) {}
 
   // ---- Protocol primitives (completion follows clock()) ---------------------------------------------
   // One message of `bytes` from end `from`'s send buffer into end `to`'s receive buffer; each
@@ -186,6 +198,9 @@ struct PatternSide {
   bool collectives = true;   // runs the bucketed allreduce
   // The GPU this rank works on (GPU transports), for the movement record.
   std::function<int(const Context&)> gpu;
+  // Why the patterns cannot run here, when that differs from TransportSpec::unavailable (which it
+  // then replaces for the patterns), or unset.
+  std::function<std::optional<std::string>(const Context&)> unavailable;
 };
 
 struct TransportSpec {
@@ -218,10 +233,15 @@ bool register_transport(TransportSpec spec);
 
 // A family of benchmarks written once over every transport (the point-to-point protocols, the
 // patterns): it is called once for every transport registered, whichever registers first.
-using TransportFamily = void (*)(const TransportSpec&);
+using TransportFamily = void (*)(const std::shared_ptr<const TransportSpec>&);
 bool register_transport_family(TransportFamily family);
 
 // ---- Shared words and movements of the point-to-point protocols -----------------------------------
+inline constexpr Protocol kProtocols[] = {Protocol::PingPong, Protocol::Bandwidth, Protocol::Bibw};
+// The last part of a protocol's benchmark key: "pingpong", "bandwidth", "bibw".
+const char* protocol_name(Protocol protocol);
+// Ping-pong reports a latency, the windows a bandwidth.
+Metric protocol_metric(Protocol protocol);
 // The `direction` parameter of records ("half_round_trip", "uni", "bi"): a bidirectional figure sums
 // both directions, so the report must never rank it against a one-way figure of the same path.
 const char* p2p_direction(Protocol protocol);

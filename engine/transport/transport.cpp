@@ -1,0 +1,77 @@
+#include "transport/transport.h"
+
+#include <utility>
+
+namespace commatlas {
+namespace {
+
+// Transports and families meet here whichever static initialiser runs first: each new one is
+// paired with every one of the other kind already registered.
+struct TransportTable {
+  std::vector<std::shared_ptr<const TransportSpec>> transports;
+  std::vector<TransportFamily> families;
+};
+
+TransportTable& table() {
+  static TransportTable t;
+  return t;
+}
+
+}  // namespace
+
+bool register_transport(TransportSpec spec) {
+  auto shared = std::make_shared<const TransportSpec>(std::move(spec));
+  table().transports.push_back(shared);
+  for (TransportFamily family : table().families) family(shared);
+  return true;
+}
+
+bool register_transport_family(TransportFamily family) {
+  table().families.push_back(family);
+  for (const auto& spec : table().transports) family(spec);
+  return true;
+}
+
+const char* protocol_name(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::PingPong: return "pingpong";
+    case Protocol::Bandwidth: return "bandwidth";
+    case Protocol::Bibw: return "bibw";
+  }
+  return "unknown";
+}
+
+Metric protocol_metric(Protocol protocol) { return protocol == Protocol::PingPong ? Metric::Latency : Metric::Bandwidth; }
+
+const char* p2p_direction(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::PingPong: return "half_round_trip";
+    case Protocol::Bandwidth: return "uni";
+    case Protocol::Bibw: return "bi";
+  }
+  return "unknown";
+}
+
+Movement p2p_movement(Protocol protocol, Mechanism mechanism, Endpoint from, Endpoint to) {
+  from.rank = kOriginEnd;
+  to.rank = kPeerEnd;
+  switch (protocol) {
+    case Protocol::PingPong:
+      return movement_between(Operation::PingPong, MoveDirection::HalfRoundTrip, mechanism, from, to);
+    case Protocol::Bandwidth: return movement_between(Operation::SendRecv, MoveDirection::Uni, mechanism, from, to);
+    case Protocol::Bibw: return movement_between(Operation::SendRecv, MoveDirection::Bi, mechanism, from, to);
+  }
+  return movement_between(Operation::SendRecv, MoveDirection::Uni, mechanism, from, to);
+}
+
+double p2p_bytes_per_op(Protocol protocol, std::uint64_t bytes, int window_messages) {
+  const double b = static_cast<double>(bytes);
+  switch (protocol) {
+    case Protocol::PingPong: return b;
+    case Protocol::Bandwidth: return window_messages * b;
+    case Protocol::Bibw: return 2.0 * window_messages * b;
+  }
+  return 0;
+}
+
+}  // namespace commatlas
