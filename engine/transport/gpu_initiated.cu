@@ -2,9 +2,9 @@
 // access, one process driving GPUs 0 and 1 (gpu_initiated.pingpong, gpu_initiated.bandwidth; suite
 // gpu). NVIDIA only: the flags are PTX acquire loads and release stores at system scope; a HIP
 // build leaves the mechanism out.
-#include "transport/gpu_initiated.h"
-
 #ifndef COMMATLAS_HIP
+
+#include "transport/gpu_initiated.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -444,9 +444,6 @@ Movement link_movement(bool pingpong, const Params& p, bool ranks) {
 }
 
 // ---- the transport over peer access: one process, GPUs 0 and 1 ---------------------------------
-// Registered where the transport layer's protocol workload is in the tree (it then gets the
-// protocols); benchmarks/point_to_point/gpu_initiated.cu registers the same keys otherwise.
-#if __has_include("transport/protocol_workload.h")
 namespace {
 
 class PeerTransport final : public GpuInitiatedTransport {
@@ -508,7 +505,6 @@ TransportSpec peer_spec() {
 const bool registered = register_transport(peer_spec());
 
 }  // namespace
-#endif
 
 }  // namespace commatlas::gi
 

@@ -154,9 +154,8 @@ class GpuInitiatedTransport : public Transport {
     const Accounting a = p == Protocol::PingPong ? pingpong_accounting(mode_, 0, mapping_) : stream_accounting(0, mapping_);
     return {a.timing, a.latency_includes};
   }
-  // The protocol workload's accounting asks these (virtual in the transport layer's Transport).
-  double min_sample_s() const { return pingpong_accounting(mode_, 0, mapping_).min_sample_s; }
-  bool one_op_per_sample(Protocol p) const { return p == Protocol::PingPong && mode_ == LaunchMode::LaunchIncluded; }
+  double min_sample_s() const override { return pingpong_accounting(mode_, 0, mapping_).min_sample_s; }
+  bool one_op_per_sample(Protocol p) const override { return p == Protocol::PingPong && mode_ == LaunchMode::LaunchIncluded; }
 
   std::vector<int> local_ends() const override { return ends_; }
 

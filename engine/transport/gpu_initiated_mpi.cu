@@ -2,9 +2,8 @@
 // each other's inbox and control words with CUDA IPC once (handles traded over MPI, never timed),
 // then their kernels store and flag straight into the peer's memory (gpu_initiated.ipc.pingpong,
 // gpu_initiated.ipc.bandwidth; suite mpi-gpu). The kernels and the link are gpu_initiated.h's.
-// Registered where the transport layer's protocol workload is in the tree; until then
-// benchmarks/point_to_point/gpu_initiated_mpi.cu registers the same keys by itself.
-#if __has_include("transport/protocol_workload.h") && !defined(COMMATLAS_HIP)
+// NVIDIA only, as the kernels are.
+#ifndef COMMATLAS_HIP
 
 #include "backends/mpi/ipc_exchange_mpi.h"
 #include "core/sizes.h"
@@ -104,4 +103,4 @@ const bool registered = register_transport(ipc_spec());
 }  // namespace
 }  // namespace commatlas::gi
 
-#endif
+#endif  // COMMATLAS_HIP
