@@ -239,7 +239,7 @@ Side::Side(int device_, std::size_t bytes)
 
 Side::~Side() {
   DeviceScope scope(device, DeviceScope::NoThrow{});
-  for (auto& [ops, exec] : graphs) cudaGraphExecDestroy(exec);
+  for (auto& [key, exec] : graphs) cudaGraphExecDestroy(exec);
 }
 
 void Link::raise_timeouts() {
@@ -296,7 +296,7 @@ void Link::pingpong(LaunchMode mode, std::size_t bytes, std::int64_t samples, st
       break;
     case LaunchMode::Graph: {
       for (Side* s : sides_) {
-        if (s->graphs.count(ops)) continue;
+        if (s->graphs.count({bytes, ops, move})) continue;
         DeviceScope scope(s->device);
         cudaGraph_t graph = nullptr;
         COMMATLAS_GPU_CHECK(cudaStreamBeginCapture(s->stream.get(), cudaStreamCaptureModeThreadLocal));
@@ -306,11 +306,11 @@ void Link::pingpong(LaunchMode mode, std::size_t bytes, std::int64_t samples, st
         const cudaError_t rc = cudaGraphInstantiate(&exec, graph, 0);
         cudaGraphDestroy(graph);
         COMMATLAS_GPU_CHECK(rc);
-        s->graphs[ops] = exec;
+        s->graphs[{bytes, ops, move}] = exec;
       }
       time_event_samples(streams, samples, 1, out, [&](std::size_t i) {
         for (Side* s : sides_)
-          if (&s->stream == streams[i]) COMMATLAS_GPU_CHECK(cudaGraphLaunch(s->graphs.at(ops), s->stream.get()));
+          if (&s->stream == streams[i]) COMMATLAS_GPU_CHECK(cudaGraphLaunch(s->graphs.at({bytes, ops, move}), s->stream.get()));
       });
       for (std::size_t i = first; i < out.size(); ++i) out[i] /= static_cast<double>(ops);
       break;

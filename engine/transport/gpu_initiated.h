@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backends/cuda/device_pattern.h"
@@ -94,8 +95,9 @@ struct Side {
   std::uint64_t peer_seed = 0;
   int sms = 0;
   std::size_t times_capacity = 0;
-  // Graphs of `ops` single-round-trip kernels, by ops (graph launch mode).
-  std::map<std::int64_t, cudaGraphExec_t> graphs;
+  // Graphs of `ops` single-round-trip kernels (graph launch mode), by what their kernel nodes
+  // baked in: message size, ops, and whether they store the payload (the planted no-op does not).
+  std::map<std::tuple<std::size_t, std::int64_t, bool>, cudaGraphExec_t> graphs;
   ~Side();
   Side(const Side&) = delete;
   Side& operator=(const Side&) = delete;

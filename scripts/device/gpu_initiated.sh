@@ -130,6 +130,20 @@ for r in recs:
         print(f"  {r['benchmark']:30} {p.get('engine', ''):3} {r['bytes']:>11} {r.get('bandwidth_gbps', 0):10.3f}")
 EOF
 grep -A12 'GPU 0 → GPU 1' "$W/run.log" | head -30 > "$W/map-rows.txt"; cat "$W/map-rows.txt"
+# A small copy of the records for tests/fixtures/gpu_initiated/ (tests/test_launch_modes.py): every
+# record, each sample reservoir cut to its first 32 samples.
+mkdir -p "$W/fixture"
+python3 - "$W/run/results.jsonl" "$W/fixture/results.jsonl" <<'EOF'
+import json, sys
+with open(sys.argv[1]) as src, open(sys.argv[2], "w") as dst:
+    for line in src:
+        if line.strip():
+            r = json.loads(line)
+            if isinstance(r.get("samples_s"), list):
+                r["samples_s"] = r["samples_s"][:32]
+            dst.write(json.dumps(r, separators=(",", ":")) + "\n")
+EOF
+ls -la "$W/fixture"
 echo "total $((SECONDS - start)) s"
 ls -la "$OUT"
 exit 0
