@@ -95,7 +95,7 @@ TEST(GpuInitiated, MessagesAreCutIntoFlaggedChunksTheKernelsCanHold) {
   EXPECT_EQ(mib.chunks, 64);  // 16 KiB chunks
   EXPECT_EQ(mib.blocks, 64);
   for (std::size_t bytes : {std::size_t{8}, std::size_t{4097}, std::size_t{1} << 20, std::size_t{3} << 28,
-                            std::size_t{1} << 32}) {
+                            (std::size_t{20000} << 10) + 1, std::size_t{1} << 32}) {
     const gi::Chunking c = gi::chunking(bytes, 132);
     EXPECT_EQ(c.chunk_bytes % 16, 0u) << bytes;  // 16-byte streaming stores stay aligned
     EXPECT_LE(c.chunks, gi::kMaxChunks) << bytes;  // one flag per chunk
