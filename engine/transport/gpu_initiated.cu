@@ -85,7 +85,12 @@ __device__ void send_chunk(const Args& a, int c, u64 seq) {
     const auto* s = reinterpret_cast<const int4*>(a.src + begin);
     auto* d = reinterpret_cast<int4*>(a.peer_inbox + begin);
     for (std::size_t i = threadIdx.x; i < vectors; i += blockDim.x) __stcs(d + i, __ldg(s + i));
-    for (std::size_t i = begin + vectors * 16 + threadIdx.x; i < end; i += blockDim.x) a.peer_inbox[i] = a.src[i];
+    // The tail (a whole message of 8 bytes or less): 8-byte words, then bytes.
+    const std::size_t tail = begin + vectors * 16, words = (end - tail) / 8;
+    if (threadIdx.x < words)
+      *reinterpret_cast<unsigned long long*>(a.peer_inbox + tail + 8 * threadIdx.x) =
+          *reinterpret_cast<const unsigned long long*>(a.src + tail + 8 * threadIdx.x);
+    for (std::size_t i = tail + words * 8 + threadIdx.x; i < end; i += blockDim.x) a.peer_inbox[i] = a.src[i];
   }
   __syncthreads();
   if (threadIdx.x == 0) store_release_sys(a.peer_control + c, seq - a.flag_lag);
