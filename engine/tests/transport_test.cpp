@@ -64,19 +64,6 @@ class LoopbackTransport final : public Transport {
     return true;
   }
 
-  // No patterns: a transport without a PatternSide is never asked for these.
-  void* send_home() override { return nullptr; }
-  void* recv_home() override { return nullptr; }
-  void* allocate(std::size_t) override { return nullptr; }
-  void upload(void*, const void*, std::size_t) override {}
-  void download(void*, const void*, std::size_t) override {}
-  void fill(void*, unsigned char, std::size_t) override {}
-  void pack(const HaloGeometry&, const double*, void*) override {}
-  void unpack(const HaloGeometry&, const void*, double*) override {}
-  void exchange(const std::vector<PeerMessage>&, const std::vector<PeerMessage>&) override {}
-  void exchange_counts(const std::vector<PeerMessage>&, const std::vector<std::uint64_t>&, const std::vector<PeerMessage>&,
-                       std::vector<std::uint64_t>&) override {}
-
  private:
   struct End {
     std::vector<unsigned char> send, recv;

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "core/error.h"
+
 namespace commatlas {
 namespace {
 
@@ -17,7 +19,26 @@ TransportTable& table() {
   return t;
 }
 
+[[noreturn]] void no_patterns(const Transport& t) {
+  throw MeasurementError("a pattern asked " + t.describe() + " for something only a transport with patterns has");
+}
+
 }  // namespace
+
+void* Transport::send_home() { no_patterns(*this); }
+void* Transport::recv_home() { no_patterns(*this); }
+void* Transport::allocate(std::size_t) { no_patterns(*this); }
+void Transport::upload(void*, const void*, std::size_t) { no_patterns(*this); }
+void Transport::download(void*, const void*, std::size_t) { no_patterns(*this); }
+void Transport::fill(void*, unsigned char, std::size_t) { no_patterns(*this); }
+void Transport::pack(const HaloGeometry&, const double*, void*) { no_patterns(*this); }
+void Transport::unpack(const HaloGeometry&, const void*, double*) { no_patterns(*this); }
+void Transport::exchange(const std::vector<PeerMessage>&, const std::vector<PeerMessage>&) { no_patterns(*this); }
+void Transport::exchange_counts(const std::vector<PeerMessage>&, const std::vector<std::uint64_t>&,
+                                const std::vector<PeerMessage>&, std::vector<std::uint64_t>&) {
+  no_patterns(*this);
+}
+void Transport::allreduce(const float*, float*, std::size_t) { no_patterns(*this); }
 
 bool register_transport(TransportSpec spec) {
   auto shared = std::make_shared<const TransportSpec>(std::move(spec));
