@@ -53,25 +53,18 @@ bool register_transport_family(TransportFamily family) {
   return true;
 }
 
-const char* protocol_name(Protocol protocol) {
-  switch (protocol) {
-    case Protocol::PingPong: return "pingpong";
-    case Protocol::Bandwidth: return "bandwidth";
-    case Protocol::Bibw: return "bibw";
-  }
-  return "unknown";
-}
+// In the order of Protocol's values.
+struct ProtocolNames {
+  const char* name;
+  const char* direction;
+};
+constexpr ProtocolNames kNames[] = {{"pingpong", "half_round_trip"}, {"bandwidth", "uni"}, {"bibw", "bi"}};
+
+const char* protocol_name(Protocol protocol) { return kNames[static_cast<int>(protocol)].name; }
 
 Metric protocol_metric(Protocol protocol) { return protocol == Protocol::PingPong ? Metric::Latency : Metric::Bandwidth; }
 
-const char* p2p_direction(Protocol protocol) {
-  switch (protocol) {
-    case Protocol::PingPong: return "half_round_trip";
-    case Protocol::Bandwidth: return "uni";
-    case Protocol::Bibw: return "bi";
-  }
-  return "unknown";
-}
+const char* p2p_direction(Protocol protocol) { return kNames[static_cast<int>(protocol)].direction; }
 
 Movement p2p_movement(Protocol protocol, Mechanism mechanism, Endpoint from, Endpoint to) {
   from.rank = kOriginEnd;

@@ -202,7 +202,7 @@ struct PatternSide {
   std::function<int(const Context&)> gpu;
   // Why the patterns cannot run here, when that differs from TransportSpec::unavailable (which it
   // then replaces for the patterns), or unset.
-  std::function<std::optional<std::string>(const Context&)> unavailable;
+  std::function<std::optional<std::string>(const Context&)> unavailable = nullptr;
 };
 
 struct TransportSpec {
@@ -214,19 +214,19 @@ struct TransportSpec {
   TransportMaker make;
 
   // Point-to-point protocols it runs (empty: none).
-  std::vector<ProtocolBenchmark> protocols;
+  std::vector<ProtocolBenchmark> protocols = {};
   // The variants of a protocol's benchmark (each with its "direction": p2p_direction()); empty
   // function: one variant, {"direction"}.
-  std::function<std::vector<Params>(const Context&, Protocol)> variants;
+  std::function<std::vector<Params>(const Context&, Protocol)> variants = nullptr;
   // The movement of one protocol variant; empty function: p2p_movement() with `mechanism` between
   // host memory of ranks 0 and 1.
-  std::function<Movement(const Context&, const Params&, Protocol)> movement;
+  std::function<Movement(const Context&, const Params&, Protocol)> movement = nullptr;
   // Thrown as Skip before the transport is made for a size it cannot carry ("above the largest MPI
   // message"), or nullopt.
-  std::function<std::optional<std::string>(std::uint64_t bytes)> refuse_size;
+  std::function<std::optional<std::string>(std::uint64_t bytes)> refuse_size = nullptr;
 
   // The application patterns (unset: none).
-  std::optional<PatternSide> patterns;
+  std::optional<PatternSide> patterns = std::nullopt;
 };
 
 // Registers a transport's protocol and pattern benchmarks. Call at static initialisation, in the
