@@ -86,14 +86,13 @@ std::optional<std::string> pattern_unavailable(const Context& ctx) {
 
 int this_rank_gpu(const Context& ctx) { return rank_gpu(ctx.group); }
 
-const char* protocol_words(Protocol p) {
-  switch (p) {
-    case Protocol::PingPong: return "MPI_Send/MPI_Recv ping-pong, half round trip (osu_latency)";
-    case Protocol::Bandwidth: return "windows of 64 MPI_Isend 0 -> 1 (osu_bw)";
-    case Protocol::Bibw: return "windows of 64 messages each way at once (osu_bibw)";
-  }
-  return "";
-}
+// What one operation is, in the order of Protocol's values.
+constexpr const char* kProtocolWords[] = {
+    "MPI_Send/MPI_Recv ping-pong, half round trip (osu_latency)",
+    "windows of 64 MPI_Isend 0 -> 1 (osu_bw)",
+    "windows of 64 messages each way at once (osu_bibw)",
+};
+const char* protocol_words(Protocol p) { return kProtocolWords[static_cast<int>(p)]; }
 
 std::vector<ProtocolBenchmark> protocols(GpuMessagePath path) {
   const bool staged = path == GpuMessagePath::Staged;

@@ -215,14 +215,13 @@ class NcclTransport final : public Transport {
   std::uint64_t* counts_ = nullptr;
 };
 
-const char* protocol_words(Protocol p) {
-  switch (p) {
-    case Protocol::PingPong: return "NCCL send/recv ping-pong between GPUs 0 and 1, half round trip";
-    case Protocol::Bandwidth: return "NCCL send/recv GPU 0 -> GPU 1, back to back";
-    case Protocol::Bibw: return "NCCL send/recv both ways between GPUs 0 and 1 at once";
-  }
-  return "";
-}
+// What one operation is, in the order of Protocol's values.
+constexpr const char* kProtocolWords[] = {
+    "NCCL send/recv ping-pong between GPUs 0 and 1, half round trip",
+    "NCCL send/recv GPU 0 -> GPU 1, back to back",
+    "NCCL send/recv both ways between GPUs 0 and 1 at once",
+};
+const char* protocol_words(Protocol p) { return kProtocolWords[static_cast<int>(p)]; }
 
 TransportSpec nccl_spec(NcclLaunch launch) {
   const std::string prefix = launch == NcclLaunch::RankPerProcess ? "nccl." : "nccl.single.";

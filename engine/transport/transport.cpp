@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "core/error.h"
+
 namespace commatlas {
 namespace {
 
@@ -17,7 +19,26 @@ TransportTable& table() {
   return t;
 }
 
+[[noreturn]] void no_patterns(const Transport& t) {
+  throw MeasurementError("a pattern asked " + t.describe() + " for something only a transport with patterns has");
+}
+
 }  // namespace
+
+void* Transport::send_home() { no_patterns(*this); }
+void* Transport::recv_home() { no_patterns(*this); }
+void* Transport::allocate(std::size_t) { no_patterns(*this); }
+void Transport::upload(void*, const void*, std::size_t) { no_patterns(*this); }
+void Transport::download(void*, const void*, std::size_t) { no_patterns(*this); }
+void Transport::fill(void*, unsigned char, std::size_t) { no_patterns(*this); }
+void Transport::pack(const HaloGeometry&, const double*, void*) { no_patterns(*this); }
+void Transport::unpack(const HaloGeometry&, const void*, double*) { no_patterns(*this); }
+void Transport::exchange(const std::vector<PeerMessage>&, const std::vector<PeerMessage>&) { no_patterns(*this); }
+void Transport::exchange_counts(const std::vector<PeerMessage>&, const std::vector<std::uint64_t>&,
+                                const std::vector<PeerMessage>&, std::vector<std::uint64_t>&) {
+  no_patterns(*this);
+}
+void Transport::allreduce(const float*, float*, std::size_t) { no_patterns(*this); }
 
 bool register_transport(TransportSpec spec) {
   auto shared = std::make_shared<const TransportSpec>(std::move(spec));
@@ -32,25 +53,18 @@ bool register_transport_family(TransportFamily family) {
   return true;
 }
 
-const char* protocol_name(Protocol protocol) {
-  switch (protocol) {
-    case Protocol::PingPong: return "pingpong";
-    case Protocol::Bandwidth: return "bandwidth";
-    case Protocol::Bibw: return "bibw";
-  }
-  return "unknown";
-}
+// In the order of Protocol's values.
+struct ProtocolNames {
+  const char* name;
+  const char* direction;
+};
+constexpr ProtocolNames kNames[] = {{"pingpong", "half_round_trip"}, {"bandwidth", "uni"}, {"bibw", "bi"}};
+
+const char* protocol_name(Protocol protocol) { return kNames[static_cast<int>(protocol)].name; }
 
 Metric protocol_metric(Protocol protocol) { return protocol == Protocol::PingPong ? Metric::Latency : Metric::Bandwidth; }
 
-const char* p2p_direction(Protocol protocol) {
-  switch (protocol) {
-    case Protocol::PingPong: return "half_round_trip";
-    case Protocol::Bandwidth: return "uni";
-    case Protocol::Bibw: return "bi";
-  }
-  return "unknown";
-}
+const char* p2p_direction(Protocol protocol) { return kNames[static_cast<int>(protocol)].direction; }
 
 Movement p2p_movement(Protocol protocol, Mechanism mechanism, Endpoint from, Endpoint to) {
   from.rank = kOriginEnd;

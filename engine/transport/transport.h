@@ -154,28 +154,30 @@ class Transport {
   virtual void check_run() {}
 
   // ---- Pattern memory (one rank per process; done on return) ----------------------------------
+  // Asked only of transports whose TransportSpec has a PatternSide; the defaults throw
+  // MeasurementError, so a transport without patterns leaves them out.
   // The exchange buffers of make()'s send/recv sizes (what pack writes and unpack reads).
-  virtual void* send_home() = 0;
-  virtual void* recv_home() = 0;
+  virtual void* send_home();
+  virtual void* recv_home();
   // More memory of the same kind (the halo grid), owned by the transport.
-  virtual void* allocate(std::size_t bytes) = 0;
-  virtual void upload(void* dst, const void* host, std::size_t bytes) = 0;
-  virtual void download(void* host, const void* src, std::size_t bytes) = 0;
-  virtual void fill(void* dst, unsigned char byte, std::size_t bytes) = 0;
+  virtual void* allocate(std::size_t bytes);
+  virtual void upload(void* dst, const void* host, std::size_t bytes);
+  virtual void download(void* host, const void* src, std::size_t bytes);
+  virtual void fill(void* dst, unsigned char byte, std::size_t bytes);
   // The application's work around the messages: faces gathered into the send buffer, the receive
   // buffer scattered into the ghost cells (GPU kernels where the memory is a GPU's).
-  virtual void pack(const HaloGeometry& g, const double* grid, void* send) = 0;
-  virtual void unpack(const HaloGeometry& g, const void* recv, double* grid) = 0;
+  virtual void pack(const HaloGeometry& g, const double* grid, void* send);
+  virtual void unpack(const HaloGeometry& g, const void* recv, double* grid);
 
   // ---- Pattern primitives (done on return) ------------------------------------------------------
   // Every message sent and received, received data in place.
-  virtual void exchange(const std::vector<PeerMessage>& sends, const std::vector<PeerMessage>& recvs) = 0;
+  virtual void exchange(const std::vector<PeerMessage>& sends, const std::vector<PeerMessage>& recvs);
   // One 8-byte count to each send peer and from each receive peer (recv_counts sized by the caller).
   virtual void exchange_counts(const std::vector<PeerMessage>& sends, const std::vector<std::uint64_t>& send_counts,
-                               const std::vector<PeerMessage>& recvs, std::vector<std::uint64_t>& recv_counts) = 0;
+                               const std::vector<PeerMessage>& recvs, std::vector<std::uint64_t>& recv_counts);
   // Sum over ranks of `count` floats; may stay in flight until finish(). Only transports whose
-  // spec says `collectives` are asked.
-  virtual void allreduce(const float* /*send*/, float* /*recv*/, std::size_t /*count*/) {}
+  // PatternSide says `collectives` are asked.
+  virtual void allreduce(const float* send, float* recv, std::size_t count);
   virtual void finish() {}
 };
 
@@ -200,7 +202,7 @@ struct PatternSide {
   std::function<int(const Context&)> gpu;
   // Why the patterns cannot run here, when that differs from TransportSpec::unavailable (which it
   // then replaces for the patterns), or unset.
-  std::function<std::optional<std::string>(const Context&)> unavailable;
+  std::function<std::optional<std::string>(const Context&)> unavailable = nullptr;
 };
 
 struct TransportSpec {
@@ -212,19 +214,19 @@ struct TransportSpec {
   TransportMaker make;
 
   // Point-to-point protocols it runs (empty: none).
-  std::vector<ProtocolBenchmark> protocols;
+  std::vector<ProtocolBenchmark> protocols = {};
   // The variants of a protocol's benchmark (each with its "direction": p2p_direction()); empty
   // function: one variant, {"direction"}.
-  std::function<std::vector<Params>(const Context&, Protocol)> variants;
+  std::function<std::vector<Params>(const Context&, Protocol)> variants = nullptr;
   // The movement of one protocol variant; empty function: p2p_movement() with `mechanism` between
   // host memory of ranks 0 and 1.
-  std::function<Movement(const Context&, const Params&, Protocol)> movement;
+  std::function<Movement(const Context&, const Params&, Protocol)> movement = nullptr;
   // Thrown as Skip before the transport is made for a size it cannot carry ("above the largest MPI
   // message"), or nullopt.
-  std::function<std::optional<std::string>(std::uint64_t bytes)> refuse_size;
+  std::function<std::optional<std::string>(std::uint64_t bytes)> refuse_size = nullptr;
 
   // The application patterns (unset: none).
-  std::optional<PatternSide> patterns;
+  std::optional<PatternSide> patterns = std::nullopt;
 };
 
 // Registers a transport's protocol and pattern benchmarks. Call at static initialisation, in the
