@@ -50,6 +50,8 @@ def test_upward_and_sideways_includes_each_get_a_line(tmp_path: Path) -> None:
     plant(engine, "topology/t.cu", "backends/cuda/gpu_runtime.h", "backends/cuda/memory.h")
     plant(engine, "benchmarks/pattern/p.cu", "benchmarks/pattern/q.h", "topology/topology.h",
           "benchmarks/point_to_point/ipc.h")                                          # sideways category
+    plant(engine, "transport/x.cu", "backends/mpi/m.h", "benchmarks/pattern/q.h")    # upward from transport
+    plant(engine, "benchmarks/point_to_point/p.cpp", "transport/transport.h")       # over the transports
     plant(engine, "app/main.cpp", "benchmarks/pattern/q.h", "build_info.h")          # the app: anything
     plant(engine, "tests/t.cpp", "benchmarks/pattern/q.h")                            # tests: not checked
 
@@ -59,10 +61,12 @@ def test_upward_and_sideways_includes_each_get_a_line(tmp_path: Path) -> None:
         "engine/backends/host/h.cpp:2: backends/host includes backends/mpi/m.h "
         "(backends/host may include only core, backends/host)",
         "engine/benchmarks/pattern/p.cu:3: benchmarks/pattern includes benchmarks/point_to_point/ipc.h "
-        "(benchmarks/pattern may include only core, backends, topology, benchmarks/pattern)",
+        "(benchmarks/pattern may include only core, backends, topology, transport, benchmarks/pattern)",
         "engine/core/a.h:2: core includes backends/cuda/memory.h (core may include only core)",
         "engine/topology/t.cu:2: topology includes backends/cuda/memory.h "
         "(topology may include only core, topology, backends/cuda/gpu_runtime.h)",
+        "engine/transport/x.cu:2: transport includes benchmarks/pattern/q.h "
+        "(transport may include only core, backends, transport)",
     ]
 
     # A list of files limits the check to them.

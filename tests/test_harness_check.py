@@ -60,7 +60,7 @@ def _gpu_buffer(gpu: int | None, rank: int | None) -> dict:
 
 def nccl_movement(benchmark: str) -> dict | None:
     """The movement the engine declares today for nccl.allreduce, nccl.bandwidth and their bare loops,
-    one rank per GPU on GPUs 0 and 1 (collectives_nccl.cu, sendrecv_nccl.cu, reference_nccl.cu): the
+    one rank per GPU on GPUs 0 and 1 (collectives_nccl.cu, transport/nccl_transport_nccl.cu, reference_nccl.cu): the
     committed NCCL records that pair them were written before engines declared movements."""
     if benchmark in ("nccl.allreduce", "reference.nccl_allreduce"):
         every = _gpu_buffer(None, None)

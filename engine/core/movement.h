@@ -79,6 +79,7 @@ namespace commatlas {
   X(CudaIpcCe,    "cuda_ipc_ce",    "cuda_ipc",       "CUDA IPC (CE)",   "#17becf", "CUDA IPC handle, copy engine into the peer's buffer")    \
   X(CudaIpcSm,    "cuda_ipc_sm",    "cuda_ipc",       "CUDA IPC (SM)",   "#aec7e8", "CUDA IPC handle, SM copy kernel into the peer's buffer") \
   X(Nccl,         "nccl",           "nccl",           "NCCL",            "#98df8a", "NCCL (AMD: RCCL)")                                       \
+  X(GpuInitiated, "gpu_initiated",  "sm_kernel",      "GPU stores + flag", "#ff9896", "a kernel stores into the peer GPU's memory and raises a flag there") \
   X(Harness,      "harness",        "harness",        "harness",         "#c5b0d5", "the timing harness alone")
 
 #define COMMATLAS_MEMORIES(X)                                                                      \

@@ -8,7 +8,8 @@
 #include "backends/mpi/collective.h"
 #include "backends/mpi/gpu_support.h"
 #include "backends/mpi/message_buffers.h"
-#include "backends/mpi/point_to_point.h"
+#include "transport/mpi_transport_mpi.h"
+#include "transport/transport.h"
 
 namespace commatlas {
 namespace {
@@ -43,9 +44,12 @@ TEST(MpiCudaSupport, EveryVerdictHasAReason) {
 }
 
 TEST(MpiPointToPoint, BytesPerOpCountEachDirectionOnce) {
-  EXPECT_EQ(p2p_bytes_per_op(P2pProtocol::PingPong, 8), 8.0);
-  EXPECT_EQ(p2p_bytes_per_op(P2pProtocol::Unidirectional, 4096), 64.0 * 4096);
-  EXPECT_EQ(p2p_bytes_per_op(P2pProtocol::Bidirectional, 4096), 2.0 * 64 * 4096);
+  EXPECT_EQ(p2p_bytes_per_op(Protocol::PingPong, 8, kMessageWindow), 8.0);
+  EXPECT_EQ(p2p_bytes_per_op(Protocol::Bandwidth, 4096, kMessageWindow), 64.0 * 4096);
+  EXPECT_EQ(p2p_bytes_per_op(Protocol::Bibw, 4096, kMessageWindow), 2.0 * 64 * 4096);
+  // A transport whose operation is one message (a copy, one NCCL call) counts one per direction.
+  EXPECT_EQ(p2p_bytes_per_op(Protocol::Bandwidth, 4096, 1), 4096.0);
+  EXPECT_EQ(p2p_bytes_per_op(Protocol::Bibw, 4096, 1), 2.0 * 4096);
 }
 
 // What each rank's receive buffer holds after the MPI call, computed from the MPI standard's
@@ -160,9 +164,9 @@ TEST(MessageBuffers, ResizeWorksInsideTheAllocationAndPoisonsTheReceiveSide) {
 // The report ranks series of one path against each other only when their direction matches: a
 // bibw figure (both directions summed) must never be called faster than a one-way figure.
 TEST(P2pDirection, EachProtocolNamesItsDirection) {
-  EXPECT_STREQ(p2p_direction(P2pProtocol::Unidirectional), "uni");
-  EXPECT_STREQ(p2p_direction(P2pProtocol::Bidirectional), "bi");
-  EXPECT_STREQ(p2p_direction(P2pProtocol::PingPong), "half_round_trip");
+  EXPECT_STREQ(p2p_direction(Protocol::Bandwidth), "uni");
+  EXPECT_STREQ(p2p_direction(Protocol::Bibw), "bi");
+  EXPECT_STREQ(p2p_direction(Protocol::PingPong), "half_round_trip");
 }
 
 }  // namespace

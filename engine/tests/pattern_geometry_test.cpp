@@ -1,10 +1,10 @@
 // The application patterns' geometry: the process grid, neighbours and faces every pattern
-// mechanism relies on (benchmarks/pattern/geometry.h).
+// mechanism relies on (transport/geometry.h).
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "benchmarks/pattern/geometry.h"
+#include "transport/geometry.h"
 
 namespace commatlas {
 namespace {

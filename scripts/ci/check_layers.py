@@ -61,6 +61,14 @@ LAYERS: dict[str, list[tuple[str, str]]] = {
         ("backends/cuda/", "NCCL runs on CUDA streams and device buffers"),
         ("backends/mpi/", "a rank-per-GPU NCCL job exchanges its unique id over MPI"),
     ],
+    # How messages move between ranks, whatever library moves them: the interface the
+    # point-to-point protocols and the patterns are written against once, the protocols' one
+    # workload, and one file per transport over its library.
+    "transport/": [
+        ("core/", "core is below every layer"),
+        ("backends/", "a transport moves messages through a library wrapper"),
+        ("transport/", "its own folder"),
+    ],
     # One folder per category of the taxonomy: a category uses core, the library wrappers and the
     # node's facts, never another category (what two categories share belongs in a backend).
     "benchmarks/direct_access/": [],
@@ -78,6 +86,7 @@ BENCHMARK_EDGES = [
     ("core/", "core is below every layer"),
     ("backends/", "benchmarks measure through the library wrappers"),
     ("topology/", "benchmarks read the node's facts"),
+    ("transport/", "point-to-point and pattern benchmarks run over the transports"),
     ("{self}", "its own category"),
 ]
 for _layer in LAYERS:

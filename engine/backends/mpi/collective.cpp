@@ -5,7 +5,6 @@
 
 #include "backends/mpi/mpi_check.h"
 #include "backends/mpi/mpi_comm.h"
-#include "backends/mpi/point_to_point.h"
 #include "core/all_ranks.h"
 #include "core/error.h"
 #include "core/harness.h"

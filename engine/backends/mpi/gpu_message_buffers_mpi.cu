@@ -40,6 +40,8 @@ class GpuMessageBuffers final : public MessageBuffers {
 
   void* send_data() override { return path_ == GpuMessagePath::Staged ? staging_send_->data() : send_.data(); }
   void* recv_data() override { return path_ == GpuMessagePath::Staged ? staging_recv_->data() : recv_.data(); }
+  void* send_home() override { return send_.data(); }
+  void* recv_home() override { return recv_.data(); }
 
   void stage_before_send() override {
     if (path_ == GpuMessagePath::Staged) copy(staging_send_->data(), send_.data(), send_bytes());

@@ -37,6 +37,10 @@ class MessageBuffers {
   // What MPI reads from and writes into.
   virtual void* send_data() = 0;
   virtual void* recv_data() = 0;
+  // Where the message lives (the staged kinds' GPU buffers; MPI's own buffers otherwise): what an
+  // application computes on before it sends and after it receives.
+  virtual void* send_home() { return send_data(); }
+  virtual void* recv_home() { return recv_data(); }
 
   // Part of the timed operation: moves the message between where it lives and where MPI sees
   // it. Nothing to do for host memory.

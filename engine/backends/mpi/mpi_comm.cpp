@@ -16,4 +16,9 @@ MpiComm::~MpiComm() {
 
 void MpiComm::barrier() const { COMMATLAS_MPI(MPI_Barrier(comm_)); }
 
+std::optional<std::string> mpi_run_unavailable(const Context& ctx) {
+  if (ctx.group.kind() != "mpi") return "needs an MPI job (start the engine under mpiexec)";
+  return std::nullopt;
+}
+
 }  // namespace commatlas

@@ -6,6 +6,11 @@
 
 #include <mpi.h>
 
+#include <optional>
+#include <string>
+
+#include "core/context.h"
+
 namespace commatlas {
 
 class MpiComm {
@@ -26,5 +31,8 @@ class MpiComm {
   int rank_ = 0;
   int size_ = 1;
 };
+
+// Why an MPI benchmark cannot run in this context (not an MPI job), or nullopt.
+std::optional<std::string> mpi_run_unavailable(const Context& ctx);
 
 }  // namespace commatlas

@@ -4,7 +4,7 @@
 //   mpi.gpu_aware.<op>: device pointers handed to MPI, only when the library is CUDA-aware.
 #include "backends/mpi/collective.h"
 #include "backends/mpi/gpu_message_buffers_mpi.h"
-#include "backends/mpi/point_to_point.h"
+#include "backends/mpi/mpi_comm.h"
 #include "core/registry.h"
 #include "core/sizes.h"
 

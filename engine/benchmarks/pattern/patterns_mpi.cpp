@@ -1,5 +1,5 @@
-// The application patterns, written once against PatternMechanism (mechanism.h) and registered
-// once per mechanism by the mechanism's own file:
+// The application patterns, written once against Transport (transport/transport.h) and offered by
+// every transport whose registration has a PatternSide:
 //   pattern.halo2d.<m>   CloverLeaf-like: 4 faces of a 2-D subdomain with the 4 grid neighbours
 //   pattern.halo3d.<m>   the same in 3-D: 6 faces, 6 neighbours
 //   pattern.neighbor.<m> Quicksilver-like: each step a different, seeded amount to each of the 6
@@ -15,11 +15,13 @@
 #include <cstring>
 
 #include "backends/mpi/collective.h"
-#include "benchmarks/pattern/mechanism.h"
+#include "benchmarks/pattern/compute.h"
 #include "core/error.h"
 #include "core/harness.h"
 #include "core/registry.h"
 #include "core/sizes.h"
+#include "transport/geometry.h"
+#include "transport/transport.h"
 
 namespace commatlas {
 namespace {
@@ -68,7 +70,7 @@ void plan_messages(int rank, const std::vector<int>& nb, const std::vector<std::
 // prepared afresh.
 class StepWorkload : public Workload {
  public:
-  StepWorkload(Context& ctx, std::unique_ptr<PatternMechanism> mech) : ctx_(ctx), mech_(std::move(mech)) {}
+  StepWorkload(Context& ctx, std::unique_ptr<Transport> mech) : ctx_(ctx), mech_(std::move(mech)) {}
 
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
     reset();
@@ -98,12 +100,12 @@ class StepWorkload : public Workload {
     return a;
   }
   Context& ctx_;
-  std::unique_ptr<PatternMechanism> mech_;
+  std::unique_ptr<Transport> mech_;
 };
 
 class HaloWorkload final : public StepWorkload {
  public:
-  HaloWorkload(Context& ctx, std::unique_ptr<PatternMechanism> mech, const HaloGeometry& g)
+  HaloWorkload(Context& ctx, std::unique_ptr<Transport> mech, const HaloGeometry& g)
       : StepWorkload(ctx, std::move(mech)), g_(g), rank_(ctx.group.rank()),
         dims_(grid_dims(ctx.group.size(), g.dims)) {
     nb_ = neighbours(rank_, dims_, pattern_fault() == PatternFault::WrongNeighbour);
@@ -172,7 +174,7 @@ class HaloWorkload final : public StepWorkload {
 
 class NeighborWorkload final : public StepWorkload {
  public:
-  NeighborWorkload(Context& ctx, std::unique_ptr<PatternMechanism> mech, std::uint64_t mean_words)
+  NeighborWorkload(Context& ctx, std::unique_ptr<Transport> mech, std::uint64_t mean_words)
       : StepWorkload(ctx, std::move(mech)), rank_(ctx.group.rank()), dims_(grid_dims(ctx.group.size(), 3)),
         mean_(mean_words), slot_(static_cast<std::size_t>(2 * mean_words + 1) * 8), seed_(ctx.options.seed) {
     nb_ = neighbours(rank_, dims_, pattern_fault() == PatternFault::WrongNeighbour);
@@ -250,7 +252,7 @@ class NeighborWorkload final : public StepWorkload {
 
 class BucketedWorkload final : public StepWorkload {
  public:
-  BucketedWorkload(Context& ctx, std::unique_ptr<PatternMechanism> mech, std::uint64_t floats, std::uint64_t bucket_floats,
+  BucketedWorkload(Context& ctx, std::unique_ptr<Transport> mech, std::uint64_t floats, std::uint64_t bucket_floats,
                    std::int64_t compute_us, std::unique_ptr<GpuCompute> compute)
       : StepWorkload(ctx, std::move(mech)), floats_(floats), bucket_(bucket_floats), compute_us_(compute_us),
         compute_(std::move(compute)) {
@@ -310,12 +312,13 @@ class BucketedWorkload final : public StepWorkload {
 
 class PatternBenchmark final : public Benchmark {
  public:
-  PatternBenchmark(PatternKind kind, MechanismSpec spec) : kind_(kind), spec_(std::move(spec)) {}
+  PatternBenchmark(PatternKind kind, std::shared_ptr<const TransportSpec> spec)
+      : kind_(kind), spec_(std::move(spec)), side_(*spec_->patterns) {}
 
   BenchmarkInfo info() const override {
-    BenchmarkInfo i{"pattern." + name() + "." + spec_.key, Category::Pattern, spec_.suite, "",
+    BenchmarkInfo i{"pattern." + name() + "." + side_.key, Category::Pattern, spec_->suite, "",
                     Metric::Latency, RankRange{2, 0}, {}, {}};
-    const std::string how = " (" + to_string(spec_.mechanism) + "), one step timed, slowest rank";
+    const std::string how = " (" + to_string(spec_->mechanism) + "), one step timed, slowest rank";
     switch (kind_) {
       case PatternKind::Halo2d:
         i.description = "2-D halo exchange (CloverLeaf-like): 4 faces with the neighbours of a periodic process grid" + how +
@@ -349,7 +352,8 @@ class PatternBenchmark final : public Benchmark {
   }
 
   std::optional<std::string> unavailable(const Context& ctx) const override {
-    return spec_.unavailable ? spec_.unavailable(ctx) : std::nullopt;
+    if (side_.unavailable) return side_.unavailable(ctx);
+    return spec_->unavailable ? spec_->unavailable(ctx) : std::nullopt;
   }
 
   std::vector<Params> variants(const Context& ctx) const override {
@@ -371,13 +375,13 @@ class PatternBenchmark final : public Benchmark {
                   : kind_ == PatternKind::Neighbor ? Operation::NeighborExchange
                                                    : Operation::HaloExchange;
     m.direction = MoveDirection::AllToAll;
-    m.mechanism = spec_.mechanism;
+    m.mechanism = spec_->mechanism;
     if (params.entries().empty()) return m;  // benchmark-wide record: no variant known
     Endpoint e;
-    e.memory = spec_.on_gpu ? Memory::Gpu : Memory::Host;
-    if (spec_.on_gpu && spec_.gpu) e.gpu = spec_.gpu(ctx);
-    e.allocator = spec_.on_gpu ? "device" : "malloc";
-    e.first_touch = spec_.on_gpu ? "gpu" : "cpu";
+    e.memory = side_.on_gpu ? Memory::Gpu : Memory::Host;
+    if (side_.on_gpu && side_.gpu) e.gpu = side_.gpu(ctx);
+    e.allocator = side_.on_gpu ? "device" : "malloc";
+    e.first_touch = side_.on_gpu ? "gpu" : "cpu";
     m.from = e;
     m.to = e;
     m.participants = ctx.group.size();
@@ -391,13 +395,13 @@ class PatternBenchmark final : public Benchmark {
       case PatternKind::Halo2d:
       case PatternKind::Halo3d: {
         const HaloGeometry g = halo_geometry(kind_ == PatternKind::Halo2d ? 2 : 3, bytes);
-        auto mech = spec_.make(ctx, g.faces() * g.face_bytes(), g.faces() * g.face_bytes());
+        auto mech = spec_->make(ctx, params, g.faces() * g.face_bytes(), g.faces() * g.face_bytes());
         return std::make_unique<HaloWorkload>(ctx, std::move(mech), g);
       }
       case PatternKind::Neighbor: {
         const std::uint64_t mean = std::max<std::uint64_t>(bytes / 8, 1);
         const std::size_t slots = static_cast<std::size_t>(2 * grid_dims(ranks, 3).size()) * (2 * mean + 1) * 8;
-        return std::make_unique<NeighborWorkload>(ctx, spec_.make(ctx, slots, slots), mean);
+        return std::make_unique<NeighborWorkload>(ctx, spec_->make(ctx, params, slots, slots), mean);
       }
       case PatternKind::Bucketed: {
         const std::uint64_t floats = bytes / 4;
@@ -409,7 +413,7 @@ class PatternBenchmark final : public Benchmark {
           compute = gpu_compute_maker()(ctx);  // throws Skip without a GPU
         }
         const auto bucket = static_cast<std::uint64_t>(params.integer("bucket_bytes")) / 4;
-        return std::make_unique<BucketedWorkload>(ctx, spec_.make(ctx, floats * 4, floats * 4), floats, bucket, compute_us,
+        return std::make_unique<BucketedWorkload>(ctx, spec_->make(ctx, params, floats * 4, floats * 4), floats, bucket, compute_us,
                                                   std::move(compute));
       }
     }
@@ -427,17 +431,19 @@ class PatternBenchmark final : public Benchmark {
     return "?";
   }
   PatternKind kind_;
-  MechanismSpec spec_;
+  std::shared_ptr<const TransportSpec> spec_;
+  const PatternSide& side_;
 };
 
-}  // namespace
-
-bool register_pattern_benchmarks(const MechanismSpec& spec) {
+void add_patterns(const std::shared_ptr<const TransportSpec>& spec) {
+  if (!spec->patterns) return;
   for (PatternKind kind : {PatternKind::Halo2d, PatternKind::Halo3d, PatternKind::Neighbor, PatternKind::Bucketed}) {
-    if (kind == PatternKind::Bucketed && !spec.collectives) continue;
+    if (kind == PatternKind::Bucketed && !spec->patterns->collectives) continue;
     Registry::instance().add(std::make_unique<PatternBenchmark>(kind, spec));
   }
-  return true;
 }
 
+const bool registered = register_transport_family(&add_patterns);
+
+}  // namespace
 }  // namespace commatlas

@@ -11,10 +11,10 @@
 
 #include "backends/mpi/mpi_check.h"
 #include "backends/mpi/mpi_comm.h"
-#include "backends/mpi/point_to_point.h"
 #include "core/error.h"
 #include "core/pattern.h"
 #include "core/registry.h"
+#include "transport/transport.h"
 
 namespace commatlas {
 namespace {
@@ -93,7 +93,8 @@ class ReferenceMpiPingPong final : public Benchmark {
   }
   std::optional<std::string> unavailable(const Context& ctx) const override { return mpi_run_unavailable(ctx); }
   Movement movement(const Context&, const Params&) const override {
-    Movement m = p2p_host_movement(P2pProtocol::PingPong);
+    Movement m = p2p_movement(Protocol::PingPong, Mechanism::MpiHost, host_memory(std::nullopt, "pageable"),
+                              host_memory(std::nullopt, "pageable"));
     m.reference_of = "mpi.pingpong";
     return m;
   }

@@ -3,8 +3,9 @@
 // they show what the harness adds (the goal: nothing beyond 3% at large sizes, 1 us at 8 B).
 #include "backends/nccl/nccl_collective.h"
 #include "backends/nccl/nccl_job.h"
-#include "backends/nccl/nccl_p2p.h"
 #include "core/registry.h"
+#include "transport/nccl_transport_nccl.h"
+#include "transport/protocol_workload.h"
 
 namespace commatlas {
 
@@ -61,7 +62,7 @@ class ReferenceNcclSendRecv final : public ReferenceNcclBase {
     return reference_info("reference.nccl_sendrecv", "bare nccl-tests-style loop of ncclSend/ncclRecv 0->1 (compare nccl.bandwidth)");
   }
   std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
-    return prepare_nccl_p2p(nccl_team(kLaunch, ctx), ctx, NcclP2p::OneWay, bytes, NcclTiming::BareLoop);
+    return make_protocol_workload(ctx, nccl_transport(kLaunch, NcclTiming::BareLoop), Params{}, Protocol::Bandwidth, bytes);
   }
 };
 

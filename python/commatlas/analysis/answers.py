@@ -30,6 +30,10 @@ Rules (docs/answers.md says them for users):
   between mechanisms are read only between clear cells.
 - Records without a movement (written before the engine declared one) and reference loops
   take no part; the file says how many were left out.
+- Where one operation is measured in several launch modes (the `launch_mode` choice: launch
+  included, back to back, CUDA graph, persistent kernel), the map keeps the mode a user of that
+  mechanism would use (USER_LAUNCH_MODES) and `launch_modes` holds every mode side by side, from
+  which the findings say what a launch costs.
 """
 from __future__ import annotations
 
@@ -46,6 +50,12 @@ from commatlas.analysis.ranking import Contender, contender_of, crossovers, fast
 from commatlas.analysis.tuning import tuning_answers
 from commatlas.io.outputs import write_atomically
 from commatlas.io.results import Movement, Result, Run, load_run
+
+# The launch a user of each mechanism would use: an application waits for its copy, enqueues NCCL
+# calls back to back on a stream, and runs GPU-initiated stores from a kernel that is already
+# running. The map shows these; the other modes are in `launch_modes`.
+USER_LAUNCH_MODES = {"gpu_initiated": "persistent", "nccl": "back_to_back"}
+DEFAULT_USER_LAUNCH_MODE = "launch_included"
 
 FORMAT = "commatlas-answers/2"
 ANSWERS_FILE = "answers.json"
@@ -88,6 +98,10 @@ def collect(run: Run) -> tuple[list[MovementData], dict[str, int]]:
             continue
         if r.bytes is None or not math.isfinite(value_of(r)) or value_of(r) <= 0:
             continue
+        mode = dict(m.choices).get("launch_mode")
+        if mode and mode != user_launch_mode(m.mechanism):
+            left_out["other_launch_mode"] = left_out.get("other_launch_mode", 0) + 1
+            continue
         key = move_key(r, numa.keyed)
         data = table.get(key)
         if data is None:
@@ -96,6 +110,34 @@ def collect(run: Run) -> tuple[list[MovementData], dict[str, int]]:
     for data in table.values():
         data.label = movement_label(data.key, data.places, numa.named, data.operations == {"ping_pong"})
     return sorted(table.values(), key=lambda d: _row_order(d)), left_out
+
+
+def user_launch_mode(mechanism: str) -> str:
+    return USER_LAUNCH_MODES.get(mechanism, DEFAULT_USER_LAUNCH_MODE)
+
+
+def launch_modes(run: Run) -> list[dict[str, Any]]:
+    """Every operation measured in several launch modes: per benchmark, mechanism, other choices
+    and size, the figure (us) of each mode, and the mode the map shows."""
+    numa = numa_view(run)
+    groups: dict[tuple, dict[str, Any]] = {}
+    for r in run.results:
+        m = r.movement
+        if m is None or not r.verified_ok or r.bytes is None or r.metric != "latency":
+            continue
+        choices = dict(m.choices)
+        mode = choices.pop("launch_mode", None)
+        value = value_of(r)
+        if not mode or not math.isfinite(value) or value <= 0:
+            continue
+        key = (r.benchmark, m.mechanism, tuple(sorted(choices.items())), r.bytes)
+        group = groups.setdefault(key, {
+            "benchmark": r.benchmark, "mechanism": m.mechanism, "choices": dict(sorted(choices.items())),
+            "bytes": r.bytes, "movement": move_key(r, numa.keyed).text(), "map_mode": user_launch_mode(m.mechanism),
+            "us": {}})
+        group["us"][mode] = value
+    return [groups[k] for k in sorted(groups, key=lambda k: (k[0], k[1], k[2], k[3]))
+            if len(groups[k]["us"]) > 1]
 
 
 def _row_order(d: MovementData) -> tuple:
@@ -158,6 +200,9 @@ def compute_answers(run: Run | str | Path) -> dict[str, Any]:
         "left_out": left_out,
         "movements": movements,
     }
+    modes = launch_modes(run)
+    if modes:
+        answers["launch_modes"] = modes
     answers["findings"] = find_answers(answers)
     answers["tuning"] = tuning_answers(run)
     return answers

@@ -25,7 +25,8 @@ LOW_PEAK = 0.5
 # A head-to-head below this factor is a tie within the run-to-run noise of large copies on one GPU
 # (two identical H100 default runs: the median large copy, >= 256 MiB, moved 0.2% between them).
 MIN_FACTOR = 1.02
-KINDS = ("crossover", "rank_count", "mpi_library", "allocator", "ce_vs_sm", "gpu_aware_vs_staged", "nccl_vs_mpi", "below_peak")
+KINDS = ("crossover", "launch_cost", "rank_count", "mpi_library", "allocator", "ce_vs_sm", "gpu_aware_vs_staged",
+         "nccl_vs_mpi", "below_peak")
 PAIRS = {  # kind: (mechanism a, mechanisms b) of the head-to-head findings
     "ce_vs_sm": ("copy_engine", ("sm_copy",)),
     "gpu_aware_vs_staged": ("mpi_gpu_aware", ("mpi_staged",)),
@@ -35,8 +36,12 @@ MECHANISM_NAMES = {
     "cpu_memcpy": "memcpy", "cpu_load_store": "CPU load/store", "gpu_load_store": "GPU load/store",
     "copy_engine": "copy engine", "sm_copy": "SM copy", "prefetch": "prefetch", "mpi_host": "MPI",
     "mpi_staged": "host-staged MPI", "mpi_gpu_aware": "GPU-aware MPI", "cuda_ipc_ce": "CUDA IPC (CE)",
-    "cuda_ipc_sm": "CUDA IPC (SM)", "nccl": "NCCL", "harness": "harness",
+    "cuda_ipc_sm": "CUDA IPC (SM)", "nccl": "NCCL", "gpu_initiated": "GPU stores + flag", "harness": "harness",
 }
+# The record's launch_mode, in words (answers.py says which one the map shows).
+LAUNCH_MODE_WORDS = {"launch_included": "launch included", "back_to_back": "back to back",
+                     "graph": "CUDA graph", "persistent": "persistent kernel"}
+LAUNCH_MODE_ORDER = ("launch_included", "back_to_back", "graph", "persistent")
 
 
 def mechanism_name(m: str) -> str:
@@ -74,6 +79,9 @@ def find_answers(answers: dict[str, Any]) -> list[dict[str, Any]]:
                                    + _below_peak(mv)):
             found.append((KINDS.index(kind), -effect, row_class(mv["label"]),
                           {"text": _fit(text), "kind": kind, "movement": mv["key"], "anchor": anchor_of(mv["key"])}))
+    for movement, effect, text in _launch_costs(answers.get("launch_modes") or []):
+        found.append((KINDS.index("launch_cost"), -effect, row_class(text.split(":")[0]),
+                      {"text": _fit(text), "kind": "launch_cost", "movement": movement, "anchor": anchor_of(movement)}))
     for mv, effect, text in _rank_counts(answers["movements"]):
         found.append((KINDS.index("rank_count"), -effect, row_class(mv["label"]),
                       {"text": _fit(text), "kind": "rank_count", "movement": mv["key"], "anchor": anchor_of(mv["key"])}))
@@ -96,6 +104,38 @@ def find_answers(answers: dict[str, Any]) -> list[dict[str, Any]]:
         if f not in chosen:
             chosen.append(f)
     return sorted(chosen, key=lambda f: unique.index(f))
+
+
+def launch_note(answers: dict[str, Any]) -> str | None:
+    """Which launch the map's figures are, where a run measured several."""
+    shown = sorted({(g["mechanism"], g["map_mode"]) for g in answers.get("launch_modes") or []})
+    if not shown:
+        return None
+    said = "; ".join(f"{mechanism_name(m)}: {LAUNCH_MODE_WORDS.get(mode, mode)}" for m, mode in shown)
+    return f"launch: the map shows the launch a user would use ({said}); the findings compare every mode"
+
+
+def _launch_costs(groups: list[dict[str, Any]]) -> list[tuple[str, float, str]]:
+    """"NCCL (nccl.single.pingpong_launch), 8 B: 14.1 us launch included, 7.9 us back to back,
+    7.6 us CUDA graph: a launch costs 6.5 us": per benchmark and choices, at the smallest size that
+    has the launch-included figure and another mode."""
+    out, seen = [], set()
+    for g in sorted(groups, key=lambda g: g["bytes"]):
+        us = g["us"]
+        ident = (g["benchmark"], tuple(sorted(g["choices"].items())))
+        if ident in seen or "launch_included" not in us or len(us) < 2:
+            continue
+        seen.add(ident)
+        others = {m: v for m, v in us.items() if m != "launch_included"}
+        best = min(others, key=others.get)
+        cost = us["launch_included"] - others[best]
+        figures = ", ".join(f"{format_value(us[m], 'latency')} {LAUNCH_MODE_WORDS.get(m, m)}"
+                            for m in sorted(us, key=lambda m: (LAUNCH_MODE_ORDER + (m,)).index(m)))
+        said = (f"a launch costs {format_value(cost, 'latency')} over {LAUNCH_MODE_WORDS.get(best, best)}" if cost > 0
+                else f"no launch cost shows against {LAUNCH_MODE_WORDS.get(best, best)}")
+        text = f"{mechanism_name(g['mechanism'])} ({g['benchmark']}), {format_size(g['bytes'])}: {figures}; {said}."
+        out.append((g["movement"], us["launch_included"] / others[best], text))
+    return out
 
 
 def _fit(text: str) -> str:

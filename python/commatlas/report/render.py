@@ -19,6 +19,7 @@ from commatlas.io.outputs import write_atomically
 from commatlas.io.records import read_records
 from commatlas.io.results import Point, Result, Run, group_series, load_run
 from commatlas.report import bestmap, figures, machine, multinode, variability
+from commatlas.analysis.findings import launch_note
 from commatlas.report.templating import render
 from commatlas.units import format_size
 
@@ -96,6 +97,7 @@ def build_context(run: Run, allocator: str | None = None, library: str | None = 
         rows=rows,
         columns=bestmap.map_columns(rows, bins),
         peak_line=bestmap.host_memory_peak_line(run),
+        launch_note=launch_note(answers),
         fixed_rows=fixed_rows,
         fixed_columns=bestmap.map_columns(fixed_rows, bins),
         fixed_notes=fixed_notes,

@@ -22,6 +22,7 @@ from commatlas.analysis.pair_matrix import matrix_table, pair_matrices
 from commatlas.io.engine import short_reason
 from commatlas.io.results import ResultsError, run_from_records
 from commatlas.report.bestmap import bands, host_memory_peak_line, map_rows
+from commatlas.analysis.findings import launch_note
 from commatlas.units import format_ratio, format_size
 
 NO_TERMINAL_WIDTH = 80
@@ -160,6 +161,9 @@ def print_summary(console: Console, records: list[dict[str, Any]]) -> None:
         peak_line = host_memory_peak_line(run)
         if peak_line:
             parts.append(peak_line)
+        note = launch_note(answers)
+        if note:
+            parts.append(note)
     if run.undeclared:
         parts.append(f"{run.undeclared} result(s) declare no movement (written before the engine declared "
                      "movements): they are not in the map.")

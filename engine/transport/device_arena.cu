@@ -1,7 +1,6 @@
-#include "benchmarks/pattern/device_arena.h"
+#include "transport/device_arena.h"
 
 #include "backends/cuda/kernels.h"
-#include "benchmarks/pattern/mechanism.h"
 #include "core/error.h"
 
 namespace commatlas {
@@ -28,39 +27,6 @@ dim3 face_grid(const HaloGeometry& g) {
   const std::int64_t blocks = (g.face_cells() + 255) / 256;
   return dim3(static_cast<unsigned>(blocks < 1024 ? blocks : 1024), static_cast<unsigned>(g.faces()));
 }
-
-// Stands for the backward pass: every SM busy until `ns` of GPU time have passed.
-__global__ void spin_for(unsigned long long ns) {
-  // device_time_ns: %globaltimer on NVIDIA, s_memrealtime on AMD (gpu_runtime.h).
-  const unsigned long long start = device_time_ns();
-  while (device_time_ns() - start < ns) {
-  }
-}
-
-class SpinCompute final : public GpuCompute {
- public:
-  explicit SpinCompute(int device) : device_(device), stream_(device), blocks_(gpu::sm_count(device)) {}
-  void start(double microseconds) override {
-    DeviceScope scope(device_);
-    spin_for<<<blocks_, 64, 0, stream_.get()>>>(static_cast<unsigned long long>(microseconds * 1e3));
-    COMMATLAS_GPU_CHECK_LAUNCH();
-  }
-  void wait() override { stream_.synchronize(); }
-
- private:
-  int device_;
-  Stream stream_;
-  int blocks_;
-};
-
-const bool registered = [] {
-  gpu_compute_maker() = [](Context& ctx) -> std::unique_ptr<GpuCompute> {
-    const int gpus = gpu_count();
-    if (gpus == 0) throw Skip("no GPU visible: the overlap variant needs one for its compute kernel");
-    return std::make_unique<SpinCompute>(ctx.group.local_rank() % gpus);
-  };
-  return true;
-}();
 
 }  // namespace
 

@@ -1,4 +1,4 @@
-// GPU-side signalling between processes for the CUDA IPC benchmarks: a counter in the
+// GPU-side signalling between processes for the CUDA IPC transport: a counter in the
 // receiver's memory that the sender's GPU bumps after its copy, and a kernel that spins until it
 // gets there. The whole ping-pong then runs GPU to GPU, with the hosts only enqueueing.
 #pragma once

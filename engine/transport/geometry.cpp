@@ -1,4 +1,4 @@
-#include "benchmarks/pattern/geometry.h"
+#include "transport/geometry.h"
 
 #include <algorithm>
 #include <cmath>

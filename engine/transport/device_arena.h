@@ -4,10 +4,11 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/memory.h"
-#include "benchmarks/pattern/geometry.h"
+#include "transport/geometry.h"
 
 namespace commatlas {
 
@@ -34,14 +35,14 @@ class DeviceArena {
   std::vector<std::unique_ptr<GpuBuffer>> owned_;
 };
 
-// A pattern mechanism whose buffers live on one GPU: the buffer calls every such mechanism answers
-// from its arena, written once here for the GPU-aware/staged MPI and NCCL mechanisms.
+// A transport whose pattern memory lives on one GPU: the memory calls every such transport answers
+// from its arena, written once here (the buffers themselves may be the arena's or the transport's).
 template <typename Base>
 class OnDeviceArena : public Base {
  public:
-  OnDeviceArena(int device, std::size_t send_bytes, std::size_t recv_bytes) : arena_(device, send_bytes, recv_bytes) {}
-  void* send_home() override { return arena_.send(); }
-  void* recv_home() override { return arena_.recv(); }
+  template <typename... BaseArgs>
+  OnDeviceArena(int device, std::size_t send_bytes, std::size_t recv_bytes, BaseArgs&&... base_args)
+      : Base(std::forward<BaseArgs>(base_args)...), arena_(device, send_bytes, recv_bytes) {}
   void* allocate(std::size_t bytes) override { return arena_.allocate(bytes); }
   void upload(void* dst, const void* host, std::size_t bytes) override { arena_.upload(dst, host, bytes); }
   void download(void* host, const void* src, std::size_t bytes) override { arena_.download(host, src, bytes); }

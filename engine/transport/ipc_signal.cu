@@ -1,4 +1,4 @@
-#include "benchmarks/point_to_point/ipc_signal.h"
+#include "transport/ipc_signal.h"
 
 namespace commatlas {
 namespace {

@@ -1,4 +1,4 @@
-#include "benchmarks/pattern/mechanism.h"
+#include "benchmarks/pattern/compute.h"
 
 namespace commatlas {
 

@@ -1,0 +1,221 @@
+// gpu.copy_launch: what launching costs a small GPU 0 -> GPU 1 copy, the same copy three ways
+// (the record's launch_mode):
+//   launch_included  one copy per sample, the host waits for it (host steady_clock)
+//   back_to_back     copies queued behind a start-blocking kernel, CUDA events per sample
+//   graph            `ops` copies captured once into a CUDA graph and replayed, CUDA events around
+//                    each replay (as nccl-tests -G)
+// for the copy engine (cudaMemcpyAsync) and the SM copy kernel. Per-copy time in each mode, so the
+// gap between modes is the launch's cost. CUDA only: the HIP build's name map has no graph calls.
+#ifndef COMMATLAS_HIP
+#include <map>
+
+#include "backends/cuda/device_pattern.h"
+#include "backends/cuda/event_timing.h"
+#include "backends/cuda/gpu_access.h"
+#include "backends/cuda/kernels.h"
+#include "core/harness.h"
+#include "core/registry.h"
+#include "core/sizes.h"
+
+namespace commatlas::gpu {
+namespace {
+
+enum class Mode { LaunchIncluded, BackToBack, Graph };
+constexpr Mode kModes[] = {Mode::LaunchIncluded, Mode::BackToBack, Mode::Graph};
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::LaunchIncluded: return "launch_included";
+    case Mode::BackToBack: return "back_to_back";
+    case Mode::Graph: return "graph";
+  }
+  return "unknown";
+}
+
+Mode mode_from(const std::string& text) {
+  for (Mode m : kModes)
+    if (text == mode_name(m)) return m;
+  throw UsageError("gpu.copy_launch: unknown launch_mode '" + text + "'");
+}
+
+class CopyLaunchWorkload final : public Workload {
+ public:
+  CopyLaunchWorkload(Engine engine, Mode mode, int src_gpu, int dst_gpu, std::size_t bytes, std::uint64_t seed)
+      : engine_(engine), mode_(mode), bytes_(bytes), allocated_(bytes), seed_(seed),
+        src_(MemoryKind::Device, bytes, src_gpu), dst_(MemoryKind::Device, bytes, dst_gpu), stream_(src_gpu) {
+    enable_peer_access(src_gpu, dst_gpu);
+    enable_peer_access(dst_gpu, src_gpu);
+    load_kernels(src_gpu);
+    sms_ = sm_count(src_gpu);
+    DeviceScope scope(src_gpu);
+    fill_pattern_on_device(src_.data(), bytes_, seed_, stream_.get());
+    poison_on_device(dst_.data(), bytes_, stream_.get());
+    stream_.synchronize();
+  }
+
+  ~CopyLaunchWorkload() override {
+    DeviceScope scope(stream_.device(), DeviceScope::NoThrow{});
+    for (auto& [ops, exec] : graphs_) cudaGraphExecDestroy(exec);
+  }
+
+  Accounting accounting() const override {
+    Accounting a;
+    a.bytes_per_op = static_cast<double>(bytes_);
+    const std::string copy = engine_ == Engine::Ce ? "cudaMemcpyAsync (copy engine)" : "SM copy kernel";
+    switch (mode_) {
+      case Mode::LaunchIncluded:
+        a.one_op_per_sample = true;
+        a.timing = "host steady_clock around one " + copy + " + cudaStreamSynchronize per sample";
+        a.latency_includes = "API call + launch + copy + synchronize of one copy GPU 0 -> GPU 1 (peer access)";
+        break;
+      case Mode::BackToBack:
+        a.min_sample_s = kEventClockMinSampleSeconds;
+        a.timing = "CUDA events around back-to-back " + copy + " calls queued behind a start-blocking kernel (BlockedStart)";
+        a.latency_includes = "one copy GPU 0 -> GPU 1 (peer access) in a back-to-back stream of them: launch overlapped, "
+                             "per-copy GPU time";
+        break;
+      case Mode::Graph:
+        a.min_sample_s = kEventClockMinSampleSeconds;
+        a.timing = "CUDA events around one replay of a CUDA graph of `ops` " + copy + " nodes, captured once (as "
+                   "nccl-tests -G)";
+        a.latency_includes = "one copy GPU 0 -> GPU 1 (peer access) as a node of a replayed CUDA graph";
+        break;
+    }
+    return a;
+  }
+
+  void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
+    DeviceScope scope(stream_.device());
+    const bool move = !planted_no_move();  // test-only (COMMATLAS_TEST_SKIP_MOVE)
+    switch (mode_) {
+      case Mode::LaunchIncluded:
+        time_host_samples(samples, ops, seconds, [&] {
+          if (move) copy();
+          stream_.synchronize();
+        });
+        return;
+      case Mode::BackToBack:
+        time_event_samples({&stream_}, samples, ops, seconds, [&](std::size_t) {
+          if (move) copy();
+        });
+        return;
+      case Mode::Graph: {
+        // The planted no-op replays an empty graph of the same count.
+        cudaGraphExec_t exec = graph_of(move ? ops : -ops);
+        const std::size_t first = seconds.size();
+        time_event_samples({&stream_}, samples, 1, seconds,
+                           [&](std::size_t) { COMMATLAS_GPU_CHECK(cudaGraphLaunch(exec, stream_.get())); });
+        for (std::size_t i = first; i < seconds.size(); ++i) seconds[i] /= static_cast<double>(ops);
+        return;
+      }
+    }
+  }
+
+  Verification verify() override {
+    DeviceScope scope(stream_.device());
+    const std::size_t bad = find_mismatch_on_device(dst_.data(), bytes_, seed_, stream_.get());
+    if (bad == bytes_) return {true, bytes_, ""};
+    return {false, bytes_, "byte " + std::to_string(bad) + " of the " + format_size(bytes_) + " copied into GPU " +
+                               std::to_string(dst_.device()) + " differs"};
+  }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
+
+  bool resize(std::uint64_t bytes) override {
+    if (bytes > allocated_) return false;
+    bytes_ = static_cast<std::size_t>(bytes);
+    for (auto& [ops, exec] : graphs_) cudaGraphExecDestroy(exec);  // their nodes copy the old size
+    graphs_.clear();
+    prepare_batch();
+    return true;
+  }
+
+ private:
+  void prepare_batch() override {
+    DeviceScope scope(stream_.device());
+    poison_on_device(dst_.data(), bytes_, stream_.get());
+    stream_.synchronize();
+  }
+
+  void copy() {
+    if (engine_ == Engine::Ce)
+      COMMATLAS_GPU_CHECK(cudaMemcpyAsync(dst_.data(), src_.data(), bytes_, cudaMemcpyDeviceToDevice, stream_.get()));
+    else
+      launch_copy(dst_.data(), src_.data(), bytes_, KernelShape{}, sms_, stream_.get());
+  }
+
+  // A graph of |ops| copies (ops < 0: none, the planted no-op's stand-in), captured on first use.
+  cudaGraphExec_t graph_of(std::int64_t ops) {
+    auto it = graphs_.find(ops);
+    if (it != graphs_.end()) return it->second;
+    cudaGraph_t graph = nullptr;
+    COMMATLAS_GPU_CHECK(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
+    for (std::int64_t k = 0; k < ops; ++k) copy();
+    COMMATLAS_GPU_CHECK(cudaStreamEndCapture(stream_.get(), &graph));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t rc = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    COMMATLAS_GPU_CHECK(rc);
+    graphs_[ops] = exec;
+    return exec;
+  }
+
+  Engine engine_;
+  Mode mode_;
+  std::size_t bytes_;
+  std::size_t allocated_;
+  std::uint64_t seed_;
+  GpuBuffer src_, dst_;
+  Stream stream_;
+  int sms_ = 0;
+  std::map<std::int64_t, cudaGraphExec_t> graphs_;
+};
+
+class GpuCopyLaunch final : public Benchmark {
+ public:
+  BenchmarkInfo info() const override {
+    return BenchmarkInfo{"gpu.copy_launch",
+                         Category::ExplicitCopy,
+                         Interface::CopyEngine,
+                         "gpu",
+                         "small GPU 0 -> GPU 1 copies (copy engine, SM kernel) per launch mode: launch included, back "
+                         "to back, CUDA graph",
+                         Metric::Latency,
+                         RankRange{1, 1},
+                         transfer_sizes(8, 64ull << 10),
+                         {8, 4096, 64ull << 10}};
+  }
+
+  std::optional<std::string> unavailable(const Context&) const override {
+    if (auto why = no_gpu_reason()) return why;
+    return fewer_than_two_gpus();
+  }
+
+  std::vector<Params> variants(const Context&) const override {
+    std::vector<Params> out;
+    for (const char* engine : {"ce", "sm"})
+      for (Mode m : kModes)
+        out.push_back(Params{{"engine", std::string(engine)}, {"gpus", std::string("0,1")},
+                             {"launch_mode", std::string(mode_name(m))}});
+    return out;
+  }
+
+  Movement movement(const Context&, const Params& p) const override {
+    const Mechanism mechanism = p.has("engine") && p.text("engine") == "sm" ? Mechanism::SmCopy : Mechanism::CopyEngine;
+    return movement_between(Operation::Copy, MoveDirection::Uni, mechanism, gpu_memory(gpu_of_rank(p, 0), "device"),
+                            gpu_memory(gpu_of_rank(p, 1), "device"), p, {"launch_mode"});
+  }
+
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
+    const Engine engine = params.text("engine") == "sm" ? Engine::Sm : Engine::Ce;
+    return std::make_unique<CopyLaunchWorkload>(engine, mode_from(params.text("launch_mode")),
+                                                gpu_of_rank(params, 0).value_or(0), gpu_of_rank(params, 1).value_or(1),
+                                                static_cast<std::size_t>(bytes), ctx.options.seed);
+  }
+};
+
+COMMATLAS_REGISTER_BENCHMARK(GpuCopyLaunch);
+
+}  // namespace
+}  // namespace commatlas::gpu
+
+#endif  // COMMATLAS_HIP

@@ -1,0 +1,278 @@
+// NCCL ping-pong between GPUs 0 and 1 per launch mode (the record's launch_mode), with one MPI rank
+// per GPU (nccl.pingpong_launch, suite mpi-gpu) and from one process (nccl.single.pingpong_launch,
+// suite nccl):
+//   launch_included  one round trip per sample (two NCCL groups), the host waits for it
+//   back_to_back     round trips queued behind a start-blocking kernel, CUDA events per sample
+//   graph            `ops` round trips captured once per stream into a CUDA graph and replayed,
+//                    CUDA events around each replay (as nccl-tests -G)
+// Half a round trip in each mode, so the gap between modes is what a launch costs NCCL.
+// CUDA only: the HIP build's name map has no graph calls.
+#ifndef COMMATLAS_HIP
+
+#include <map>
+
+#include "backends/cuda/device_pattern.h"
+#include "backends/cuda/event_timing.h"
+#include "backends/nccl/nccl_check.h"
+#include "backends/nccl/nccl_job.h"
+#include "core/all_ranks.h"
+#include "core/harness.h"
+#include "core/registry.h"
+#include "core/sizes.h"
+
+namespace commatlas {
+namespace {
+
+constexpr int kOrigin = 0;
+constexpr int kPeer = 1;
+
+enum class Mode { LaunchIncluded, BackToBack, Graph };
+constexpr Mode kModes[] = {Mode::LaunchIncluded, Mode::BackToBack, Mode::Graph};
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::LaunchIncluded: return "launch_included";
+    case Mode::BackToBack: return "back_to_back";
+    case Mode::Graph: return "graph";
+  }
+  return "unknown";
+}
+
+Mode mode_from(const std::string& text) {
+  for (Mode m : kModes)
+    if (text == mode_name(m)) return m;
+  throw UsageError("unknown launch_mode '" + text + "' (launch_included, back_to_back, graph)");
+}
+
+std::uint64_t sender_seed(std::uint64_t run_seed, int rank) { return run_seed * 7919ull + static_cast<std::uint64_t>(rank) + 17; }
+
+struct PairBuffers {
+  const NcclMember* member;
+  GpuBuffer send;
+  GpuBuffer recv;
+};
+
+class LaunchWorkload final : public Workload {
+ public:
+  LaunchWorkload(const NcclTeam& team, Context& ctx, Mode mode, std::size_t bytes)
+      : team_(team), mode_(mode), bytes_(bytes), allocated_(bytes), seed_(ctx.options.seed) {
+    buffers_ = make_on_all_ranks(ctx.group, [&] {
+      std::vector<std::unique_ptr<PairBuffers>> made;
+      for (const auto& m : team_.members()) {
+        if (m->rank != kOrigin && m->rank != kPeer) continue;
+        made.push_back(std::make_unique<PairBuffers>(PairBuffers{m.get(), GpuBuffer(MemoryKind::Device, bytes, m->device),
+                                                                 GpuBuffer(MemoryKind::Device, bytes, m->device)}));
+      }
+      return made;
+    });
+    for (const auto& b : buffers_) {
+      DeviceScope scope(b->member->device);
+      fill_pattern_on_device(b->send.data(), bytes_, sender_seed(seed_, b->member->rank), b->member->stream.get());
+    }
+    // NCCL connects the pair on its first send/recv: untimed, then poisoned.
+    round_trip();
+    prepare_batch();
+  }
+
+  ~LaunchWorkload() override { drop_graphs(); }
+
+  Accounting accounting() const override {
+    Accounting a;
+    a.bytes_per_op = static_cast<double>(bytes_);
+    const std::string how = launch_words(team_.launch());
+    const std::string trip = "half a round trip of NCCL send/recv between GPUs 0 and 1 (two NCCL groups: 0->1, then "
+                             "1->0), " + how;
+    switch (mode_) {
+      case Mode::LaunchIncluded:
+        a.one_op_per_sample = true;
+        a.timing = "host steady_clock around one round trip: both groups enqueued, then the streams synchronized; "
+                   "halved; rank 0's clock";
+        a.latency_includes = trip + "; launches and the host's wait included";
+        break;
+      case Mode::BackToBack:
+        a.min_sample_s = kEventClockMinSampleSeconds;
+        a.timing = "CUDA events on rank 0's stream around back-to-back round trips queued behind a start-blocking "
+                   "kernel (BlockedStart); per-op time halved";
+        a.latency_includes = trip + "; launches overlapped with the previous round trip";
+        break;
+      case Mode::Graph:
+        a.min_sample_s = kEventClockMinSampleSeconds;
+        a.timing = "CUDA events on rank 0's stream around one replay per stream of a CUDA graph of `ops` round trips, "
+                   "captured once (as nccl-tests -G); per-op time halved";
+        a.latency_includes = trip + "; as nodes of a replayed CUDA graph";
+        break;
+    }
+    return a;
+  }
+
+  void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
+    const auto streams = team_.streams();
+    const std::size_t first = seconds.size();
+    const bool move = !planted_no_move();  // test-only (COMMATLAS_TEST_SKIP_MOVE)
+    switch (mode_) {
+      case Mode::LaunchIncluded:
+        time_host_samples(samples, ops, seconds, [&] {
+          if (move) round_trip();
+          for (const Stream* s : streams) s->synchronize();
+        });
+        break;
+      case Mode::BackToBack:
+        time_event_samples(streams, samples, ops, seconds, [&](std::size_t s) {
+          if (s + 1 == streams.size() && move) round_trip();
+        });
+        break;
+      case Mode::Graph: {
+        const std::vector<cudaGraphExec_t>& execs = graphs_of(move ? ops : -ops);
+        time_event_samples(streams, samples, 1, seconds,
+                           [&](std::size_t s) { COMMATLAS_GPU_CHECK(cudaGraphLaunch(execs[s], streams[s]->get())); });
+        for (std::size_t i = first; i < seconds.size(); ++i) seconds[i] /= static_cast<double>(ops);
+        break;
+      }
+    }
+    for (std::size_t i = first; i < seconds.size(); ++i) seconds[i] /= 2;
+  }
+
+  Verification verify() override {
+    std::uint64_t checked = 0;
+    for (const auto& b : buffers_) {
+      const int from = b->member->rank == kOrigin ? kPeer : kOrigin;
+      DeviceScope scope(b->member->device);
+      const std::size_t bad = find_mismatch_on_device(b->recv.data(), bytes_, sender_seed(seed_, from), b->member->stream.get());
+      checked += bytes_;
+      if (bad != bytes_)
+        return {false, checked, "byte " + std::to_string(bad) + " of the " + format_size(bytes_) + " received by NCCL rank " +
+                                    std::to_string(b->member->rank) + " differs from what rank " + std::to_string(from) + " sent"};
+    }
+    return {true, checked, ""};
+  }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
+
+  bool resize(std::uint64_t bytes) override {
+    if (bytes > allocated_) return false;
+    bytes_ = static_cast<std::size_t>(bytes);
+    drop_graphs();  // their nodes send the old size
+    round_trip();
+    prepare_batch();
+    return true;
+  }
+
+ private:
+  void prepare_batch() override {
+    for (const auto& m : team_.members()) m->stream.synchronize();
+    for (const auto& b : buffers_) {
+      DeviceScope scope(b->member->device);
+      poison_on_device(b->recv.data(), bytes_, b->member->stream.get());
+      b->member->stream.synchronize();
+    }
+  }
+
+  const PairBuffers* buffers_of(const NcclMember& m) const {
+    for (const auto& b : buffers_)
+      if (b->member == &m) return b.get();
+    return nullptr;
+  }
+
+  void transfer(int from, int to) const {
+    team_.enqueue_phase([&](const NcclMember& m) {
+      const PairBuffers* b = buffers_of(m);
+      if (!b) return;
+      if (m.rank == from) COMMATLAS_NCCL(ncclSend(b->send.data(), bytes_, ncclUint8, to, m.comm.get(), m.stream.get()));
+      if (m.rank == to) COMMATLAS_NCCL(ncclRecv(b->recv.data(), bytes_, ncclUint8, from, m.comm.get(), m.stream.get()));
+    });
+  }
+
+  void round_trip() const {
+    transfer(kOrigin, kPeer);
+    transfer(kPeer, kOrigin);
+  }
+
+  // One graph per stream of this process holding |ops| round trips (ops < 0: none, the planted
+  // no-op's stand-in), captured together as nccl-tests does (thread-local capture of every stream).
+  const std::vector<cudaGraphExec_t>& graphs_of(std::int64_t ops) {
+    auto it = graphs_.find(ops);
+    if (it != graphs_.end()) return it->second;
+    const auto streams = team_.streams();
+    for (const Stream* s : streams) {
+      DeviceScope scope(s->device());
+      COMMATLAS_GPU_CHECK(cudaStreamBeginCapture(s->get(), cudaStreamCaptureModeThreadLocal));
+    }
+    for (std::int64_t k = 0; k < ops; ++k) round_trip();
+    std::vector<cudaGraphExec_t> execs;
+    for (const Stream* s : streams) {
+      DeviceScope scope(s->device());
+      cudaGraph_t graph = nullptr;
+      COMMATLAS_GPU_CHECK(cudaStreamEndCapture(s->get(), &graph));
+      cudaGraphExec_t exec = nullptr;
+      const cudaError_t rc = cudaGraphInstantiate(&exec, graph, 0);
+      cudaGraphDestroy(graph);
+      COMMATLAS_GPU_CHECK(rc);
+      execs.push_back(exec);
+    }
+    return graphs_[ops] = std::move(execs);
+  }
+
+  void drop_graphs() {
+    for (auto& [ops, execs] : graphs_)
+      for (cudaGraphExec_t e : execs) cudaGraphExecDestroy(e);
+    graphs_.clear();
+  }
+
+  const NcclTeam& team_;
+  Mode mode_;
+  std::size_t bytes_;
+  std::size_t allocated_;
+  std::uint64_t seed_;
+  std::vector<std::unique_ptr<PairBuffers>> buffers_;
+  std::map<std::int64_t, std::vector<cudaGraphExec_t>> graphs_;
+};
+
+class NcclPingPongLaunch final : public Benchmark {
+ public:
+  explicit NcclPingPongLaunch(NcclLaunch launch) : launch_(launch) {}
+
+  BenchmarkInfo info() const override {
+    const std::string prefix = launch_ == NcclLaunch::RankPerProcess ? "nccl." : "nccl.single.";
+    BenchmarkInfo i = nccl_info(prefix + "pingpong_launch", Category::PointToPoint, launch_,
+                                "NCCL send/recv ping-pong between GPUs 0 and 1 per launch mode (launch included, back "
+                                "to back, CUDA graph), half round trip, " + launch_words(launch_),
+                                Metric::Latency, 2);
+    i.default_sizes = transfer_sizes(8, 64ull << 10);
+    i.quick_sizes = {8, 4096, 64ull << 10};
+    return i;
+  }
+  std::optional<std::string> unavailable(const Context& ctx) const override { return nccl_unavailable(launch_, ctx, 2); }
+  std::vector<Params> variants(const Context& ctx) const override {
+    std::vector<Params> out;
+    for (Mode m : kModes)
+      out.push_back(Params{{"launch", to_string(launch_)},
+                           {"gpus", job_devices(launch_, const_cast<Context&>(ctx))},
+                           {"direction", std::string("half_round_trip")},
+                           {"launch_mode", std::string(mode_name(m))}});
+    return out;
+  }
+  Movement movement(const Context&, const Params& p) const override {
+    Endpoint from = gpu_memory(gpu_of_rank(p, 0), "device"), to = gpu_memory(gpu_of_rank(p, 1), "device");
+    if (launch_ == NcclLaunch::RankPerProcess) {
+      from.rank = 0;
+      to.rank = 1;
+    }
+    return movement_between(Operation::PingPong, MoveDirection::HalfRoundTrip, Mechanism::Nccl, from, to, p,
+                            {"launch", "launch_mode"});
+  }
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
+    const NcclTeam& team = nccl_team(launch_, ctx);
+    if (team.ranks() < 2) throw Skip("NCCL send/recv needs 2 ranks, the job has " + std::to_string(team.ranks()));
+    return std::make_unique<LaunchWorkload>(team, ctx, mode_from(params.text("launch_mode")), static_cast<std::size_t>(bytes));
+  }
+
+ private:
+  NcclLaunch launch_;
+};
+
+COMMATLAS_REGISTER_BENCHMARK(NcclPingPongLaunch, NcclLaunch::RankPerProcess);
+COMMATLAS_REGISTER_BENCHMARK(NcclPingPongLaunch, NcclLaunch::SingleProcess);
+
+}  // namespace
+}  // namespace commatlas
+
+#endif  // COMMATLAS_HIP

@@ -1,0 +1,516 @@
+// The GPU-initiated link's kernels and protocols (gpu_initiated.h), and the transport over peer
+// access, one process driving GPUs 0 and 1 (gpu_initiated.pingpong, gpu_initiated.bandwidth; suite
+// gpu). NVIDIA only: the flags are PTX acquire loads and release stores at system scope; a HIP
+// build leaves the mechanism out.
+#ifndef COMMATLAS_HIP
+
+#include "transport/gpu_initiated.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/cuda/device_pattern.h"
+#include "backends/cuda/event_timing.h"
+#include "backends/cuda/gpu_access.h"
+#include "backends/cuda/kernels.h"
+#include "core/error.h"
+#include "core/harness.h"
+#include "core/sizes.h"
+
+namespace commatlas::gi {
+namespace {
+
+using u64 = unsigned long long;
+
+__device__ inline u64 load_acquire_sys(const std::uint64_t* p) {
+  u64 v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ inline void store_release_sys(std::uint64_t* p, u64 v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+// What every kernel of one side needs.
+struct Args {
+  const unsigned char* src;
+  unsigned char* peer_inbox;
+  std::uint64_t* peer_control;
+  std::uint64_t* own_control;
+  int* timed_out;          // host-mapped
+  unsigned long long* times;  // persistent ping-pong on the initiator; null otherwise
+  std::size_t bytes;
+  std::size_t chunk_bytes;
+  int chunks;
+  bool initiator;
+  bool move;  // false: the planted no-op (flags only, no payload)
+  u64 flag_lag;  // test-only: flags raised this much too low (COMMATLAS_TEST_GI_WRONG_FLAG), never answered
+};
+
+// Spins until *flag >= target. False when this GPU gave up (timeout here or elsewhere).
+__device__ bool wait_at_least(const Args& a, const std::uint64_t* flag, u64 target) {
+  if (load_acquire_sys(flag) >= target) return true;
+  const u64 start = device_time_ns();
+  auto* abort = reinterpret_cast<volatile std::uint64_t*>(a.own_control + kAbort);
+  while (load_acquire_sys(flag) < target) {
+    if (*abort != 0) return false;
+    if (device_time_ns() - start > kSpinTimeoutNs) {
+      *abort = 1;
+      *reinterpret_cast<volatile int*>(a.timed_out) = 1;
+      __threadfence_system();
+      return false;
+    }
+  }
+  return true;
+}
+
+// Every thread of the block takes part; true when flags [0, n) of this side all reached target.
+__device__ bool block_wait_all(const Args& a, const std::uint64_t* flags, int n, u64 target) {
+  bool ok = true;
+  for (int c = static_cast<int>(threadIdx.x); c < n && ok; c += static_cast<int>(blockDim.x))
+    ok = wait_at_least(a, flags + c, target);
+  return __syncthreads_or(!ok) == 0;
+}
+
+// Stores chunk c of the message into the peer's inbox, then raises its flag to `seq`. The barrier
+// orders every thread's stores before thread 0's release (release is cumulative), so the peer's
+// acquire of the flag sees the whole chunk.
+__device__ void send_chunk(const Args& a, int c, u64 seq) {
+  const std::size_t begin = static_cast<std::size_t>(c) * a.chunk_bytes;
+  const std::size_t end = min(a.bytes, begin + a.chunk_bytes);
+  if (a.move && begin < end) {
+    const std::size_t vectors = (end - begin) / 16;
+    const auto* s = reinterpret_cast<const int4*>(a.src + begin);
+    auto* d = reinterpret_cast<int4*>(a.peer_inbox + begin);
+    for (std::size_t i = threadIdx.x; i < vectors; i += blockDim.x) __stcs(d + i, __ldg(s + i));
+    // The tail (a whole message of 8 bytes or less): 8-byte words, then bytes.
+    const std::size_t tail = begin + vectors * 16, words = (end - tail) / 8;
+    if (threadIdx.x < words)
+      *reinterpret_cast<unsigned long long*>(a.peer_inbox + tail + 8 * threadIdx.x) =
+          *reinterpret_cast<const unsigned long long*>(a.src + tail + 8 * threadIdx.x);
+    for (std::size_t i = tail + words * 8 + threadIdx.x; i < end; i += blockDim.x) a.peer_inbox[i] = a.src[i];
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) store_release_sys(a.peer_control + c, seq - a.flag_lag);
+}
+
+// `round_trips` ping-pongs (plus one untimed handshake when `handshake`); block b stores chunks b,
+// b + grid, ... and every block waits for all of the peer's chunk flags before it goes on.
+// The sequence numbers continue from this side's epoch word, so a kernel captured once in a graph
+// is right on every replay; the last block to finish moves the epoch on (every block has read it
+// by then, and the next kernel of the stream starts after this one ends).
+__global__ void pingpong_kernel(Args a, std::int64_t round_trips, std::int64_t stamp_every, bool handshake) {
+  const u64 base = *reinterpret_cast<volatile std::uint64_t*>(a.own_control + kEpoch);
+  const bool stamps = a.times != nullptr && blockIdx.x == 0 && threadIdx.x == 0;
+  auto send_all = [&](u64 seq) {
+    for (int c = static_cast<int>(blockIdx.x); c < a.chunks; c += static_cast<int>(gridDim.x)) send_chunk(a, c, seq);
+  };
+  const std::int64_t total = round_trips + (handshake ? 1 : 0);
+  if (stamps && !handshake) a.times[0] = device_time_ns();
+  for (std::int64_t r = 0; r < total; ++r) {
+    const u64 seq = base + static_cast<u64>(r) + 1;
+    if (a.initiator) {
+      send_all(seq);
+      if (!block_wait_all(a, a.own_control, a.chunks, seq)) return;
+    } else {
+      if (!block_wait_all(a, a.own_control, a.chunks, seq)) return;
+      send_all(seq);
+    }
+    const std::int64_t counted = r + 1 - (handshake ? 1 : 0);
+    if (stamps && counted >= 0 && counted % stamp_every == 0) a.times[counted / stamp_every] = device_time_ns();
+  }
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const u64 finished = atomicAdd(reinterpret_cast<u64*>(a.own_control + kDone), 1ull) + 1;
+    if (finished == gridDim.x) {
+      a.own_control[kDone] = 0;
+      a.own_control[kEpoch] = base + static_cast<u64>(total);
+    }
+  }
+}
+
+// Bandwidth, sender: waits for the receiver's "ready", then `samples` x `ops` messages back to
+// back (a flag per chunk), waiting after each sample for the receiver's acknowledgement.
+__global__ void stream_send_kernel(Args a, std::int64_t samples, std::int64_t ops, u64 first_seq, u64 first_ack) {
+  const bool stamps = a.times != nullptr && blockIdx.x == 0 && threadIdx.x == 0;
+  if (!block_wait_all(a, a.own_control + kAck, 1, first_ack)) return;
+  if (stamps) a.times[0] = device_time_ns();
+  for (std::int64_t s = 0; s < samples; ++s) {
+    for (std::int64_t k = 0; k < ops; ++k) {
+      const u64 seq = first_seq + static_cast<u64>(s * ops + k);
+      for (int c = static_cast<int>(blockIdx.x); c < a.chunks; c += static_cast<int>(gridDim.x)) send_chunk(a, c, seq);
+    }
+    if (!block_wait_all(a, a.own_control + kAck, 1, first_ack + static_cast<u64>(s) + 1)) return;
+    if (stamps) a.times[s + 1] = device_time_ns();
+  }
+}
+
+// Bandwidth, receiver (one block): "ready", then per sample every chunk flag at the sample's last
+// message, then the acknowledgement into the sender's memory.
+__global__ void stream_recv_kernel(Args a, std::int64_t samples, std::int64_t ops, u64 first_seq, u64 first_ack) {
+  if (threadIdx.x == 0) store_release_sys(a.peer_control + kAck, first_ack - a.flag_lag);
+  for (std::int64_t s = 0; s < samples; ++s) {
+    const u64 last = first_seq + static_cast<u64>((s + 1) * ops) - 1;
+    if (!block_wait_all(a, a.own_control, a.chunks, last)) return;
+    if (threadIdx.x == 0) store_release_sys(a.peer_control + kAck, first_ack + static_cast<u64>(s) + 1 - a.flag_lag);
+  }
+}
+
+// The self-check's planted fault: the answering side raises every flag one short, so the side
+// that waits for it must fail with a timeout, never hang and never report a figure.
+bool test_wrong_flag() {
+  const char* v = std::getenv("COMMATLAS_TEST_GI_WRONG_FLAG");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+Args args_of(Side& s, const Chunking& ch, std::size_t bytes, bool move, bool with_times) {
+  Args a{};
+  a.src = s.send.as<unsigned char>();
+  a.peer_inbox = s.peer_inbox;
+  a.peer_control = s.peer_control;
+  a.own_control = s.control.as<std::uint64_t>();
+  a.timed_out = static_cast<int*>(s.status.device_view());
+  a.times = with_times ? s.times->as<unsigned long long>() : nullptr;
+  a.bytes = bytes;
+  a.chunk_bytes = ch.chunk_bytes;
+  a.chunks = ch.chunks;
+  a.initiator = s.initiator;
+  a.move = move;
+  a.flag_lag = !s.initiator && test_wrong_flag() ? 1 : 0;
+  return a;
+}
+
+// The persistent kernels' stamps: `count` of them, into seconds per op.
+std::vector<unsigned long long> read_stamps(Side& s, std::int64_t count) {
+  std::vector<unsigned long long> t(static_cast<std::size_t>(count));
+  DeviceScope scope(s.device);
+  COMMATLAS_GPU_CHECK(cudaMemcpy(t.data(), s.times->data(), t.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+  return t;
+}
+
+void ensure_times(Side& s, std::int64_t count) {
+  if (static_cast<std::size_t>(count) <= s.times_capacity) return;
+  const std::size_t n = std::max<std::size_t>(static_cast<std::size_t>(count), 2 * s.times_capacity);
+  s.times = std::make_unique<GpuBuffer>(MemoryKind::Device, n * sizeof(unsigned long long), s.device);
+  s.times_capacity = n;
+}
+
+}  // namespace
+
+std::string to_string(LaunchMode m) {
+  switch (m) {
+    case LaunchMode::Persistent: return "persistent";
+    case LaunchMode::BackToBack: return "back_to_back";
+    case LaunchMode::Graph: return "graph";
+    case LaunchMode::LaunchIncluded: return "launch_included";
+  }
+  return "unknown";
+}
+
+LaunchMode launch_mode_from_string(const std::string& text) {
+  for (LaunchMode m : kLaunchModes)
+    if (to_string(m) == text) return m;
+  throw UsageError("unknown launch_mode '" + text + "' (persistent, back_to_back, graph, launch_included)");
+}
+
+Chunking chunking(std::size_t bytes, int max_blocks) {
+  Chunking ch;
+  const std::size_t by_count = (bytes + kMaxChunks - 1) / kMaxChunks;
+  ch.chunk_bytes = (std::max(kMinChunkBytes, by_count) + 15) / 16 * 16;
+  ch.chunks = static_cast<int>(std::max<std::size_t>(1, (bytes + ch.chunk_bytes - 1) / ch.chunk_bytes));
+  ch.blocks = std::max(1, std::min(ch.chunks, max_blocks));
+  return ch;
+}
+
+Side::Side(int device_, std::size_t bytes)
+    : device(device_), send(MemoryKind::Device, bytes, device_), inbox(MemoryKind::Device, bytes, device_),
+      control(MemoryKind::Device, kWords * sizeof(std::uint64_t), device_), status(MemoryKind::Pinned, sizeof(int), device_),
+      times(std::make_unique<GpuBuffer>(MemoryKind::Device, 1024 * sizeof(unsigned long long), device_)),
+      stream(device_) {
+  times_capacity = 1024;
+  DeviceScope scope(device);
+  COMMATLAS_GPU_CHECK(cudaMemset(control.data(), 0, control.bytes()));
+  *status.as<int>() = 0;
+  sms = gpu::sm_count(device);
+  // With lazy module loading a kernel's first launch loads its module and waits for the device: a
+  // first launch queued behind a start-blocking kernel would deadlock. Load them all now.
+  cudaFuncAttributes attributes;
+  COMMATLAS_GPU_CHECK(cudaFuncGetAttributes(&attributes, pingpong_kernel));
+  COMMATLAS_GPU_CHECK(cudaFuncGetAttributes(&attributes, stream_send_kernel));
+  COMMATLAS_GPU_CHECK(cudaFuncGetAttributes(&attributes, stream_recv_kernel));
+}
+
+Side::~Side() {
+  DeviceScope scope(device, DeviceScope::NoThrow{});
+  for (auto& [key, exec] : graphs) cudaGraphExecDestroy(exec);
+}
+
+void Link::raise_timeouts() {
+  for (Side* s : sides_)
+    if (*s->status.as<volatile int>() != 0)
+      throw MeasurementError("GPU " + std::to_string(s->device) + " waited more than " +
+                             std::to_string(kSpinTimeoutNs / 1000000000ull) + " s for its peer's flag");
+}
+
+void Link::pingpong(LaunchMode mode, std::size_t bytes, std::int64_t samples, std::int64_t ops, bool move,
+                    std::vector<double>& seconds, bool halve) {
+  Side* timer = nullptr;
+  for (Side* s : sides_)
+    if (s->initiator) timer = s;
+  std::vector<double> discarded;
+  std::vector<double>& out = timer ? seconds : discarded;
+  const std::size_t first = out.size();
+  // One round trip per kernel, in every mode but the persistent one.
+  auto launch_one = [&](Side& s) {
+    const Chunking ch = chunking(bytes, s.sms);
+    DeviceScope scope(s.device);
+    pingpong_kernel<<<ch.blocks, kThreadsPerBlock, 0, s.stream.get()>>>(args_of(s, ch, bytes, move, false), 1, 1, false);
+    COMMATLAS_GPU_CHECK_LAUNCH();
+  };
+  std::vector<const Stream*> streams;
+  for (Side* s : sides_) streams.push_back(&s->stream);
+  if (timer) std::stable_partition(streams.begin(), streams.end(), [&](const Stream* st) { return st == &timer->stream; });
+
+  switch (mode) {
+    case LaunchMode::Persistent: {
+      for (Side* s : sides_) {
+        const Chunking ch = chunking(bytes, s->sms);
+        const bool stamps = s == timer;
+        if (stamps) ensure_times(*s, samples + 1);
+        DeviceScope scope(s->device);
+        pingpong_kernel<<<ch.blocks, kThreadsPerBlock, 0, s->stream.get()>>>(args_of(*s, ch, bytes, move, stamps),
+                                                                              samples * ops, ops, true);
+        COMMATLAS_GPU_CHECK_LAUNCH();
+      }
+      for (Side* s : sides_) s->stream.synchronize();
+      raise_timeouts();
+      if (timer) {
+        const auto t = read_stamps(*timer, samples + 1);
+        for (std::int64_t i = 0; i < samples; ++i)
+          out.push_back(static_cast<double>(t[i + 1] - t[i]) * 1e-9 / static_cast<double>(ops));
+      }
+      break;
+    }
+    case LaunchMode::BackToBack:
+      time_event_samples(streams, samples, ops, out, [&](std::size_t i) {
+        for (Side* s : sides_)
+          if (&s->stream == streams[i]) launch_one(*s);
+      });
+      break;
+    case LaunchMode::Graph: {
+      for (Side* s : sides_) {
+        if (s->graphs.count({bytes, ops, move})) continue;
+        DeviceScope scope(s->device);
+        cudaGraph_t graph = nullptr;
+        COMMATLAS_GPU_CHECK(cudaStreamBeginCapture(s->stream.get(), cudaStreamCaptureModeThreadLocal));
+        for (std::int64_t k = 0; k < ops; ++k) launch_one(*s);
+        COMMATLAS_GPU_CHECK(cudaStreamEndCapture(s->stream.get(), &graph));
+        cudaGraphExec_t exec = nullptr;
+        const cudaError_t rc = cudaGraphInstantiate(&exec, graph, 0);
+        cudaGraphDestroy(graph);
+        COMMATLAS_GPU_CHECK(rc);
+        s->graphs[{bytes, ops, move}] = exec;
+      }
+      time_event_samples(streams, samples, 1, out, [&](std::size_t i) {
+        for (Side* s : sides_)
+          if (&s->stream == streams[i]) COMMATLAS_GPU_CHECK(cudaGraphLaunch(s->graphs.at({bytes, ops, move}), s->stream.get()));
+      });
+      for (std::size_t i = first; i < out.size(); ++i) out[i] /= static_cast<double>(ops);
+      break;
+    }
+    case LaunchMode::LaunchIncluded:
+      time_host_samples(samples, ops, out, [&] {
+        for (Side* s : sides_) launch_one(*s);
+        for (Side* s : sides_) s->stream.synchronize();
+      });
+      break;
+  }
+  raise_timeouts();
+  if (halve)
+    for (std::size_t i = first; i < out.size(); ++i) out[i] /= 2;
+}
+
+void Link::stream(std::size_t bytes, std::int64_t samples, std::int64_t ops, bool move, std::vector<double>& seconds) {
+  const std::uint64_t first_seq = stream_seq_ + 1, first_ack = ack_seq_ + 1;
+  stream_seq_ += static_cast<std::uint64_t>(samples * ops);
+  ack_seq_ += static_cast<std::uint64_t>(samples) + 1;
+  Side* timer = nullptr;
+  for (Side* s : sides_) {
+    const Chunking ch = chunking(bytes, s->sms);
+    DeviceScope scope(s->device);
+    if (s->initiator) {
+      timer = s;
+      ensure_times(*s, samples + 1);
+      stream_send_kernel<<<ch.blocks, kThreadsPerBlock, 0, s->stream.get()>>>(args_of(*s, ch, bytes, move, true), samples,
+                                                                               ops, first_seq, first_ack);
+    } else {
+      stream_recv_kernel<<<1, 1024, 0, s->stream.get()>>>(args_of(*s, ch, bytes, move, false), samples, ops, first_seq,
+                                                         first_ack);
+    }
+    COMMATLAS_GPU_CHECK_LAUNCH();
+  }
+  for (Side* s : sides_) s->stream.synchronize();
+  raise_timeouts();
+  if (!timer) return;
+  const auto t = read_stamps(*timer, samples + 1);
+  for (std::int64_t i = 0; i < samples; ++i)
+    seconds.push_back(static_cast<double>(t[i + 1] - t[i]) * 1e-9 / static_cast<double>(ops));
+}
+
+void Link::poison(std::size_t bytes) {
+  for (Side* s : sides_) {
+    DeviceScope scope(s->device);
+    poison_on_device(s->inbox.data(), bytes, s->stream.get());
+  }
+  for (Side* s : sides_) s->stream.synchronize();
+}
+
+std::string Link::check(std::size_t bytes, bool both_ways) {
+  for (Side* s : sides_) {
+    if (!both_ways && s->initiator) continue;  // the sender's inbox receives nothing one way
+    DeviceScope scope(s->device);
+    const std::size_t bad = find_mismatch_on_device(s->inbox.data(), bytes, s->peer_seed, s->stream.get());
+    if (bad != bytes)
+      return "byte " + std::to_string(bad) + " of the " + format_size(bytes) + " GPU-initiated message stored into GPU " +
+             std::to_string(s->device) + "'s memory differs";
+  }
+  return "";
+}
+
+Accounting pingpong_accounting(LaunchMode mode, std::size_t bytes, const std::string& mapping) {
+  Accounting a;
+  a.bytes_per_op = static_cast<double>(bytes);
+  const std::string trip = "half a round trip, GPU to GPU: a kernel stores the payload into the peer's memory (" + mapping +
+                           ") and raises a flag there (release, system scope); the peer's kernel acquires it and answers "
+                           "the same way";
+  switch (mode) {
+    case LaunchMode::Persistent:
+      a.min_sample_s = kPersistentMinSampleSeconds;
+      a.timing = "%globaltimer of the initiating GPU, read by its persistent kernel at each sample boundary: one kernel "
+                 "per GPU runs every round trip of a batch after an untimed handshake, nothing launched inside the "
+                 "timed loop; per-op time halved";
+      a.latency_includes = trip + "; no kernel launch, no host";
+      break;
+    case LaunchMode::BackToBack:
+      a.min_sample_s = kEventClockMinSampleSeconds;
+      a.timing = "CUDA events on the initiating GPU's stream around back-to-back kernel pairs (one per GPU per round "
+                 "trip) queued behind a start-blocking kernel (BlockedStart); per-op time halved";
+      a.latency_includes = trip + "; one kernel per GPU per round trip, launched back to back (launch overlapped)";
+      break;
+    case LaunchMode::Graph:
+      a.min_sample_s = kEventClockMinSampleSeconds;
+      a.timing = "CUDA events on the initiating GPU's stream around one replay of a CUDA graph per GPU holding `ops` "
+                 "single-round-trip kernels, captured once (as nccl-tests -G); per-op time halved";
+      a.latency_includes = trip + "; one graph kernel node per GPU per round trip";
+      break;
+    case LaunchMode::LaunchIncluded:
+      a.one_op_per_sample = true;
+      a.timing = "host steady_clock around one round trip: a kernel launched on each GPU, then both streams "
+                 "synchronized; halved";
+      a.latency_includes = trip + "; both kernel launches and the host's wait included";
+      break;
+  }
+  return a;
+}
+
+Accounting stream_accounting(std::size_t bytes, const std::string& mapping) {
+  Accounting a;
+  a.bytes_per_op = static_cast<double>(bytes);
+  a.min_sample_s = kPersistentMinSampleSeconds;
+  a.timing = "%globaltimer of the sending GPU, read by its persistent kernel at each sample boundary: back-to-back "
+             "messages, each chunk stored by one block (16-byte streaming stores into the peer's memory, " + mapping +
+             ") and flagged (release, system scope); a sample ends when the receiver's acknowledgement of its last "
+             "message (every chunk flag acquired) reaches the sender, one flag's one-way latency per sample";
+  a.latency_includes = "one message stored and flagged chunk by chunk, no launch";
+  return a;
+}
+
+std::vector<Params> link_variants(bool pingpong, const std::string& mapping) {
+  std::vector<Params> out;
+  for (LaunchMode m : kLaunchModes) {
+    if (!pingpong && m != LaunchMode::Persistent) continue;  // a stream of messages runs in one kernel
+    out.push_back(Params{{"gpus", std::string("0,1")}, {"direction", std::string(pingpong ? "half_round_trip" : "uni")},
+                         {"launch_mode", to_string(m)}, {"mapping", mapping}});
+  }
+  return out;
+}
+
+Movement link_movement(bool pingpong, const Params& p, bool ranks) {
+  Endpoint from = gpu_memory(gpu_of_rank(p, 0), "device"), to = gpu_memory(gpu_of_rank(p, 1), "device");
+  if (ranks) {
+    from.rank = 0;
+    to.rank = 1;
+  }
+  return movement_between(pingpong ? Operation::PingPong : Operation::SendRecv,
+                          pingpong ? MoveDirection::HalfRoundTrip : MoveDirection::Uni, Mechanism::GpuInitiated, from, to,
+                          p, {"launch_mode", "mapping"});
+}
+
+// ---- the transport over peer access: one process, GPUs 0 and 1 ---------------------------------
+namespace {
+
+class PeerTransport final : public GpuInitiatedTransport {
+ public:
+  PeerTransport(LaunchMode mode, int gpu_a, int gpu_b, std::size_t bytes) : GpuInitiatedTransport(mode, "peer access") {
+    gpu::enable_peer_access(gpu_a, gpu_b);
+    gpu::enable_peer_access(gpu_b, gpu_a);
+    sides_.push_back(std::make_unique<Side>(gpu_a, bytes));
+    sides_.push_back(std::make_unique<Side>(gpu_b, bytes));
+    ends_ = {kOriginEnd, kPeerEnd};
+    Side& a = *sides_[0];
+    Side& b = *sides_[1];
+    a.initiator = true;
+    a.peer_inbox = b.inbox.as<unsigned char>();
+    a.peer_control = b.control.as<std::uint64_t>();
+    b.peer_inbox = a.inbox.as<unsigned char>();
+    b.peer_control = a.control.as<std::uint64_t>();
+    start_link();
+  }
+};
+
+BenchmarkInfo peer_info(Protocol p) {
+  const bool latency = p == Protocol::PingPong;
+  return BenchmarkInfo{latency ? "gpu_initiated.pingpong" : "gpu_initiated.bandwidth",
+                       Category::PointToPoint,
+                       Interface::SmKernel,
+                       "gpu",
+                       latency ? "GPU-initiated ping-pong between GPUs 0 and 1 (kernel stores + flag in peer memory, "
+                                 "peer access), half round trip, per launch mode"
+                               : "GPU-initiated one-way messages GPU 0 -> GPU 1 (streaming stores, a flag per chunk, "
+                                 "peer access), back to back in a persistent kernel",
+                       latency ? Metric::Latency : Metric::Bandwidth,
+                       RankRange{1, 1},
+                       latency ? transfer_sizes(8, 1ull << 20) : transfer_sizes(8, 1ull << 30),
+                       latency ? std::vector<std::uint64_t>{8, 4096, 1ull << 20}
+                               : std::vector<std::uint64_t>{8, 1ull << 20, 256ull << 20}};
+}
+
+TransportSpec peer_spec() {
+  TransportSpec spec{
+      Mechanism::GpuInitiated, Interface::SmKernel, "gpu",
+      [](const Context&) -> std::optional<std::string> {
+        if (auto why = gpu::no_gpu_reason()) return why;
+        return gpu::fewer_than_two_gpus();
+      },
+      [](Context&, const Params& params, std::size_t bytes, std::size_t) -> std::unique_ptr<Transport> {
+        return std::make_unique<PeerTransport>(launch_mode_from_string(params.text("launch_mode")),
+                                               gpu_of_rank(params, 0).value_or(0), gpu_of_rank(params, 1).value_or(1),
+                                               bytes);
+      },
+      {{Protocol::PingPong, peer_info(Protocol::PingPong)}, {Protocol::Bandwidth, peer_info(Protocol::Bandwidth)}}};
+  spec.variants = [](const Context&, Protocol p) { return link_variants(p == Protocol::PingPong, "peer_access"); };
+  spec.movement = [](const Context&, const Params& p, Protocol protocol) {
+    return link_movement(protocol == Protocol::PingPong, p, /*ranks=*/false);
+  };
+  return spec;
+}
+
+const bool registered = register_transport(peer_spec());
+
+}  // namespace
+
+}  // namespace commatlas::gi
+
+#endif  // COMMATLAS_HIP

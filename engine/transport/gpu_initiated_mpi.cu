@@ -1,0 +1,106 @@
+// The GPU-initiated mechanism as a transport across processes: ranks 0 and 1, one GPU each, map
+// each other's inbox and control words with CUDA IPC once (handles traded over MPI, never timed),
+// then their kernels store and flag straight into the peer's memory (gpu_initiated.ipc.pingpong,
+// gpu_initiated.ipc.bandwidth; suite mpi-gpu). The kernels and the link are gpu_initiated.h's.
+// NVIDIA only, as the kernels are.
+#ifndef COMMATLAS_HIP
+
+#include "backends/mpi/ipc_exchange_mpi.h"
+#include "core/sizes.h"
+#include "transport/gpu_initiated.h"
+
+namespace commatlas::gi {
+namespace {
+
+class IpcTransport final : public GpuInitiatedTransport {
+ public:
+  // Collective: every rank trades handles, ranks past 1 export nothing and drive no end.
+  IpcTransport(Context& ctx, LaunchMode mode, std::size_t bytes) : GpuInitiatedTransport(mode, "CUDA IPC mapping"), group_(ctx.group) {
+    const int rank = ctx.group.rank();
+    std::vector<void*> exported;
+    if (rank <= kPeerEnd && bytes > 0) {
+      sides_.push_back(std::make_unique<Side>(ctx.group.local_rank() % gpu_count(), bytes));
+      ends_ = {rank};
+      sides_[0]->initiator = rank == kOriginEnd;
+      exported = {sides_[0]->inbox.data(), sides_[0]->control.data()};
+    }
+    const auto handles = exchange_ipc_handles(exported, 2);
+    if (!sides_.empty()) {
+      Side& s = *sides_[0];
+      const int peer = rank == kOriginEnd ? kPeerEnd : kOriginEnd;
+      inbox_ = std::make_unique<PeerMapping>(handles[peer][0], s.device);
+      control_ = std::make_unique<PeerMapping>(handles[peer][1], s.device);
+      s.peer_inbox = static_cast<unsigned char*>(inbox_->data());
+      s.peer_control = static_cast<std::uint64_t*>(control_->data());
+      start_link();
+    }
+    group_.barrier();  // both mappings exist before anyone stores
+  }
+
+  ~IpcTransport() override {
+    // Unmap before the owner frees: every rank closes its mappings, then all free together.
+    inbox_.reset();
+    control_.reset();
+    try {
+      group_.barrier();
+    } catch (...) {
+    }
+  }
+
+  ProtocolWords words(Protocol p) const override {
+    ProtocolWords w = GpuInitiatedTransport::words(p);
+    w.timing += "; one MPI rank per GPU, rank 0's figure";
+    return w;
+  }
+
+ private:
+  Group& group_;
+  std::unique_ptr<PeerMapping> inbox_;
+  std::unique_ptr<PeerMapping> control_;
+};
+
+BenchmarkInfo ipc_info(Protocol p) {
+  const bool latency = p == Protocol::PingPong;
+  return BenchmarkInfo{latency ? "gpu_initiated.ipc.pingpong" : "gpu_initiated.ipc.bandwidth",
+                       Category::PointToPoint,
+                       Interface::SmKernel,
+                       "mpi-gpu",
+                       latency ? "GPU-initiated ping-pong between ranks 0 and 1 (kernel stores + flag in the peer's "
+                                 "IPC-mapped memory), half round trip, per launch mode"
+                               : "GPU-initiated one-way messages rank 0 -> rank 1 (streaming stores, a flag per chunk, "
+                                 "CUDA IPC), back to back in a persistent kernel",
+                       latency ? Metric::Latency : Metric::Bandwidth,
+                       RankRange{2, 0},
+                       latency ? transfer_sizes(8, 1ull << 20) : transfer_sizes(8, 1ull << 30),
+                       latency ? std::vector<std::uint64_t>{8, 4096, 1ull << 20}
+                               : std::vector<std::uint64_t>{8, 1ull << 20, 256ull << 20}};
+}
+
+TransportSpec ipc_spec() {
+  TransportSpec spec{
+      Mechanism::GpuInitiated, Interface::SmKernel, "mpi-gpu",
+      [](const Context& ctx) -> std::optional<std::string> {
+        if (ctx.group.kind() != "mpi") return "needs an MPI job with one rank per GPU (start the engine under mpiexec)";
+        const int gpus = gpu_count();
+        if (ctx.group.local_size() < 2) return "ranks 0 and 1 must share a node (CUDA IPC is node-local)";
+        if (gpus < 2) return "needs 2 GPUs on the node, found " + std::to_string(gpus);
+        if (ctx.group.local_size() > gpus) return "more ranks on the node than GPUs: IPC here pairs one GPU per rank";
+        return std::nullopt;
+      },
+      [](Context& ctx, const Params& params, std::size_t bytes, std::size_t) -> std::unique_ptr<Transport> {
+        return std::make_unique<IpcTransport>(ctx, launch_mode_from_string(params.text("launch_mode")), bytes);
+      },
+      {{Protocol::PingPong, ipc_info(Protocol::PingPong)}, {Protocol::Bandwidth, ipc_info(Protocol::Bandwidth)}}};
+  spec.variants = [](const Context&, Protocol p) { return link_variants(p == Protocol::PingPong, "cuda_ipc"); };
+  spec.movement = [](const Context&, const Params& p, Protocol protocol) {
+    return link_movement(protocol == Protocol::PingPong, p, /*ranks=*/true);
+  };
+  return spec;
+}
+
+const bool registered = register_transport(ipc_spec());
+
+}  // namespace
+}  // namespace commatlas::gi
+
+#endif  // COMMATLAS_HIP
