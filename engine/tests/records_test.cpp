@@ -7,7 +7,7 @@ namespace commatlas {
 namespace {
 
 BenchmarkInfo test_info() {
-  return BenchmarkInfo{"test.copy", Category::ExplicitCopy, Interface::Memcpy, "test", "", Metric::Bandwidth,
+  return BenchmarkInfo{"test.copy", Category::ExplicitCopy, "test", "", Metric::Bandwidth,
                        RankRange{1, 1}, {}, {}};
 }
 

@@ -474,7 +474,6 @@ BenchmarkInfo peer_info(Protocol p) {
   const bool latency = p == Protocol::PingPong;
   return BenchmarkInfo{latency ? "gpu_initiated.pingpong" : "gpu_initiated.bandwidth",
                        Category::PointToPoint,
-                       Interface::SmKernel,
                        "gpu",
                        latency ? "GPU-initiated ping-pong between GPUs 0 and 1 (kernel stores + flag in peer memory, "
                                  "peer access), half round trip, per launch mode"
@@ -489,7 +488,7 @@ BenchmarkInfo peer_info(Protocol p) {
 
 TransportSpec peer_spec() {
   TransportSpec spec{
-      Mechanism::GpuInitiated, Interface::SmKernel, "gpu",
+      Mechanism::GpuInitiated, "gpu",
       [](const Context&) -> std::optional<std::string> {
         if (auto why = gpu::no_gpu_reason()) return why;
         return gpu::fewer_than_two_gpus();

@@ -63,7 +63,6 @@ BenchmarkInfo ipc_info(Protocol p) {
   const bool latency = p == Protocol::PingPong;
   return BenchmarkInfo{latency ? "gpu_initiated.ipc.pingpong" : "gpu_initiated.ipc.bandwidth",
                        Category::PointToPoint,
-                       Interface::SmKernel,
                        "mpi-gpu",
                        latency ? "GPU-initiated ping-pong between ranks 0 and 1 (kernel stores + flag in the peer's "
                                  "IPC-mapped memory), half round trip, per launch mode"
@@ -78,7 +77,7 @@ BenchmarkInfo ipc_info(Protocol p) {
 
 TransportSpec ipc_spec() {
   TransportSpec spec{
-      Mechanism::GpuInitiated, Interface::SmKernel, "mpi-gpu",
+      Mechanism::GpuInitiated, "mpi-gpu",
       [](const Context& ctx) -> std::optional<std::string> {
         if (ctx.group.kind() != "mpi") return "needs an MPI job with one rank per GPU (start the engine under mpiexec)";
         const int gpus = gpu_count();

@@ -193,7 +193,7 @@ std::string engine_name(gpu::Engine e) { return e == gpu::Engine::Ce ? "ce" : "s
 
 BenchmarkInfo ipc_info(Protocol p) {
   const bool latency = p == Protocol::PingPong;
-  BenchmarkInfo i{latency ? "ipc.pingpong" : "ipc.bandwidth", Category::PointToPoint, Interface::CudaIpc, "mpi-gpu",
+  BenchmarkInfo i{latency ? "ipc.pingpong" : "ipc.bandwidth", Category::PointToPoint, "mpi-gpu",
                   latency ? "CUDA IPC ping-pong between ranks 0 and 1 (copy + flag in peer memory), half round trip"
                           : "CUDA IPC copy from rank 0's GPU straight into rank 1's buffer, back to back",
                   latency ? Metric::Latency : Metric::Bandwidth, RankRange{2, 0}, {}, {8, 1ull << 20, 256ull << 20}};
@@ -204,7 +204,7 @@ BenchmarkInfo ipc_info(Protocol p) {
 
 TransportSpec ipc_spec() {
   TransportSpec spec{
-      Mechanism::CudaIpcCe, Interface::CudaIpc, "mpi-gpu",
+      Mechanism::CudaIpcCe, "mpi-gpu",
       [](const Context& ctx) -> std::optional<std::string> {
         if (ctx.group.kind() != "mpi") return "needs an MPI job with one rank per GPU (start the engine under mpiexec)";
         const int gpus = gpu_count();

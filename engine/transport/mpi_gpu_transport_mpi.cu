@@ -99,7 +99,7 @@ std::vector<ProtocolBenchmark> protocols(GpuMessagePath path) {
   std::vector<ProtocolBenchmark> out;
   for (Protocol p : kProtocols) {
     BenchmarkInfo i{std::string(staged ? "mpi.staged." : "mpi.gpu_aware.") + protocol_name(p), Category::PointToPoint,
-                    staged ? Interface::MpiStaged : Interface::MpiGpuAware, "mpi-gpu",
+                    "mpi-gpu",
                     std::string(protocol_words(p)) + " between ranks 0 and 1 on GPU-allocated buffers, " +
                         (staged ? "staged through pinned host memory" : "handed to MPI directly (GPU-aware)"),
                     protocol_metric(p), RankRange{2, 0}, {}, {8, 4096, 1ull << 20}};
@@ -118,7 +118,7 @@ MemoryKind allocator_of(const Params& p) {
 TransportSpec gpu_mpi_spec(GpuMessagePath path) {
   const bool staged = path == GpuMessagePath::Staged;
   const Mechanism mechanism = staged ? Mechanism::MpiStaged : Mechanism::MpiGpuAware;
-  TransportSpec spec{mechanism, staged ? Interface::MpiStaged : Interface::MpiGpuAware, "mpi-gpu", gpu_mpi_unavailable,
+  TransportSpec spec{mechanism, "mpi-gpu", gpu_mpi_unavailable,
                      [path](Context& ctx, const Params& params, std::size_t s, std::size_t r) -> std::unique_ptr<Transport> {
                        const MemoryKind allocator = allocator_of(params);
                        if (auto refusal = gpu_pointer_refusal(path, allocator_memory(allocator), mpi_cuda_support()))

@@ -239,12 +239,12 @@ class HostMpiTransport final : public MpiTransport {
 
 BenchmarkInfo host_info(std::string key, std::string description, Metric metric, std::vector<std::uint64_t> sizes,
                         std::vector<std::uint64_t> quick) {
-  return {std::move(key), Category::PointToPoint, Interface::Mpi, "mpi", std::move(description), metric,
+  return {std::move(key), Category::PointToPoint, "mpi", std::move(description), metric,
           RankRange{2, 0}, std::move(sizes), std::move(quick)};
 }
 
 const bool registered = register_transport(TransportSpec{
-    Mechanism::MpiHost, Interface::Mpi, "mpi", [](const Context& ctx) { return mpi_run_unavailable(ctx); },
+    Mechanism::MpiHost, "mpi", [](const Context& ctx) { return mpi_run_unavailable(ctx); },
     [](Context&, const Params&, std::size_t send_bytes, std::size_t recv_bytes) -> std::unique_ptr<Transport> {
       return std::make_unique<HostMpiTransport>(send_bytes, recv_bytes);
     },

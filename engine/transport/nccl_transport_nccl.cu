@@ -229,7 +229,7 @@ TransportSpec nccl_spec(NcclLaunch launch) {
   for (Protocol p : kProtocols)
     protocols.push_back({p, nccl_info(prefix + protocol_name(p), Category::PointToPoint, launch,
                                       std::string(protocol_words(p)) + ", " + launch_words(launch), protocol_metric(p), 2)});
-  TransportSpec spec{Mechanism::Nccl, Interface::Nccl, launch == NcclLaunch::RankPerProcess ? "mpi-gpu" : "nccl",
+  TransportSpec spec{Mechanism::Nccl, launch == NcclLaunch::RankPerProcess ? "mpi-gpu" : "nccl",
                      [launch](const Context& ctx) { return nccl_unavailable(launch, ctx, 2); }, nccl_transport(launch),
                      protocols};
   spec.variants = [launch](const Context& ctx, Protocol p) {

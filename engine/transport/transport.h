@@ -207,7 +207,6 @@ struct PatternSide {
 
 struct TransportSpec {
   Mechanism mechanism;  // the movement's mechanism (variants may refine it: movement below)
-  Interface interface;
   std::string suite;  // "mpi", "mpi-gpu", "nccl"
   // Why this transport cannot run in this context (before anything is allocated), or nullopt.
   std::function<std::optional<std::string>(const Context&)> unavailable;

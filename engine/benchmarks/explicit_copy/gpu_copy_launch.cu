@@ -175,7 +175,6 @@ class GpuCopyLaunch final : public Benchmark {
   BenchmarkInfo info() const override {
     return BenchmarkInfo{"gpu.copy_launch",
                          Category::ExplicitCopy,
-                         Interface::CopyEngine,
                          "gpu",
                          "small GPU 0 -> GPU 1 copies (copy engine, SM kernel) per launch mode: launch included, back "
                          "to back, CUDA graph",
