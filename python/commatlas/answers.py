@@ -42,6 +42,7 @@ from typing import Any
 from commatlas.outputs import write_atomically
 from commatlas.results import Endpoint, Movement, Result, Run, load_run
 from commatlas.units import format_size, format_size_range
+from commatlas.vocabulary import COMMUNICATOR_OPERATIONS
 
 FORMAT = "commatlas-answers/2"
 ANSWERS_FILE = "answers.json"
@@ -50,8 +51,8 @@ ANSWERS_FILE = "answers.json"
 SMALLEST_BIN_MAX = 64
 FIRST_BIN_MAX = 4096
 BIN_FACTOR = 4
-COLLECTIVES = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast", "reduce",
-               "halo_exchange", "neighbor_exchange", "bucketed_allreduce")
+# Operations over a communicator (collectives and patterns), from the engine's vocabulary.
+COLLECTIVES = COMMUNICATOR_OPERATIONS
 
 
 # --- size bins -------------------------------------------------------------------------------
