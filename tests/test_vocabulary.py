@@ -1,5 +1,7 @@
-"""The engine is the one source of the movement model's names: the schema's enums and the tables
-in docs/results-format.md must say exactly what `commatlas-engine vocabulary --json` prints."""
+"""The engine is the one source of the movement model's names: the schema's enums, the tables in
+docs/results-format.md and the Python package's copy (python/commatlas/io/vocabulary.json, which the
+report's mechanism names and colours come from) must say exactly what
+`commatlas-engine vocabulary --json` prints."""
 from __future__ import annotations
 
 import json
@@ -13,7 +15,9 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = REPO / "schema" / "results.schema.json"
 DOCS = REPO / "docs" / "results-format.md"
-VOCABULARIES = ("operation", "direction", "mechanism", "memory")
+VOCABULARIES = ("operation", "operation_kind", "direction", "mechanism", "memory", "allocator")
+RECORDED = ("operation", "direction", "mechanism", "memory")  # record fields, so schema enums
+PACKAGE_COPY = REPO / "python" / "commatlas" / "io" / "vocabulary.json"
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +68,7 @@ def test_engine_prints_four_vocabularies_with_meanings(vocabulary) -> None:
 
 def test_schema_enums_are_the_engines(vocabulary) -> None:
     enums = schema_enums()
-    for name in VOCABULARIES:
+    for name in RECORDED:
         assert enums[name] == [e["name"] for e in vocabulary[name]], name
 
 
@@ -72,6 +76,24 @@ def test_docs_tables_are_the_engines(vocabulary) -> None:
     tables = docs_tables()
     for name in VOCABULARIES:
         assert tables.get(name) == [(e["name"], e["meaning"]) for e in vocabulary[name]], name
+
+
+def test_package_copy_is_the_engines(vocabulary) -> None:
+    """Regenerate with `commatlas-engine vocabulary --json > python/commatlas/io/vocabulary.json`."""
+    assert json.loads(PACKAGE_COPY.read_text()) == vocabulary
+
+
+def test_operations_and_mechanisms_carry_their_attributes(vocabulary) -> None:
+    kinds = {k["name"]: k["participants"] for k in vocabulary["operation_kind"]}
+    directions = {d["name"] for d in vocabulary["direction"]}
+    for op in vocabulary["operation"]:
+        assert kinds[op["kind"]] == op["participants"], op["name"]
+        assert op["directions"] and set(op["directions"]) <= directions, op["name"]
+    interfaces = json.loads(SCHEMA.read_text())["$defs"]["result"]["properties"]["interface"]["enum"]
+    for m in vocabulary["mechanism"]:
+        assert m["display"] and re.fullmatch(r"#[0-9a-f]{6}", m["colour"]), m["name"]
+        assert m["interface"] in interfaces, m["name"]
+    assert len({m["colour"] for m in vocabulary["mechanism"]}) == len(vocabulary["mechanism"])
 
 
 def test_recorded_host_fixture_carries_a_valid_movement_everywhere(validator) -> None:

@@ -165,17 +165,20 @@ const std::vector<std::pair<const char*, std::vector<VocabularyEntry>>>& vocabul
 
 int cmd_vocabulary(const Args& a) {
   if (!a.json) {
-    // One block per vocabulary: each name, its attributes, then its meaning on its own line.
+    // One block per vocabulary: each name, then its attributes and its meaning on lines of their
+    // own, so that every line fits 80 columns.
     for (const auto& [name, entries] : vocabularies()) {
       std::printf("%s\n", name);
       for (const VocabularyEntry& e : entries) {
         std::string attributes;
-        for (const auto& [k, v] : e.attributes) attributes += "  " + k + "=" + v;
+        for (const auto& [k, v] : e.attributes) attributes += (attributes.empty() ? "" : "  ") + k + "=" + v;
         if (!e.directions.empty()) {
           attributes += "  directions=";
           for (std::size_t i = 0; i < e.directions.size(); ++i) attributes += (i ? "," : "") + e.directions[i];
         }
-        std::printf("  %-20s%s\n      %s\n", e.name.c_str(), attributes.c_str(), e.meaning.c_str());
+        std::printf("  %s\n", e.name.c_str());
+        if (!attributes.empty()) std::printf("      %s\n", attributes.c_str());
+        std::printf("      %s\n", e.meaning.c_str());
       }
     }
     return 0;

@@ -393,13 +393,14 @@ TEST(Runner, AFailedPointDoesNotSizeTheNext) {
   EXPECT_LE(second[2].ops, 10);
 }
 
-// A variant the tier table caps (mpi.gpu_aware.* on managed memory: sizes above 1 MiB are
+// A variant its tier rules cap (as mpi.gpu_aware.* on managed memory: sizes above 1 MiB are
 // --full): the default run measures it up to the cap; --full and sizes the user names, all of them.
 class CappedVariant final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
     return BenchmarkInfo{"mpi.gpu_aware.capped_for_test", Category::PointToPoint, "test", "",
-                         Metric::Bandwidth, RankRange{1, 0}, {16ull << 20, 1ull << 20}, {1ull << 20}};
+                         Metric::Bandwidth, RankRange{1, 0}, {16ull << 20, 1ull << 20}, {1ull << 20},
+                         {{{{"allocator", "managed"}}, "capped for the test", 1ull << 20}}};
   }
   std::vector<Params> variants(const Context&) const override {
     return {Params{{"allocator", std::string("managed")}}, Params{{"allocator", std::string("device")}}};

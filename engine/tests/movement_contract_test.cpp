@@ -34,21 +34,9 @@ class FakeGpus {
   }
 };
 
-// Operations over a communicator: their movement says how many take part.
-bool over_a_communicator(Operation op) {
-  switch (op) {
-    case Operation::Allreduce:
-    case Operation::Allgather:
-    case Operation::ReduceScatter:
-    case Operation::Alltoall:
-    case Operation::Broadcast:
-    case Operation::Reduce:
-    case Operation::HaloExchange:
-    case Operation::NeighborExchange:
-    case Operation::BucketedAllreduce: return true;
-    default: return false;
-  }
-}
+// Operations over a communicator (the vocabulary's participants "all"): their movement says how
+// many take part.
+bool over_a_communicator(Operation op) { return participants_of(kind_of(op)) == "all"; }
 
 std::set<std::string> consumed_keys() {
   std::set<std::string> keys;
@@ -84,6 +72,14 @@ TEST(MovementContract, EveryVariantDeclaresAMovementAndEveryParamIsClassified) {
       if (m.by) {
         EXPECT_TRUE(m.by->processor) << key << ": `by` is a processor, not a place";
       }
+      for (const std::optional<Endpoint>* e : {&m.from, &m.to})
+        if (*e && !(*e)->allocator.empty())
+          EXPECT_TRUE(allocator_allowed((*e)->allocator, (*e)->memory))
+              << key << " " << p.describe() << ": allocator '" << (*e)->allocator << "' of " << to_string((*e)->memory)
+              << " memory is not in the vocabulary (core/movement.h)";
+      EXPECT_TRUE(direction_allowed(m.operation, m.direction))
+          << key << " " << p.describe() << ": " << to_string(m.operation) << " has no direction " << to_string(m.direction)
+          << " in the vocabulary (core/movement.h)";
       for (const auto& [k, v] : p.entries())
         EXPECT_TRUE(consumed.count(k) || m.choices.has(k))
             << key << " " << p.describe() << ": param '" << k

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "core/node_facts.h"
 #include "topology/nics.h"
 
 namespace commatlas {
@@ -110,6 +111,69 @@ TEST(Nics, EncodedNicSurvivesTheGather) {
   EXPECT_EQ(back->kind, "slingshot");
   EXPECT_DOUBLE_EQ(back->rate_gbit, 200);
   EXPECT_FALSE(decode_nic(encode_nic(std::nullopt)));
+}
+
+
+// The node's facts are one answer of (movement, bytes, placement): between nodes a message's peak
+// is the slower NIC (both directions for bi), a collective's expected goodput says why there is
+// none, and a bare reference loop keeps the movement's own answer.
+Nic test_nic(const std::string& name, double gbit) {
+  Nic n;
+  n.name = name;
+  n.kind = "infiniband";
+  n.state = "ACTIVE";
+  n.active = true;
+  n.rate_gbit = gbit;
+  n.rate_text = std::to_string(static_cast<int>(gbit)) + " Gb/sec";
+  return n;
+}
+
+Movement between_nodes(Operation op, MoveDirection d) {
+  Movement m = movement_between(op, d, Mechanism::MpiHost, host_memory(std::nullopt, "malloc"),
+                                host_memory(std::nullopt, "malloc"));
+  if (participants_of(kind_of(op)) == "all") m.participants = 2;
+  m.same_node = false;
+  return m;
+}
+
+TEST(NodeFacts, BetweenNodesTheSlowerNicIsThePeak) {
+  Placement placement;
+  placement.nodes = {"node-a", "node-b"};
+  placement.rank_nics = {encode_nic(test_nic("mlx5_0/1", 200)), encode_nic(test_nic("mlx5_1/1", 100))};
+  const NodeFacts& node = topology_node_facts();
+
+  const PointFacts bi = node.facts(between_nodes(Operation::SendRecv, MoveDirection::Bi), 1 << 20, placement);
+  EXPECT_TRUE(bi.peak.applies);
+  EXPECT_DOUBLE_EQ(bi.peak.gbps, 25.0);  // 100 Gb/s = 12.5 GB/s per direction, both directions
+  EXPECT_NE(bi.peak.source.find("mlx5_1/1 on node-b"), std::string::npos) << bi.peak.source;
+  EXPECT_FALSE(bi.expected);
+
+  const PointFacts allreduce = node.facts(between_nodes(Operation::Allreduce, MoveDirection::AllToAll), 1 << 20, placement);
+  EXPECT_DOUBLE_EQ(allreduce.peak.gbps, 12.5);
+  ASSERT_TRUE(allreduce.expected);
+  EXPECT_EQ(allreduce.expected->gbps, 0);
+  EXPECT_NE(allreduce.expected->text.find("span 2 nodes"), std::string::npos) << allreduce.expected->text;
+
+  // A pattern is no collective call: no expected goodput, and the node's answer stands.
+  const PointFacts pattern = node.facts(between_nodes(Operation::BucketedAllreduce, MoveDirection::AllToAll), 1 << 20, placement);
+  EXPECT_FALSE(pattern.expected);
+  EXPECT_EQ(pattern.peak.gbps, 0);
+
+  Movement reference = between_nodes(Operation::PingPong, MoveDirection::HalfRoundTrip);
+  reference.reference_of = "mpi.pingpong";
+  const PointFacts bare = node.facts(reference, 8, placement);
+  EXPECT_EQ(bare.peak.gbps, 0);
+  EXPECT_NE(bare.peak.unknown.find("between nodes"), std::string::npos) << bare.peak.unknown;
+}
+
+TEST(NodeFacts, OneNodeHostCollectiveHasNoExpectedGoodput) {
+  Placement placement;
+  placement.nodes = {"node-a", "node-a"};
+  Movement m = between_nodes(Operation::Allgather, MoveDirection::AllToAll);
+  m.same_node = true;
+  const PointFacts f = topology_node_facts().facts(m, 1 << 20, placement);
+  ASSERT_TRUE(f.expected);
+  EXPECT_EQ(f.expected->text, "no expected goodput: host buffers (the link graph is the GPUs')");
 }
 
 }  // namespace

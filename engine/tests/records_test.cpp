@@ -51,7 +51,7 @@ TEST(ResultRecord, PeakFractionAndCollective) {
   const BenchmarkInfo info = test_info();
   Measurement m = measurement(1e6, {1e-3});
   m.accounting.collective = CollectiveAccounting{"allreduce", 1.5};
-  const std::string r = result_record(PointId{info, nullptr, 1000000ull, 4}, m, link_peak());
+  const std::string r = result_record(PointId{info, nullptr, 1000000ull, 4}, m, PointFacts{link_peak()});
   EXPECT_TRUE(contains(r, "\"bandwidth_gbps\":1,")) << r;
   EXPECT_TRUE(contains(r, "\"busbw_gbps\":1.5")) << r;
   EXPECT_TRUE(contains(r, "\"fraction\":0.375")) << r;  // a collective's busbw against the link
@@ -59,7 +59,7 @@ TEST(ResultRecord, PeakFractionAndCollective) {
 
 TEST(ResultRecord, PeakFractionOfAPlainTransfer) {
   Measurement m = measurement(1e6, {1e-3});
-  const std::string r = result_record(PointId{test_info(), nullptr, 1000000ull, 1}, m, link_peak());
+  const std::string r = result_record(PointId{test_info(), nullptr, 1000000ull, 1}, m, PointFacts{link_peak()});
   EXPECT_TRUE(contains(r, "\"fraction\":0.25")) << r;
 }
 
@@ -68,7 +68,7 @@ TEST(ResultRecord, UnknownPeakSaysWhyAndHasNoFraction) {
   PeakAnswer peak;
   peak.applies = true;
   peak.unknown = "cache-resident: the 32 MiB working set fits GPU 0's 50 MiB L2";
-  const std::string r = result_record(PointId{test_info(), nullptr, 1000000ull, 1}, measurement(1e6, {1e-3}), peak);
+  const std::string r = result_record(PointId{test_info(), nullptr, 1000000ull, 1}, measurement(1e6, {1e-3}), PointFacts{peak});
   EXPECT_TRUE(contains(r, "\"peak\":{\"gbps\":null,\"unknown\":\"cache-resident: ")) << r;
   EXPECT_FALSE(contains(r, "fraction")) << r;
 }
@@ -110,6 +110,23 @@ TEST(Records, TheMoverApartFromThePlacesAndTheParticipantsAreWrittenWhenDeclared
                                       measurement(8, {1e-6}));
   EXPECT_TRUE(contains(c, "\"participants\":4,")) << c;
   EXPECT_FALSE(contains(c, "\"by\"")) << c;
+}
+
+// A record's `interface` is its movement's mechanism's word (both CUDA IPC copies are "cuda_ipc"),
+// and "harness" for a bare reference loop, whatever it moves.
+TEST(Records, TheInterfaceComesFromTheMovement) {
+  const BenchmarkInfo info = test_info();
+  Movement ipc = movement_between(Operation::SendRecv, MoveDirection::Uni, Mechanism::CudaIpcSm, gpu_memory(0, "device"),
+                                  gpu_memory(1, "device"));
+  const std::string r = skip_record(PointId{info, nullptr, 8ull, 2, std::nullopt, nullptr, &ipc}, "no GPU");
+  EXPECT_TRUE(contains(r, "\"interface\":\"cuda_ipc\",")) << r;
+  Movement bare = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
+                                   host_memory(std::nullopt, "pageable"), host_memory(std::nullopt, "pageable"));
+  bare.reference_of = "host.memcpy";
+  const std::string b = skip_record(PointId{info, nullptr, 8ull, 1, std::nullopt, nullptr, &bare}, "none");
+  EXPECT_TRUE(contains(b, "\"interface\":\"harness\",")) << b;
+  EXPECT_EQ(interface_of(Mechanism::CpuMemcpy), "memcpy");
+  EXPECT_EQ(interface_of(Mechanism::GpuLoadStore), "sm_kernel");
 }
 
 TEST(SkipAndErrorRecords, CarryReasonAndNoNumbers) {

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from commatlas.units import format_percent, format_ratio, format_size, format_value
+from commatlas.io.vocabulary import MECHANISM_NAMES
 
 MAX_FINDINGS = 12
 MAX_CHARS = 200
@@ -31,12 +32,6 @@ PAIRS = {  # kind: (mechanism a, mechanisms b) of the head-to-head findings
     "ce_vs_sm": ("copy_engine", ("sm_copy",)),
     "gpu_aware_vs_staged": ("mpi_gpu_aware", ("mpi_staged",)),
     "nccl_vs_mpi": ("nccl", ("mpi_gpu_aware", "mpi_staged", "mpi_host")),
-}
-MECHANISM_NAMES = {
-    "cpu_memcpy": "memcpy", "cpu_load_store": "CPU load/store", "gpu_load_store": "GPU load/store",
-    "copy_engine": "copy engine", "sm_copy": "SM copy", "prefetch": "prefetch", "mpi_host": "MPI",
-    "mpi_staged": "host-staged MPI", "mpi_gpu_aware": "GPU-aware MPI", "cuda_ipc_ce": "CUDA IPC (CE)",
-    "cuda_ipc_sm": "CUDA IPC (SM)", "nccl": "NCCL", "gpu_initiated": "GPU stores + flag", "harness": "harness",
 }
 # The record's launch_mode, in words (answers.py says which one the map shows).
 LAUNCH_MODE_WORDS = {"launch_included": "launch included", "back_to_back": "back to back",

@@ -7,14 +7,15 @@ from typing import Any
 
 from commatlas.io.results import Endpoint, Movement, Result, Run
 from commatlas.units import format_size, format_size_range
+from commatlas.io.vocabulary import COMMUNICATOR_OPERATIONS
 
 # The smallest messages are a column of their own, shown at the smallest size measured there: a
 # 1 B ping-pong is the latency figure people look for, and a bin up to 4 KiB showed only 4 KiB.
 SMALLEST_BIN_MAX = 64
 FIRST_BIN_MAX = 4096
 BIN_FACTOR = 4
-COLLECTIVES = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast", "reduce",
-               "halo_exchange", "neighbor_exchange", "bucketed_allreduce")
+# Operations over a communicator (collectives and patterns), from the engine's vocabulary.
+COLLECTIVES = COMMUNICATOR_OPERATIONS
 
 
 # --- size bins -------------------------------------------------------------------------------

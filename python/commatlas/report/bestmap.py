@@ -19,14 +19,9 @@ from typing import Any
 from commatlas.analysis.findings import anchor_of, mechanism_name, row_class
 from commatlas.io.engine import normalise_mpi_name
 from commatlas.units import format_gbps, format_latency_us, format_percent, format_ratio, format_size, format_size_range
+# One colour per mechanism, as the engine's vocabulary declares it (fixed so that runs read alike).
+from commatlas.io.vocabulary import MECHANISM_COLOURS
 
-# One colour per mechanism (matplotlib's tab10/tab20 hues, fixed so that runs read alike).
-MECHANISM_COLOURS = {
-    "copy_engine": "#1f77b4", "sm_copy": "#ff7f0e", "gpu_load_store": "#2ca02c", "prefetch": "#d62728",
-    "cpu_memcpy": "#9467bd", "cpu_load_store": "#8c564b", "mpi_host": "#e377c2", "mpi_staged": "#7f7f7f",
-    "mpi_gpu_aware": "#bcbd22", "cuda_ipc_ce": "#17becf", "cuda_ipc_sm": "#aec7e8", "nccl": "#98df8a",
-    "gpu_initiated": "#ff9896",
-}
 CACHE_COLOUR = "#eeeeee"
 MAX_NAMED = 6  # a merged row names the GPUs of at most this many movements
 
