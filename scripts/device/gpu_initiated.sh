@@ -45,14 +45,14 @@ RANKS='gpu_initiated.ipc.pingpong,gpu_initiated.ipc.bandwidth,nccl.pingpong_laun
 MPIRUN=(mpirun --allow-run-as-root -n 2 -x NCCL_NVLS_ENABLE -x COMMATLAS_TEST_SKIP_MOVE -x COMMATLAS_TEST_GI_WRONG_FLAG
         -x OPAL_PREFIX -x LD_LIBRARY_PATH -x PATH)
 
-selfcheck() {  # selfcheck NAME VAR SIZES: the single-process and the rank-per-GPU parts with VAR=1
-  local name=$1 var=$2 sizes=$3
+selfcheck() {  # selfcheck NAME VAR SIZES SINGLE RANKS: both parts with VAR=1
+  local name=$1 var=$2 sizes=$3 single=$4 ranks=$5
   phase "self-check $name ($var=1)"
   mkdir -p "$W/selfcheck"
-  env "$var=1" timeout 100 "$COMMATLAS_ENGINE" run --only "$SINGLE" --sizes "$sizes" --time-budget 0.01 --watchdog 30 \
+  env "$var=1" timeout 100 "$COMMATLAS_ENGINE" run --only "$single" --sizes "$sizes" --time-budget 0.01 --watchdog 30 \
     --progress none --out "$W/selfcheck/$name-single.jsonl" > "$W/selfcheck/$name-single.log" 2>&1
   echo "$name single: rc=$?"
-  env "$var=1" timeout 100 "${MPIRUN[@]}" "$COMMATLAS_ENGINE" run --mpi --only "$RANKS" --sizes "$sizes" \
+  env "$var=1" timeout 100 "${MPIRUN[@]}" "$COMMATLAS_ENGINE" run --mpi --only "$ranks" --sizes "$sizes" \
     --time-budget 0.01 --watchdog 30 --progress none --out "$W/selfcheck/$name-mpi.jsonl" > "$W/selfcheck/$name-mpi.log" 2>&1
   echo "$name mpi: rc=$?"
 }
@@ -83,15 +83,19 @@ print("SELF-CHECK", "FAILED" if failed else "PASSED: every planted fault failed 
 EOF
 }
 
-selfcheck skipmove COMMATLAS_TEST_SKIP_MOVE 1M,64K,8
-selfcheck wrongflag COMMATLAS_TEST_GI_WRONG_FLAG 64K,8
+selfcheck skipmove COMMATLAS_TEST_SKIP_MOVE 1M,64K,8 "$SINGLE" "$RANKS"
+# Each planted point waits out one 5 s spin: the GPU-initiated benchmarks only, at one size.
+selfcheck wrongflag COMMATLAS_TEST_GI_WRONG_FLAG 8 'gpu_initiated.pingpong,gpu_initiated.bandwidth' \
+  'gpu_initiated.ipc.pingpong,gpu_initiated.ipc.bandwidth'
 judge | tee "$W/selfcheck/verdict.txt"
 pack
 
 phase "commatlas run: the mechanism, the launch modes and the GPU 0 -> GPU 1 latency contenders"
 ONLY="$SINGLE,$RANKS,gpu.copy_latency,ipc.pingpong,ipc.bandwidth,nccl.pingpong,nccl.single.pingpong,mpi.gpu_aware.pingpong"
-echo "commatlas run --out run --only '$ONLY' --watchdog 60" > "$W/commands.txt"
-timeout -s INT 270 python3 -m commatlas run --out "$W/run" --only "$ONLY" --watchdog 60 > "$W/run.log" 2>&1
+SIZES=8,64,4K,64K,1M,64M,1G  # every bin of the map once; the latency benchmarks' small sizes
+echo "commatlas run --out run --only '$ONLY' --sizes $SIZES --time-budget 0.05 --watchdog 60" > "$W/commands.txt"
+timeout -s INT 270 python3 -m commatlas run --out "$W/run" --only "$ONLY" --sizes "$SIZES" --time-budget 0.05 \
+  --watchdog 60 > "$W/run.log" 2>&1
 echo "run: rc=$?"; head -60 "$W/run.log"
 pack
 
@@ -109,7 +113,7 @@ for r in recs:
     p = r.get("params", {})
     key = (r["benchmark"], p.get("engine", ""), p.get("launch_mode", "-"))
     rows[key][r["bytes"]] = r["stats"]["median_s"]
-sizes = [8, 64, 4096, 65536]
+sizes = [8, 64, 4096, 65536, 1 << 20]
 print(f"{'benchmark':34} {'eng':3} {'launch_mode':16}" + "".join(f"{s:>10}" for s in sizes))
 for (b, e, m), by in sorted(rows.items()):
     cells = "".join(f"{by[s] * 1e6:>8.2f}us" if s in by else f"{'':>10}" for s in sizes)

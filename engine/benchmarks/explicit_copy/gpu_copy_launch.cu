@@ -21,6 +21,8 @@ namespace commatlas::gpu {
 namespace {
 
 enum class Mode { LaunchIncluded, BackToBack, Graph };
+// Who copies: the copy engines (cudaMemcpyAsync) or the SM copy kernel.
+enum class Copier { Ce, Sm };
 constexpr Mode kModes[] = {Mode::LaunchIncluded, Mode::BackToBack, Mode::Graph};
 
 const char* mode_name(Mode m) {
@@ -40,7 +42,7 @@ Mode mode_from(const std::string& text) {
 
 class CopyLaunchWorkload final : public Workload {
  public:
-  CopyLaunchWorkload(Engine engine, Mode mode, int src_gpu, int dst_gpu, std::size_t bytes, std::uint64_t seed)
+  CopyLaunchWorkload(Copier engine, Mode mode, int src_gpu, int dst_gpu, std::size_t bytes, std::uint64_t seed)
       : engine_(engine), mode_(mode), bytes_(bytes), allocated_(bytes), seed_(seed),
         src_(MemoryKind::Device, bytes, src_gpu), dst_(MemoryKind::Device, bytes, dst_gpu), stream_(src_gpu) {
     enable_peer_access(src_gpu, dst_gpu);
@@ -61,7 +63,7 @@ class CopyLaunchWorkload final : public Workload {
   Accounting accounting() const override {
     Accounting a;
     a.bytes_per_op = static_cast<double>(bytes_);
-    const std::string copy = engine_ == Engine::Ce ? "cudaMemcpyAsync (copy engine)" : "SM copy kernel";
+    const std::string copy = engine_ == Copier::Ce ? "cudaMemcpyAsync (copy engine)" : "SM copy kernel";
     switch (mode_) {
       case Mode::LaunchIncluded:
         a.one_op_per_sample = true;
@@ -137,7 +139,7 @@ class CopyLaunchWorkload final : public Workload {
   }
 
   void copy() {
-    if (engine_ == Engine::Ce)
+    if (engine_ == Copier::Ce)
       COMMATLAS_GPU_CHECK(cudaMemcpyAsync(dst_.data(), src_.data(), bytes_, cudaMemcpyDeviceToDevice, stream_.get()));
     else
       launch_copy(dst_.data(), src_.data(), bytes_, KernelShape{}, sms_, stream_.get());
@@ -159,7 +161,7 @@ class CopyLaunchWorkload final : public Workload {
     return exec;
   }
 
-  Engine engine_;
+  Copier engine_;
   Mode mode_;
   std::size_t bytes_;
   std::size_t allocated_;
@@ -205,7 +207,7 @@ class GpuCopyLaunch final : public Benchmark {
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    const Engine engine = params.text("engine") == "sm" ? Engine::Sm : Engine::Ce;
+    const Copier engine = params.text("engine") == "sm" ? Copier::Sm : Copier::Ce;
     return std::make_unique<CopyLaunchWorkload>(engine, mode_from(params.text("launch_mode")),
                                                 gpu_of_rank(params, 0).value_or(0), gpu_of_rank(params, 1).value_or(1),
                                                 static_cast<std::size_t>(bytes), ctx.options.seed);
