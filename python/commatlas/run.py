@@ -429,20 +429,20 @@ def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Pat
     for buffers in osu.BUFFERS:
         tests, sizes = osu.tests_and_sizes(this_pass, buffers, phase.references)
         if tests:
-            _run_osu_reference(phase.launcher, program, buffers, tests, sizes, this_pass, run_pass, results,
-                               log_path, progress, environment, library)
+            _run_osu_reference(phase.engine_for(engine), phase.launcher, program, buffers, tests, sizes, this_pass,
+                               run_pass, results, log_path, progress, environment, library)
 
 
-def _run_osu_reference(launcher: Launcher, program: Path, buffers: str, tests: list[str], sizes: list[int],
+def _run_osu_reference(engine: Engine, launcher: Launcher, program: Path, buffers: str, tests: list[str], sizes: list[int],
                        this_pass: list[dict[str, Any]], run_pass: Pass, results: Path, log_path: Path,
                        progress: PhaseProgress, environment: dict[str, str],
                        library: dict[str, Any] | None = None) -> None:
     ranks = max(int(r.get("ranks") or 1) for r in this_pass)
-    records: list[dict[str, Any]]
+    measurements: list[dict[str, Any]]
     if launcher.ranks != 2:
         why = ("the OSU-method reference runs on exactly 2 ranks, as osu_latency, osu_bw and osu_bibw do "
                f"(this phase: {launcher.ranks or 'a custom launcher'})")
-        records = osu.reference_skips(why, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
+        measurements = osu.reference_skips(why, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
     else:
         command = launcher.command([str(program), *osu.reference_arguments(tests, sizes, buffers)], environment)
         lines: list[str] = []
@@ -450,16 +450,16 @@ def _run_osu_reference(launcher: Launcher, program: Path, buffers: str, tests: l
         outcome = run_phase(command, "OSU method" + (", GPU" if buffers == "device" else ""), log_path, progress,
                             osu.PROGRESS_METRICS, environment, run_pass.unset(), startup_timeout(launcher),
                             keep=lines, total=osu.reference_total(tests, sizes), point_of=osu.progress_point)
-        records = osu.reference_records(lines, ranks, run_pass.repeat, run_pass.env,
-                                        movements=osu.engine_movements(this_pass), mpi_library=library)
+        measurements = osu.reference_measurements(lines, ranks, run_pass.repeat, run_pass.env,
+                                                  movements=osu.engine_movements(this_pass), mpi_library=library)
         if outcome.status != 0:
             message = f"{osu.REFERENCE_PROGRAM} failed (exit status {outcome.status}); see {log_path.name}"
             if outcome.status == osu.REFUSED_DEVICE_BUFFERS and buffers == "device":
                 message = (f"{osu.REFERENCE_PROGRAM} --buffers device: the MPI library did not report CUDA support to it, "
                            f"or it was built without CUDA; see {log_path.name}")
-            records += osu.reference_skips(message, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
-    for record in records:
-        append_record(results, record)
+            measurements += osu.reference_skips(message, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
+    # Written by the engine's record code, like every record (commatlas-engine ingest).
+    engine.ingest(measurements, results)
 
 
 # Launcher lines that frame a message without saying anything ("-----", "*** ...").
