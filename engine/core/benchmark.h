@@ -36,6 +36,7 @@ enum class Interface {
   MpiGpuAware,   // MPI on device pointers
   CudaIpc,       // CUDA IPC handle, then CE or SM copy into the peer
   Nccl,
+  Torch,         // PyTorch (the torch suite, measured outside the engine and ingested)
   Harness,       // measures the harness itself, or a bare reference loop
 };
 

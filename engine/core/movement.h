@@ -65,6 +65,8 @@ namespace commatlas {
   X(CudaIpcCe,     "cuda_ipc_ce",    "CUDA IPC handle, copy engine into the peer's buffer")         \
   X(CudaIpcSm,     "cuda_ipc_sm",    "CUDA IPC handle, SM copy kernel into the peer's buffer")      \
   X(Nccl,          "nccl",           "NCCL (AMD: RCCL)")                                            \
+  X(Torch,         "torch",          "PyTorch tensor.copy_ (measured by the torch suite)")          \
+  X(TorchNccl,     "torch_nccl",     "torch.distributed on its NCCL backend (the torch suite)")     \
   X(Harness,       "harness",        "the timing harness alone")
 
 #define COMMATLAS_MEMORIES(X)                                                                      \

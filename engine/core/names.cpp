@@ -34,6 +34,7 @@ std::string to_string(Interface i) {
     case Interface::MpiGpuAware: return "mpi_gpu_aware";
     case Interface::CudaIpc: return "cuda_ipc";
     case Interface::Nccl: return "nccl";
+    case Interface::Torch: return "torch";
     case Interface::Harness: return "harness";
   }
   return "unknown";
