@@ -247,12 +247,16 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     from commatlas.osu import with_references
 
+    from commatlas.engine import gpu_count
+    from commatlas.frameworks.torch.catalog import listed
+
     engine = Engine.find()
-    benchmarks = with_references(engine.benchmarks(), engine.path)
+    topology = engine.topology()
+    benchmarks = with_references(engine.benchmarks(), engine.path) + listed(gpu_count(topology))
     if args.json:
         print_json(benchmarks)
     else:
-        print_benchmarks(stdout_console(), benchmarks, engine.topology())
+        print_benchmarks(stdout_console(), benchmarks, topology)
     return 0
 
 

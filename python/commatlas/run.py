@@ -20,6 +20,8 @@ from rich.console import Console
 
 from commatlas import STARTED, osu
 from commatlas.engine import Engine, engine_message, gpu_count
+from commatlas.frameworks.torch import catalog as torch_catalog
+from commatlas.frameworks.torch.suite import TorchPlan, run_torch_suite, unbound
 from commatlas.errors import CommatlasError, UsageError
 from commatlas.launcher import Launcher, find_launcher
 from commatlas.mpi_libraries import MpiBuild, launcher_program, resolve_libraries
@@ -144,6 +146,7 @@ class Plan:
     launcher: dict[str, Any]
     notes: tuple[str, ...] = ()  # what the user should know before reading the numbers
     suites: tuple[str, ...] = ()  # one line per suite: what runs, what is left out and why
+    torch: TorchPlan | None = None  # the torch suite, run in PyTorch's own processes after the engine's
 
 
 def default_run_dir() -> Path:
@@ -167,6 +170,8 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
         if options.launcher is not None and len(builds) > 1:
             raise UsageError("--launcher starts one library's ranks: give --mpi one library with it")
     selected = select(options.selection, benchmarks, engine_info, topology)
+    torch_plan = plan_torch([b for b in selected if torch_catalog.is_torch(b)], options, topology)
+    selected = [b for b in selected if not torch_catalog.is_torch(b)]
     if options.quick:
         # The OSU-method reference checks the harness: a smoke run leaves it out, unless --only
         # names it.
@@ -244,13 +249,31 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
     # Engine benchmarks run because an OSU-method point checks them count as running too.
     brought = {key for phase in phases for key in phase.keys} - {b["key"] for b in running}
     running += [b for b in benchmarks if b["key"] in brought]
-    suites = suite_lines(options.selection, benchmarks, running, engine_info, topology, launcher_record, no_launcher)
-    return Plan(tuple(phases), launcher_record, notes, suites)
+    if torch_plan is not None:
+        running += [b for b in benchmarks if b["key"] in torch_plan.keys]
+    suites = suite_lines(options.selection, benchmarks, running, engine_info, topology, launcher_record, no_launcher,
+                         torch_plan)
+    return Plan(tuple(phases), launcher_record, notes, suites, torch_plan)
+
+
+def plan_torch(selected: list[dict[str, Any]], options: RunOptions, topology: dict[str, Any] | None) -> TorchPlan | None:
+    """The torch suite's part of the run: its distributed points on one process per GPU under the
+    launcher the engine's MPI phase would use (none: they become skip records saying why)."""
+    keys = tuple(b["key"] for b in selected if b.get("runnable"))
+    if not keys:
+        return None
+    launcher, why = None, ""
+    if any(torch_catalog.BY_KEY[k].part == "dist" for k in keys):
+        try:
+            launcher = unbound(find_launcher(options.ranks or max(2, gpu_count(topology)), options.launcher))
+        except UsageError as e:
+            why = str(e)
+    return TorchPlan(keys, launcher, why)
 
 
 def suite_lines(request: Selection, benchmarks: list[dict[str, Any]], running: list[dict[str, Any]],
                 engine_info: dict[str, Any], topology: dict[str, Any] | None, launcher: dict[str, Any],
-                no_launcher: str) -> tuple[str, ...]:
+                no_launcher: str, torch_plan: TorchPlan | None = None) -> tuple[str, ...]:
     """'runs host: 14 benchmarks, one process' / 'leaves out gpu: no GPU on this machine'."""
     known = [*KNOWN_SUITES, *sorted({b["suite"] for b in benchmarks} - set(KNOWN_SUITES))]
     lines = []
@@ -265,11 +288,15 @@ def suite_lines(request: Selection, benchmarks: list[dict[str, Any]], running: l
                 if launcher.get("phases"):  # one phase per library and rank count
                     where = "; ".join(f"{p['ranks']} ranks under {shlex.join(p['command'])}"
                                       + (f" ({p['library']})" if p.get("library") else "") for p in launcher["phases"])
+            if suite == torch_catalog.SUITE and torch_plan is not None:
+                where = torch_plan.describe()
             lines.append(f"runs {suite}: {count} benchmark{'s' if count > 1 else ''}, {where}")
             continue
         why = why_not_here(suite, benchmarks, engine_info, topology)
         if why is None and suite in MPI_SUITES and no_launcher:
             why = no_launcher
+        if why is None and suite == torch_catalog.SUITE and request.suites is None and not request.only:
+            why = torch_catalog.NOT_DEFAULT
         if why is None:
             in_suite = [b for b in benchmarks if b["suite"] == suite]
             if request.suites is not None or request.only:
@@ -558,6 +585,7 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     # `list` with the run options makes the engine validate sizes, NUMA nodes and memory
     # before anything is created, and answers which benchmarks exist.
     benchmarks = osu.with_references(engine.benchmarks(options.engine_arguments()), engine.path)
+    benchmarks += torch_catalog.listed(gpu_count(topology))
     plan = plan_run(options, engine_info, topology, benchmarks, engine)
     passes = plan_passes(options.repeat, options.sweep_env)
     if options.tune is not None:
@@ -602,6 +630,10 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
                             break
                 if failure is not None and (isinstance(failure, UsageError) or not outcome.started):
                     break
+                if plan.torch is not None:
+                    run_torch_suite(plan.torch, engine, results, log_path, run_phase, progress, environment,
+                                    run_pass.unset(), run_pass.repeat, tuple(name for name, _ in run_pass.env),
+                                    options.quick, options.time_budget)
     except (KeyboardInterrupt, Interrupted):
         status = "interrupted"
     finally:

@@ -25,6 +25,7 @@ MECHANISM_COLOURS = {
     "copy_engine": "#1f77b4", "sm_copy": "#ff7f0e", "gpu_load_store": "#2ca02c", "prefetch": "#d62728",
     "cpu_memcpy": "#9467bd", "cpu_load_store": "#8c564b", "mpi_host": "#e377c2", "mpi_staged": "#7f7f7f",
     "mpi_gpu_aware": "#bcbd22", "cuda_ipc_ce": "#17becf", "cuda_ipc_sm": "#aec7e8", "nccl": "#98df8a",
+    "torch": "#ff9896", "torch_nccl": "#c5b0d5",
 }
 CACHE_COLOUR = "#eeeeee"
 MAX_NAMED = 6  # a merged row names the GPUs of at most this many movements

@@ -35,7 +35,8 @@ MECHANISM_NAMES = {
     "cpu_memcpy": "memcpy", "cpu_load_store": "CPU load/store", "gpu_load_store": "GPU load/store",
     "copy_engine": "copy engine", "sm_copy": "SM copy", "prefetch": "prefetch", "mpi_host": "MPI",
     "mpi_staged": "host-staged MPI", "mpi_gpu_aware": "GPU-aware MPI", "cuda_ipc_ce": "CUDA IPC (CE)",
-    "cuda_ipc_sm": "CUDA IPC (SM)", "nccl": "NCCL", "harness": "harness",
+    "cuda_ipc_sm": "CUDA IPC (SM)", "nccl": "NCCL", "torch": "PyTorch copy_",
+    "torch_nccl": "torch.distributed (NCCL)", "harness": "harness",
 }
 
 

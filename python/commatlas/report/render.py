@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
 
 from commatlas.answers import collect, compute_answers, write_answers
+from commatlas.frameworks.torch import compare as framework_compare
 from commatlas import harness_check, osu
 from commatlas.records import read_records
 from commatlas.repeats import benchmark_spreads
@@ -124,9 +128,20 @@ def build_context(run: Run, allocator: str | None = None, library: str | None = 
                     movements=len(answers["movements"])),
         # Multi-node part (node pairs, expected goodput, soak noise): its own module, one fragment.
         multinode=_multinode_fragment(run),
+        # The torch suite beside the engine (what PyTorch adds, the DDP step): its own module.
+        framework=_framework_fragment(run),
     )
     finish_drawing()
     return context
+
+
+def _framework_fragment(run: Run) -> dict[str, Any] | None:
+    try:
+        records = read_records(run.path) if run.path.is_file() else []
+    except OSError:
+        return None
+    html = framework_compare.section_html(records)
+    return {"html": Markup(html), "markdown": framework_compare.section_markdown(records)} if html else None
 
 
 def _multinode_fragment(run: Run):
