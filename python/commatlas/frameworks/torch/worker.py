@@ -72,6 +72,11 @@ class Context:
     def cuda(self) -> bool:
         return self.device.type == "cuda"
 
+    @property
+    def members(self) -> str:
+        """What the ranks are, in words: one process per GPU (gloo on CPU only in tests)."""
+        return "GPUs" if self.cuda else "CPU processes"
+
     def timer(self) -> Callable[[], Callable[[], float]]:
         torch = self.torch
         if self.cuda:
@@ -257,7 +262,8 @@ def run_collectives(ctx: Context, keys: list[str], sizes: list[int], budget_s: f
     torch, dist, n = ctx.torch, ctx.dist, ctx.size
     launch = {"launch": "rank_per_gpu", "gpus": ",".join(str(i) for i in range(n))}
     every = endpoint("gpu", None, "device", ctx.node)
-    ranks_text = f"; per sample the slowest rank's time; one process per GPU ({n})"
+    ranks_text = f"; per sample the slowest rank's time; one process per GPU ({n})" if ctx.cuda else \
+        f"; per sample the slowest rank's time; {n} processes"
     for key in ("torch.allreduce", "torch.allgather"):
         if key not in keys:
             continue
@@ -286,7 +292,7 @@ def run_collectives(ctx: Context, keys: list[str], sizes: list[int], budget_s: f
                 want = (total * float(n) ** (ops - 1)).to(torch.float32)
                 got = buffer
                 what = "in-place dist.all_reduce(SUM) calls"
-                includes = f"one dist.all_reduce of {size} B float32 over {n} GPUs, launch included, back to back"
+                includes = f"one dist.all_reduce of {size} B float32 over {n} {ctx.members}, launch included, back to back"
             else:
                 chunk = elements // n
                 mine = ((torch.arange(chunk, device=ctx.device) + 5 * ctx.rank) % 8 + 1).to(torch.float32)
@@ -299,7 +305,7 @@ def run_collectives(ctx: Context, keys: list[str], sizes: list[int], budget_s: f
                 per_op, ops = measure(ctx, op, lambda: out.fill_(-1.0), budget_s)
                 got = out
                 what = "dist.all_gather_into_tensor calls"
-                includes = f"one dist.all_gather_into_tensor of {size} B over {n} GPUs, launch included, back to back"
+                includes = f"one dist.all_gather_into_tensor of {size} B over {n} {ctx.members}, launch included, back to back"
             detail = first_difference(torch, got, want)
             checks = ctx.gather((not detail, detail))
             bad = [(r, d) for r, (ok, d) in enumerate(checks) if not ok]
@@ -344,7 +350,7 @@ def run_point_to_point(ctx: Context, keys: list[str], sizes: list[int], budget_s
                         dist.recv(inbox, 0)
                         dist.send(inbox, 0)
                 what = "round trips of dist.send/dist.recv"
-                includes = "half a round trip of dist.send/dist.recv between GPUs 0 and 1, launches included"
+                includes = f"half a round trip of dist.send/dist.recv between ranks 0 and 1 ({ctx.members}), launches included"
             per_op, ops = measure(ctx, op, lambda: inbox.fill_(POISON), budget_s, max_over_ranks=direction == "uni")
             if direction != "uni":
                 per_op = [t / 2 for t in per_op]
@@ -353,7 +359,7 @@ def run_point_to_point(ctx: Context, keys: list[str], sizes: list[int], budget_s
             bad = [(r, d) for r, (ok, d) in enumerate(checks) if not ok]
             check = (not bad, size * (1 if direction == "uni" else 2), f"rank {bad[0][0]}: {bad[0][1]}" if bad else "")
             ranks_text = ("; per sample the slowest rank's time" if direction == "uni" else "; rank 0's clock, halved") + \
-                f"; one process per GPU ({n})"
+                (f"; one process per GPU ({n})" if ctx.cuda else f"; {n} processes")
             if ctx.rank == 0:
                 emit(result(identity, per_op, float(size), timing_text(ctx, what, ops, ranks_text), ops, check, "bytes",
                             includes, direction == "uni"))
@@ -373,7 +379,7 @@ def run_ddp(ctx: Context, buckets: list[int], steps: int, batch: int, sequence: 
     every = endpoint("gpu", None, "device", ctx.node)
     tokens_gen = torch.Generator(device=ctx.device).manual_seed(1000 + ctx.rank)  # each rank its own tokens
     tokens = torch.randint(shape.vocabulary, (batch, sequence + 1), device=ctx.device, generator=tokens_gen)
-    x, y = tokens[:, :-1], tokens[:, 1:]
+    x, y = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
     def autocast() -> Any:
         return torch.autocast("cuda", dtype=torch.bfloat16) if ctx.cuda else nullcontext()
 
@@ -405,8 +411,8 @@ def run_ddp(ctx: Context, buckets: list[int], steps: int, batch: int, sequence: 
             per_step.append(stop())
         return ctx.agree_max(per_step)
 
-    what = (f"one training step (forward, backward, fused AdamW) of a {shape.layers}-layer GPT "
-            f"on {batch}x{sequence} tokens per rank, bf16 autocast")
+    what = (f"one training step (forward, backward, {'fused ' if ctx.cuda else ''}AdamW) of a {shape.layers}-layer GPT "
+            f"on {batch}x{sequence} tokens per rank" + (", bf16 autocast" if ctx.cuda else ", float32"))
     plan = [(cap, True) for cap in buckets] + [(buckets[0] if 25 not in buckets else 25, False)]
     for cap, sync in plan:
         ddp, optimizer, count = build(cap)
@@ -433,7 +439,7 @@ def run_ddp(ctx: Context, buckets: list[int], steps: int, batch: int, sequence: 
         if ctx.rank == 0:
             method = (("CUDA events on the current stream" if ctx.cuda else "host perf_counter")
                       + " around one training step per sample, after 3 untimed steps; per sample the slowest "
-                      f"rank's time; one process per GPU ({n}); {ctx.versions}")
+                      f"rank's time; {n} {'processes, one per GPU' if ctx.cuda else 'processes'}; {ctx.versions}")
             measurement = {"type": "result", **identity, "time": round(time.time(), 3), "samples_s": per_step,
                            "bytes_per_op": float(gradient),
                            "timing": {"method": method, "ops_per_sample": 1, "warmup_samples": 3, "max_over_ranks": True},
