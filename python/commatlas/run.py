@@ -34,8 +34,8 @@ from commatlas.records import (
 from commatlas.report_hook import write_report_if_available
 from commatlas.resume import resume_run
 from commatlas.selection import (
-    KNOWN_SUITES, MPI_SUITES, Selection, accepts_ranks, check_ranks, is_mpi_benchmark, require_mpi, select,
-    why_not_here,
+    KNOWN_SUITES, MPI_SUITES, OPTIONAL_SUITES, Selection, accepts_ranks, check_ranks, is_mpi_benchmark,
+    require_mpi, select, why_not_here,
 )
 from commatlas.summary import print_summary
 from commatlas.sweep import EnvSweep, Pass, plan_passes
@@ -280,6 +280,8 @@ def suite_lines(request: Selection, benchmarks: list[dict[str, Any]], running: l
     left_out: dict[str, list[str]] = {}  # reason -> suites: a reason shared is said once
     for suite in known:
         count = sum(1 for b in running if b["suite"] == suite)
+        if not count and suite in OPTIONAL_SUITES and (request.suites is None or suite not in request.suites):
+            continue  # an optional suite is named to run; `commatlas list` shows it, a run leaves it unsaid
         if count:
             where = "one process"
             if suite in MPI_SUITES:
@@ -295,8 +297,6 @@ def suite_lines(request: Selection, benchmarks: list[dict[str, Any]], running: l
         why = why_not_here(suite, benchmarks, engine_info, topology)
         if why is None and suite in MPI_SUITES and no_launcher:
             why = no_launcher
-        if why is None and suite == torch_catalog.SUITE and request.suites is None and not request.only:
-            why = torch_catalog.NOT_DEFAULT
         if why is None:
             in_suite = [b for b in benchmarks if b["suite"] == suite]
             if request.suites is not None or request.only:

@@ -13,9 +13,6 @@ SUITE = "torch"
 # The suite's processes keep these whatever the caller set: NVLink SHARP (NVLS) multicast and
 # PyTorch's symmetric-memory multicast stay off on the lent machines.
 FIXED_ENVIRONMENT = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
-# Not in the default run: starting PyTorch in every process, NCCL's set-up and a model's training
-# steps take about a minute on 2x H100, more than the default run's whole budget.
-NOT_DEFAULT = "not in the default run (PyTorch start-up and a GPT-2-small training step take about a minute): --suite torch runs it"
 
 
 @dataclass(frozen=True)
