@@ -222,3 +222,42 @@ def test_distributed_plumbing_on_gloo_under_mpiexec(tmp_path: Path) -> None:
     steps = [m for m in results if m["benchmark"] == "torch.ddp_step"]
     assert [m["params"]["gradient_sync"] for m in steps] == [True, False]
     assert steps[0]["verified"]["method"] == "replicas"
+
+
+def test_the_report_has_the_section(ingested: list[dict], h100: list[dict], tmp_path: Path) -> None:
+    from commatlas.report.render import write_report
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    engine = [r for r in h100 if r.get("type") == "result" and r["benchmark"] in ("gpu.copy_ce", "nccl.allreduce")]
+    lines = [h100[0], *engine, *ingested, h100[-1]]
+    (run_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    paths = write_report(run_dir)
+    summary = paths.markdown.read_text()
+    assert "## What PyTorch adds" in summary
+    assert "allreduce, 2 GPUs" in summary and "nccl.allreduce" in summary
+    assert 'id="framework"' in paths.html.read_text()
+
+
+def test_a_pass_of_the_suite_writes_skip_records_when_pytorch_cannot_run(engine_path: Path, tmp_path: Path,
+                                                                         monkeypatch, validator) -> None:
+    # The suite's own plumbing inside a run: the worker started, its lines followed and ingested.
+    import io
+
+    from rich.console import Console
+
+    from commatlas.progress import PhaseProgress
+    from commatlas.run import run_phase
+    fake = tmp_path / "planted" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('planted: no torch here')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake.parent), str(REPO / "python")]))
+    results, log = tmp_path / "results.jsonl", tmp_path / "engine.log"
+    plan = suite.TorchPlan(("torch.copy", "torch.allreduce"), None, "no mpiexec or mpirun on PATH")
+    with PhaseProgress(Console(file=io.StringIO())) as progress:
+        suite.run_torch_suite(plan, Engine(engine_path), results, log, run_phase, progress, {}, (), 2, (), True, None)
+    records = read_lines(results)
+    assert [(r["type"], r["benchmark"], r["repeat"]) for r in records] == [("skip", "torch.copy", 2),
+                                                                          ("skip", "torch.allreduce", 2)]
+    assert "planted: no torch here" in records[0]["reason"] and "no mpiexec" in records[1]["reason"]
+    assert all(not [e.message for e in validator.iter_errors(r)] for r in records)
+    assert "commatlas.frameworks.torch.worker --part copy" in log.read_text()

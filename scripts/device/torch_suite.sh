@@ -7,7 +7,8 @@
 #      bucketed-allreduce pattern at the GPT-2-small gradient's size, and the torch suite
 #      (tensor.copy_, torch.distributed all_reduce / all_gather / send-recv, the DDP step by
 #      bucket_cap_mb), all at the engine's transfer grid: one run folder, one report
-#   3. `commatlas report` of it (report.md: "What PyTorch adds" and the DDP step beside the engine)
+#   3. `commatlas report` of it (summary.md and report.html: "What PyTorch adds", the DDP step beside
+#      the engine's pattern); what_pytorch_adds.md holds the same tables on their own
 #   4. `commatlas run --suite torch` alone, timed: the suite's own wall time
 # Usage (repository root, .device-carry carried):
 #   OUT=/some/dir bash scripts/device/torch_suite.sh
