@@ -41,8 +41,8 @@ class TorchPlan:
             parts.append("copies in one process")
         if self.dist_keys:
             if self.launcher is not None:
-                parts.append(f"torch.distributed and DDP on {self.launcher.ranks or 'the launcher'}'s ranks under "
-                             + " ".join(self.launcher.prefix))
+                ranks = f"{self.launcher.ranks} ranks" if self.launcher.ranks else "the launcher's ranks"
+                parts.append(f"torch.distributed and DDP on {ranks} under " + " ".join(self.launcher.prefix))
             else:
                 parts.append(f"torch.distributed and DDP skipped: {self.no_launcher}")
         return "; ".join(parts)
