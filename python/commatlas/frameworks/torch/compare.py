@@ -17,8 +17,6 @@ from commatlas.units import format_gbps, format_latency_us, format_size
 
 # The engine mechanism each torch mechanism runs on underneath.
 UNDERNEATH = {"torch": "copy_engine", "torch_nccl": "nccl"}
-TORCH_MECHANISMS = tuple(UNDERNEATH)
-MECHANISM_NAMES = {"torch": "PyTorch copy_", "torch_nccl": "torch.distributed (NCCL)"}
 
 
 def _place(e: dict[str, Any] | None) -> tuple[Any, ...]:
@@ -235,16 +233,3 @@ def section_html(records: list[dict[str, Any]]) -> str:
     out += [f"<p>{html.escape(n)}</p>" for n in notes]
     out.append("</section>")
     return "\n".join(out)
-
-
-def summary_lines(records: list[dict[str, Any]]) -> list[str]:
-    """Plain lines for a terminal: the added cost per movement and size, and the DDP share."""
-    lines = []
-    for r in framework_rows(records):
-        torch_text, engine_text = r.figures()
-        lines.append(f"{r.movement} {format_size(r.bytes)}: PyTorch {torch_text} vs engine {engine_text}, "
-                     f"adds {_added(r)}")
-    for d in ddp_rows(records):
-        share = "" if d.share is None else f", all-reduce exposed {_ms(d.exposed_s)} ({100 * d.share:.0f}%)"
-        lines.append(f"DDP step, bucket_cap_mb={d.bucket_cap_mb}: {_ms(d.step_s)}{share}")
-    return lines
