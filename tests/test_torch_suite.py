@@ -161,7 +161,8 @@ def test_the_report_says_what_pytorch_adds(ingested: list[dict], h100: list[dict
     assert "## What PyTorch adds" in text and "nccl.allreduce" in text and "(2.00x)" in text
 
 
-def test_the_ddp_step_stands_beside_the_engines_bucketed_allreduce(engine_path: Path, h100: list[dict]) -> None:
+def test_the_ddp_step_stands_beside_the_engines_bucketed_allreduce(engine_path: Path, h100: list[dict],
+                                                                   tmp_path: Path) -> None:
     pattern = engine_record(h100, "pattern.bucketed_allreduce.nccl", 32 << 20, compute_us=0)
     every = {"memory": "gpu", "gpu": None, "numa": None, "rank": None, "node": "vm", "processor": False,
              "allocator": "device", "first_touch": "gpu"}
@@ -169,6 +170,8 @@ def test_the_ddp_step_stands_beside_the_engines_bucketed_allreduce(engine_path: 
     def step(sync: bool, seconds: float) -> dict:
         movement = {"operation": "bucketed_allreduce", "direction": "all_to_all", "mechanism": "torch_nccl",
                     "from": every, "to": every, "participants": 2, "choices": {"bucket_cap_mb": 25}, "same_node": True}
+        if not sync:  # as the worker declares the baseline
+            movement.update(operation="nothing", direction="none", reference_of="torch.ddp_step")
         identity = worker.base("torch.ddp_step", {"bucket_cap_mb": 25, "gradient_sync": sync}, movement, 32 << 20, 2,
                                None, {})
         return worker.result(identity, [seconds] * 10, float(32 << 20), "CUDA events", 1,
@@ -179,6 +182,11 @@ def test_the_ddp_step_stands_beside_the_engines_bucketed_allreduce(engine_path: 
     assert row.step_s == pytest.approx(0.050) and row.compute_s == pytest.approx(0.040)
     assert row.share == pytest.approx(0.2) and row.engine_s == pytest.approx(pattern["stats"]["median_s"])
     assert "### DDP step" in compare.section_markdown([*h100, *records])
+    # In the map, the step is a contender for its movement; the baseline without all-reduce is not.
+    from commatlas.answers import collect
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [h100[0], *records]))
+    movements, left_out = collect(load_run(tmp_path))
+    assert left_out["reference"] == 1 and len(movements) == 1
 
 
 def test_allreduce_loops_stay_exact_in_float32() -> None:
@@ -222,6 +230,8 @@ def test_distributed_plumbing_on_gloo_under_mpiexec(tmp_path: Path) -> None:
     steps = [m for m in results if m["benchmark"] == "torch.ddp_step"]
     assert [m["params"]["gradient_sync"] for m in steps] == [True, False]
     assert steps[0]["verified"]["method"] == "replicas"
+    # The baseline without all-reduce moves nothing and is the step's reference, not a contender.
+    assert (steps[1]["movement"]["operation"], steps[1]["movement"]["reference_of"]) == ("nothing", "torch.ddp_step")
 
 
 def test_the_report_has_the_section(ingested: list[dict], h100: list[dict], tmp_path: Path) -> None:

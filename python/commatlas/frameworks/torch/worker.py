@@ -422,6 +422,10 @@ def run_ddp(ctx: Context, buckets: list[int], steps: int, batch: int, sequence: 
         movement = {"operation": "bucketed_allreduce", "direction": "all_to_all", "mechanism": mechanism,
                     "from": every, "to": every, "participants": n,
                     "choices": {"bucket_cap_mb": cap, "gradient_sync": sync}, "same_node": True}
+        if not sync:
+            # The baseline moves nothing between GPUs: it says so, and as the DDP step's reference it
+            # stays out of the map (a step without all-reduce is no way to all-reduce).
+            movement.update(operation="nothing", direction="none", reference_of="torch.ddp_step")
         identity = base("torch.ddp_step", params, movement, gradient, n, repeat, env)
         per_step = timed(ddp, optimizer, sync)
         if sync:
