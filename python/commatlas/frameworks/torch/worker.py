@@ -13,6 +13,7 @@ copies and send/recv, against the exact expected sum for all_reduce)."""
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import math
 import os
@@ -477,12 +478,17 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--backend", choices=("nccl", "gloo"), default="nccl")
     p.add_argument("--repeat-index", type=int, default=None)
     p.add_argument("--record-env", default="")
+    p.add_argument("--time-limit", type=float, default=900.0,
+                   help="seconds before a stuck worker prints where it is and exits (a hung NCCL call)")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     apply_fixed_environment()
     args = parse(sys.argv[1:] if argv is None else argv)
+    # A collective that never completes would hold the run for ever: past the limit every thread's
+    # stack goes to stderr (the run's log) and the process exits, which ends the launcher's job.
+    faulthandler.dump_traceback_later(args.time_limit, exit=True)
     keys = [k for k in args.keys.split(",") if k]
     unknown = [k for k in keys if k not in BY_KEY]
     if unknown:
