@@ -36,7 +36,8 @@ def test_list_json_is_the_engine_list_the_osu_method_points_and_the_torch_suite(
     assert all(b["key"].startswith("reference.osu_") and b["reference_of"] in {e["key"] for e in engine_benchmarks}
                for b in listed if b.get("runs_in") and b["suite"] != "torch")
     assert {b["key"] for b in listed if b["suite"] == "torch"} == {"torch.copy", "torch.allreduce", "torch.allgather",
-                                                                  "torch.bandwidth", "torch.pingpong", "torch.ddp_step"}
+                                                                  "torch.bandwidth", "torch.pingpong", "torch.ddp_step",
+                                                                  "torch.ddp_allreduce"}
 
 
 def test_list_says_why_a_benchmark_cannot_run_here(tmp_path: Path) -> None:

@@ -89,7 +89,7 @@ def test_not_in_the_default_run_and_said_so(monkeypatch) -> None:
     assert asked.phases == ()  # nothing of the engine's: the suite runs in PyTorch's own processes
     # One process per GPU under the engine's launcher, without Open MPI's binding to one core.
     assert asked.torch.launcher.ranks == 4 and asked.torch.launcher.prefix[:3] == ("mpiexec", "--bind-to", "none")
-    assert any(line.startswith("runs torch: 6 benchmarks, copies in one process; torch.distributed") for line in asked.suites)
+    assert any(line.startswith("runs torch: 7 benchmarks, copies in one process; torch.distributed") for line in asked.suites)
     # --suite all means the engine's suites: the optional one only by name (this fixture's engine
     # has no CUDA, so every GPU suite is taken as runnable here).
     monkeypatch.setattr("commatlas.selection.blocked_suites", lambda *a: {})
@@ -167,19 +167,20 @@ def test_the_ddp_step_stands_beside_the_engines_bucketed_allreduce(engine_path: 
     every = {"memory": "gpu", "gpu": None, "numa": None, "rank": None, "node": "vm", "processor": False,
              "allocator": "device", "first_touch": "gpu"}
 
-    def step(sync: bool, seconds: float) -> dict:
+    def step(sync: bool, seconds: float, key: str = "torch.ddp_step") -> dict:
         movement = {"operation": "bucketed_allreduce", "direction": "all_to_all", "mechanism": "torch_nccl",
                     "from": every, "to": every, "participants": 2, "choices": {"bucket_cap_mb": 25}, "same_node": True}
         if not sync:  # as the worker declares the baseline
             movement.update(operation="nothing", direction="none", reference_of="torch.ddp_step")
-        identity = worker.base("torch.ddp_step", {"bucket_cap_mb": 25, "gradient_sync": sync}, movement, 32 << 20, 2,
-                               None, {})
+        identity = worker.base(key, {"bucket_cap_mb": 25, "gradient_sync": sync}, movement, 32 << 20, 2, None, {})
         return worker.result(identity, [seconds] * 10, float(32 << 20), "CUDA events", 1,
                              (True, (32 << 20) if sync else 0, ""), "replicas" if sync else "none", "", True)
 
-    records = Engine(engine_path).ingested([step(True, 0.050), step(False, 0.040)])
+    records = Engine(engine_path).ingested([step(True, 0.050), step(False, 0.040),
+                                            step(True, 0.015, "torch.ddp_allreduce")])
     (row,) = compare.ddp_rows([*h100, *records])
     assert row.step_s == pytest.approx(0.050) and row.compute_s == pytest.approx(0.040)
+    assert row.kernels_s == pytest.approx(0.015) and row.busy_share == pytest.approx(0.3)
     assert row.share == pytest.approx(0.2) and row.engine_s == pytest.approx(pattern["stats"]["median_s"])
     assert "### DDP step" in compare.section_markdown([*h100, *records])
     # In the map, the step is a contender for its movement; the baseline without all-reduce is not.
@@ -187,6 +188,7 @@ def test_the_ddp_step_stands_beside_the_engines_bucketed_allreduce(engine_path: 
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [h100[0], *records]))
     movements, left_out = collect(load_run(tmp_path))
     assert left_out["reference"] == 1 and len(movements) == 1
+    assert "15 ms (30%)" in compare.section_markdown([*h100, *records])
 
 
 def test_allreduce_loops_stay_exact_in_float32() -> None:
@@ -215,7 +217,7 @@ def test_distributed_plumbing_on_gloo_under_mpiexec(tmp_path: Path) -> None:
     env = {**os.environ, **catalog.fixed_environment(), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(suite.free_port()),
            "PYTHONPATH": str(REPO / "python")}
     program = [sys.executable, "-m", suite.WORKER, "--part", "dist", "--backend", "gloo", "--sizes", "8,4096",
-               "--keys", "torch.allreduce,torch.allgather,torch.bandwidth,torch.pingpong,torch.ddp_step",
+               "--keys", "torch.allreduce,torch.allgather,torch.bandwidth,torch.pingpong,torch.ddp_step,torch.ddp_allreduce",
                "--time-budget", "0.01", "--buckets", "1", "--steps", "2", "--layers", "1", "--batch", "2",
                "--sequence", "16"]
     done = subprocess.run(launcher.command(program, {k: env[k] for k in ("MASTER_ADDR", "MASTER_PORT", "PYTHONPATH")}),
@@ -226,6 +228,9 @@ def test_distributed_plumbing_on_gloo_under_mpiexec(tmp_path: Path) -> None:
     assert {m["benchmark"] for m in results} == {"torch.allreduce", "torch.allgather", "torch.bandwidth",
                                                  "torch.pingpong", "torch.ddp_step"}
     assert all(m["verified"]["ok"] for m in results), [m["verified"] for m in results if not m["verified"]["ok"]]
+    # The NCCL kernels' time is profiled on CUDA only: on gloo, a skip that says so.
+    assert [m["reason"] for m in measurements if m["benchmark"] == "torch.ddp_allreduce"] == [
+        "profiles NCCL kernels: CUDA only"]
     assert all(m["movement"]["mechanism"] == "torch_gloo" for m in results)  # never passed off as NCCL
     steps = [m for m in results if m["benchmark"] == "torch.ddp_step"]
     assert [m["params"]["gradient_sync"] for m in steps] == [True, False]
@@ -271,3 +276,18 @@ def test_a_pass_of_the_suite_writes_skip_records_when_pytorch_cannot_run(engine_
     assert "planted: no torch here" in records[0]["reason"] and "no mpiexec" in records[1]["reason"]
     assert all(not [e.message for e in validator.iter_errors(r)] for r in records)
     assert "commatlas.frameworks.torch.worker --part copy" in log.read_text()
+
+
+def test_the_all_reduce_time_is_every_nccl_kernel_the_profile_saw() -> None:
+    from types import SimpleNamespace as NS
+    fake_torch = NS(autograd=NS(DeviceType=NS(CUDA="cuda", CPU="cpu")))
+
+    def event(name: str, device: str, us: float) -> NS:
+        return NS(name=name, device_type=device, time_range=NS(elapsed_us=lambda: us))
+    prof = NS(events=lambda: [
+        event("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "cuda", 700.0),
+        event("ncclDevKernel_Generic", "cuda", 300.0),          # NCCL's generic kernel counts too
+        event("nccl:all_reduce", "cpu", 5000.0),                # the host-side op: not GPU time
+        event("ampere_sgemm_128x64_tn", "cuda", 9000.0),        # compute
+    ])
+    assert worker.nccl_kernel_seconds(fake_torch, prof) == pytest.approx(1e-3)

@@ -51,6 +51,8 @@ BENCHMARKS = (
                    "torch.distributed.send/recv ping-pong (NCCL), half a round trip", 2),
     TorchBenchmark("torch.ddp_step", "pattern", "latency", "dist", "bucketed_allreduce", "all_to_all", "torch_nccl",
                    "DDP training step of a GPT-2-small-sized model (124M parameters, synthetic tokens) by bucket_cap_mb", 2),
+    TorchBenchmark("torch.ddp_allreduce", "pattern", "latency", "dist", "bucketed_allreduce", "all_to_all",
+                   "torch_nccl", "the NCCL kernels' GPU time inside that DDP step (torch.profiler), by bucket_cap_mb", 2),
 )
 BY_KEY = {b.key: b for b in BENCHMARKS}
 

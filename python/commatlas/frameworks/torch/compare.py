@@ -124,6 +124,7 @@ class DdpRow:
     compute_s: float | None     # median step under no_sync (no all-reduce), where measured
     engine_s: float | None      # the engine's bucketed allreduce of this gradient over NCCL, where measured
     engine_bucket_bytes: int | None
+    kernels_s: float | None = None  # the NCCL kernels' GPU time inside the step (torch.ddp_allreduce)
 
     @property
     def exposed_s(self) -> float | None:
@@ -134,10 +135,17 @@ class DdpRow:
     def share(self) -> float | None:
         return None if self.exposed_s is None or self.step_s <= 0 else self.exposed_s / self.step_s
 
+    @property
+    def busy_share(self) -> float | None:
+        """The step's share during which the all-reduce's kernels ran (overlapped or not)."""
+        return None if self.kernels_s is None or self.step_s <= 0 else self.kernels_s / self.step_s
+
 
 def ddp_rows(records: Iterable[dict[str, Any]]) -> list[DdpRow]:
     results = _results(records)
     steps = [r for r in results if r["benchmark"] == "torch.ddp_step"]
+    kernels = {(r["params"].get("bucket_cap_mb"), r["bytes"], r["movement"].get("participants")): r
+               for r in results if r["benchmark"] == "torch.ddp_allreduce"}
     # The engine's pattern over NCCL with no compute beside it: the gradient's all-reduce alone.
     engine = [r for r in results if r["movement"].get("operation") == "bucketed_allreduce"
               and r["movement"].get("mechanism") == "nccl" and not (r.get("params") or {}).get("compute_us")]
@@ -151,10 +159,12 @@ def ddp_rows(records: Iterable[dict[str, Any]]) -> list[DdpRow]:
         # The engine's nearest gradient size on the same number of ranks.
         same_ranks = [e for e in engine if e["movement"].get("participants") == n]
         nearest = min(same_ranks, key=lambda e: abs(e["bytes"] - s["bytes"]), default=None)
+        busy = kernels.get((s["params"].get("bucket_cap_mb"), s["bytes"], n))
         rows.append(DdpRow(int(s["params"].get("bucket_cap_mb", 0)), int(s["bytes"]), int(n or 0), _median(s),
                            _median(compute[0]) if compute else None,
                            _median(nearest) if nearest else None,
-                           int(nearest["params"].get("bucket_bytes", 0)) if nearest else None))
+                           int(nearest["params"].get("bucket_bytes", 0)) if nearest else None,
+                           _median(busy) if busy else None))
     rows.sort(key=lambda x: x.bucket_cap_mb)
     return rows
 
@@ -175,6 +185,7 @@ def _tables(records: list[dict[str, Any]]) -> tuple[list[list[str]], list[list[s
                  for r in rows]
     step = [[str(d.bucket_cap_mb), format_size(d.gradient_bytes), _ms(d.step_s), _ms(d.compute_s), _ms(d.exposed_s),
              "-" if d.share is None else f"{100 * d.share:.0f}%",
+             "-" if d.kernels_s is None else f"{_ms(d.kernels_s)} ({100 * (d.busy_share or 0):.0f}%)",
              "-" if d.engine_s is None else f"{_ms(d.engine_s)} ({format_size(d.engine_bucket_bytes or 0)} buckets)"]
             for d in ddp]
     notes = []
@@ -187,14 +198,15 @@ def _tables(records: list[dict[str, Any]]) -> tuple[list[list[str]], list[list[s
 
 FRAMEWORK_HEADER = ["movement", "size", "PyTorch", "engine", "engine benchmark", "PyTorch adds per op"]
 DDP_HEADER = ["bucket_cap_mb", "gradient", "step", "step, no all-reduce", "all-reduce exposed", "share",
-              "engine: bucketed allreduce (NCCL)"]
+              "NCCL kernels in the step", "engine: bucketed allreduce (NCCL)"]
 INTRO = ("Each torch-suite figure beside the engine's best figure for the same movement and size (a PyTorch copy_ "
          "beside the copy engine; torch.distributed beside NCCL with one process per GPU). PyTorch times a loop of "
          "calls with CUDA events, launches included; the difference is what the framework adds per operation.")
 DDP_INTRO = ("The DDP training step of a GPT-2-small-sized model (one process per GPU) per bucket_cap_mb: the step "
              "with DDP's gradient all-reduce, the same step under no_sync() (no all-reduce), the difference (the "
-             "all-reduce time that overlap with the backward pass did not hide) and its share of the step, beside "
-             "the engine's bucketed allreduce of a gradient that size over NCCL with nothing to overlap.")
+             "all-reduce time that overlap with the backward pass did not hide) and its share of the step, the GPU time "
+             "of the NCCL kernels inside the step (torch.profiler; overlapped or not) and their share, beside the "
+             "engine's bucketed allreduce of a gradient that size over NCCL with nothing to overlap.")
 
 
 def section_markdown(records: list[dict[str, Any]]) -> str:
@@ -208,7 +220,7 @@ def section_markdown(records: list[dict[str, Any]]) -> str:
         out.append("")
     if step:
         out += ["### DDP step", "", DDP_INTRO, "", "| " + " | ".join(DDP_HEADER) + " |",
-                "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+                "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         out += ["| " + " | ".join(row) + " |" for row in step]
         out.append("")
     out += [*notes, ""] if notes else []

@@ -369,8 +369,21 @@ def run_point_to_point(ctx: Context, keys: list[str], sizes: list[int], budget_s
 
 # --- DDP training step --------------------------------------------------------------------------------
 
-def run_ddp(ctx: Context, buckets: list[int], steps: int, batch: int, sequence: int, repeat: int | None,
-            env: dict[str, str], mechanism: str, layers: int | None = None) -> None:
+PROFILED_STEPS = 3
+
+
+def nccl_kernel_seconds(torch: Any, prof: Any) -> float:
+    """GPU time of the NCCL kernels a profile saw: in a DDP step the only communication is the
+    gradient all-reduce (whatever kernel NCCL picks for it: named per collective, or generic)."""
+    total_us = 0.0
+    for event in prof.events():
+        if event.device_type == torch.autograd.DeviceType.CUDA and event.name.lower().startswith("nccl"):
+            total_us += event.time_range.elapsed_us()
+    return total_us / 1e6
+
+
+def run_ddp(ctx: Context, keys: list[str], buckets: list[int], steps: int, batch: int, sequence: int,
+            repeat: int | None, env: dict[str, str], mechanism: str, layers: int | None = None) -> None:
     torch, n = ctx.torch, ctx.size
     from torch.nn.parallel import DistributedDataParallel
 
@@ -414,7 +427,9 @@ def run_ddp(ctx: Context, buckets: list[int], steps: int, batch: int, sequence: 
 
     what = (f"one training step (forward, backward, {'fused ' if ctx.cuda else ''}AdamW) of a {shape.layers}-layer GPT "
             f"on {batch}x{sequence} tokens per rank" + (", bf16 autocast" if ctx.cuda else ", float32"))
-    plan = [(cap, True) for cap in buckets] + [(buckets[0] if 25 not in buckets else 25, False)]
+    # The baseline without all-reduce once (it does not depend on the buckets), where the step is asked for.
+    baseline = [(25 if 25 in buckets else buckets[0], False)] if "torch.ddp_step" in keys else []
+    plan = [(cap, True) for cap in buckets] + baseline
     for cap, sync in plan:
         ddp, optimizer, count = build(cap)
         gradient = 4 * count
@@ -451,10 +466,60 @@ def run_ddp(ctx: Context, buckets: list[int], steps: int, batch: int, sequence: 
                            "latency_includes": includes,
                            "verified": {"ok": check[0], "bytes_checked": check[1], "method": verify,
                                         **({"detail": check[2]} if check[2] else {})}}
-            emit(measurement)
+            if "torch.ddp_step" in keys:
+                emit(measurement)
+        if sync and "torch.ddp_allreduce" in keys:
+            allreduce_in_step(ctx, ddp, optimizer, step, cap, params, movement, gradient, repeat, env, what)
         del ddp, optimizer
         if ctx.cuda:
             torch.cuda.empty_cache()
+
+
+def allreduce_in_step(ctx: Context, ddp: Any, optimizer: Any, step: Callable[..., None], cap: int,
+                      params: dict[str, Any], movement: dict[str, Any], gradient: int, repeat: int | None,
+                      env: dict[str, str], what: str) -> None:
+    """The gradient all-reduce's own GPU time inside the step, from torch.profiler: one profiled
+    step per sample, after the timed ones (the profiler's cost stays out of the step's figure)."""
+    torch, n = ctx.torch, ctx.size
+    identity = base("torch.ddp_allreduce", params, movement, gradient, n, repeat, env)
+    if not ctx.cuda:
+        if ctx.rank == 0:
+            emit({"type": "skip", **identity, "reason": "profiles NCCL kernels: CUDA only"})
+        return
+    per_step, why = [], ""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        for _ in range(PROFILED_STEPS):
+            ctx.barrier()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                step(ddp, optimizer, True)
+                torch.cuda.synchronize()
+            per_step.append(nccl_kernel_seconds(torch, prof))
+    except Exception as e:  # noqa: BLE001 (the profiler's failure is this point's skip, not the run's)
+        why = f"torch.profiler failed: {type(e).__name__}: {e}"
+    # Every rank agrees on whether there is a figure before the next collective.
+    failed = ctx.agree_max([1.0 if why or not per_step or min(per_step) <= 0 else 0.0])[0] > 0
+    if failed:
+        if ctx.rank == 0:
+            emit({"type": "skip", **identity,
+                  "reason": why or "the profiler saw no NCCL kernel in the step (CUDA activity not recorded?)"})
+        return
+    per_step = ctx.agree_max(per_step)
+    with torch.no_grad():
+        digest = float(sum(p.detach().double().sum() for p in ddp.parameters()).item())
+    digests = ctx.gather(digest)
+    same = all(d == digests[0] for d in digests)
+    if ctx.rank == 0:
+        emit({"type": "result", **identity, "time": round(time.time(), 3), "samples_s": per_step,
+              "bytes_per_op": float(gradient),
+              "timing": {"method": "torch.profiler (CUDA activity) around one training step per sample, after the "
+                                   "timed steps: the GPU time of every NCCL kernel in the step, summed; per sample the "
+                                   f"slowest rank's; {n} processes, one per GPU; {ctx.versions}",
+                         "ops_per_sample": 1, "warmup_samples": 0, "max_over_ranks": True},
+              "latency_includes": (f"the NCCL kernels' GPU time in {what}, DDP's gradient all-reduce in buckets of "
+                                   f"{cap} MB, overlapping the backward pass where it does"),
+              "verified": {"ok": same, "bytes_checked": gradient, "method": "replicas",
+                           **({} if same else {"detail": f"parameters differ across ranks: {digests}"})}})
 
 
 # --- entry ----------------------------------------------------------------------------------------------
@@ -535,8 +600,8 @@ def main(argv: list[str] | None = None) -> int:
         ctx = Context(torch, device, rank, size, dist)
         run_collectives(ctx, keys, sizes, args.time_budget, args.repeat_index, env, mechanism)
         run_point_to_point(ctx, keys, sizes, args.time_budget, args.repeat_index, env, mechanism)
-        if "torch.ddp_step" in keys:
-            run_ddp(ctx, [int(b) for b in args.buckets.split(",") if b], args.steps, args.batch, args.sequence,
+        if "torch.ddp_step" in keys or "torch.ddp_allreduce" in keys:
+            run_ddp(ctx, keys, [int(b) for b in args.buckets.split(",") if b], args.steps, args.batch, args.sequence,
                     args.repeat_index, env, mechanism, args.layers)
     finally:
         dist.destroy_process_group()
