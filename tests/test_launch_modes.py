@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from commatlas.answers import USER_LAUNCH_MODES, collect, compute_answers, user_launch_mode
-from commatlas.report.findings import launch_note, mechanism_name
-from commatlas.results import load_run, run_from_records
-from commatlas.summary import print_summary
+from commatlas.analysis.answers import USER_LAUNCH_MODES, collect, compute_answers, user_launch_mode
+from commatlas.analysis.findings import launch_note, mechanism_name
+from commatlas.io.results import load_run, run_from_records
+from commatlas.report.summary import print_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_RUN = ROOT / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default"

@@ -25,14 +25,19 @@ def test_list_at_80_columns_cuts_no_cell(engine_path: Path) -> None:
     assert "…" not in done.stdout and max(len(line) for line in lines) <= 80, lines
 
 
-def test_list_json_is_the_engine_list_and_the_osu_method_points(engine_path: Path, engine_benchmarks) -> None:
+def test_list_json_is_the_engine_list_the_osu_method_points_and_the_torch_suite(engine_path: Path,
+                                                                               engine_benchmarks) -> None:
     done = run_cli("list", "--json")
     assert done.returncode == 0, done.stderr
     listed = json.loads(done.stdout)
-    # The OSU-method points run in their own program (commatlas-osu-ref), not in the engine.
+    # The OSU-method points run in their own program (commatlas-osu-ref), the torch suite in
+    # PyTorch's processes: not in the engine.
     assert [b for b in listed if not b.get("runs_in")] == engine_benchmarks
     assert all(b["key"].startswith("reference.osu_") and b["reference_of"] in {e["key"] for e in engine_benchmarks}
-               for b in listed if b.get("runs_in"))
+               for b in listed if b.get("runs_in") and b["suite"] != "torch")
+    assert {b["key"] for b in listed if b["suite"] == "torch"} == {"torch.copy", "torch.allreduce", "torch.allgather",
+                                                                  "torch.bandwidth", "torch.pingpong", "torch.ddp_step",
+                                                                  "torch.ddp_allreduce"}
 
 
 def test_list_says_why_a_benchmark_cannot_run_here(tmp_path: Path) -> None:

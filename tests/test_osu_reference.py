@@ -12,6 +12,7 @@ import pytest
 from conftest import have_mpiexec
 from commatlas.analysis import osu
 from commatlas.run.launcher import find_launcher
+from commatlas.io.engine import Engine
 
 
 @pytest.fixture(scope="module")
@@ -61,9 +62,9 @@ def test_figures_follow_from_the_loop_time(output: list[dict]) -> None:
             assert o["mb_per_s"] == pytest.approx(expected, rel=1e-4)
 
 
-def test_records_validate_and_keep_the_figure(output: list[dict], validator) -> None:
+def test_records_validate_and_keep_the_figure(output: list[dict], validator, engine_path: Path) -> None:
     lines = [json.dumps(o) for o in output] + ["[vm:1234] launcher noise", ""]
-    records = osu.reference_records(lines, ranks=2, repeat=3)
+    records = osu.reference_records(Engine(engine_path), lines, ranks=2, repeat=3)
     assert len(records) == len(output)
     for record, o in zip(records, output):
         assert not [e.message for e in validator.iter_errors(record)]
@@ -75,9 +76,9 @@ def test_records_validate_and_keep_the_figure(output: list[dict], validator) -> 
             assert record["bandwidth_gbps"] * 1000 == pytest.approx(o["mb_per_s"], rel=1e-4)
 
 
-def test_a_message_that_never_arrived_is_an_error_record(validator) -> None:
+def test_a_message_that_never_arrived_is_an_error_record(validator, engine_path: Path) -> None:
     line = json.dumps({"test": "osu_bw", "bytes": 64, "verified": False, "detail": "rank 1: byte 0 differs"})
-    (record,) = osu.reference_records([line], ranks=2)
+    (record,) = osu.reference_records(Engine(engine_path), [line], ranks=2)
     assert record["type"] == "error" and "rank 1" in record["message"]
     assert not [e.message for e in validator.iter_errors(record)]
 

@@ -19,6 +19,7 @@ from commatlas.analysis import osu
 from commatlas.analysis.agreement import Kind
 from commatlas.io.records import read_records
 from commatlas.report.summary import print_summary
+from commatlas.io.engine import Engine
 from conftest import REPO, read_lines
 
 ROUNDS = REPO / "results" / "nvidia-h100-x1" / "osu-compare" / "rounds.jsonl"
@@ -137,10 +138,10 @@ def test_device_reference_runs_only_for_gpu_aware_device_points():
     assert host_tests == []
 
 
-def test_device_records_take_the_engines_device_movement_and_pair_with_that_variant_only(validator):
+def test_device_records_take_the_engines_device_movement_and_pair_with_that_variant_only(validator, engine_path):
     records = read_lines(TWO_GPUS)
     lines = device_lines(records)
-    references = osu.reference_records(lines, ranks=2, movements=osu.engine_movements(records))
+    references = osu.reference_records(Engine(engine_path), lines, ranks=2, movements=osu.engine_movements(records))
     assert len(references) == len(lines) and all(r["type"] == "result" for r in references)
     for r in references:
         assert not [e.message for e in validator.iter_errors(r)], r["point"]
@@ -162,8 +163,9 @@ def test_device_records_take_the_engines_device_movement_and_pair_with_that_vari
     assert any(x.benchmark == "mpi.bandwidth" for x in rows)
 
 
-def test_a_refused_device_reference_is_a_skip_that_says_why(validator):
-    skips = osu.reference_skips("the MPI library did not report CUDA support", ranks=2, tests=["bw"], buffers="device")
+def test_a_refused_device_reference_is_a_skip_that_says_why(validator, engine_path):
+    skips = Engine(engine_path).ingested(
+        osu.reference_skips("the MPI library did not report CUDA support", ranks=2, tests=["bw"], buffers="device"))
     (s,) = skips
     assert s["params"]["reference_of"] == "mpi.gpu_aware.bandwidth" and s["params"]["buffers"] == "device"
     assert not [e.message for e in validator.iter_errors(s)]

@@ -9,6 +9,8 @@
 //                        [--time-budget SEC] [--precision X|off] [--quick] [--full] [--threads N] [--numa LIST]
 //                        [--reservoir N] [--seed N] [--progress text|json|none] [--mpi] [--watchdog SEC]
 //                        [--record-env NAMES] [--repeat-index N] [--skip-points FILE]
+//   commatlas-engine ingest --out FILE [--in FILE|-]  (measurements taken outside the engine -> records:
+//                        core/ingest.h)
 //   (argument parsing: core/arguments.cpp)
 #include <sys/utsname.h>
 
@@ -17,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -27,6 +30,7 @@
 #include "core/backend.h"
 #include "core/context.h"
 #include "core/error.h"
+#include "core/ingest.h"
 #include "core/json.h"
 #include "core/records.h"
 #include "core/registry.h"
@@ -286,6 +290,22 @@ int cmd_run(Args& a, Context& ctx) {
   return 0;
 }
 
+// Every line is read and checked before the first record is written: bad input writes nothing.
+int cmd_ingest(const Args& a) {
+  if (a.out.empty()) throw UsageError("ingest needs --out FILE");
+  std::vector<std::string> records;
+  if (a.in == "-") {
+    records = ingest_records(std::cin);
+  } else {
+    std::ifstream in(a.in);
+    if (!in) throw UsageError("ingest: cannot read " + a.in);
+    records = ingest_records(in);
+  }
+  RecordFile out(a.out);
+  for (const std::string& r : records) out.append(r);
+  return 0;
+}
+
 int main_inner(int argc, char** argv) {
   // Load every GPU module when the context is created. Under lazy loading (the CUDA 12+ default) a
   // kernel's first launch waits for the device to go idle, so a first launch queued behind the
@@ -295,6 +315,7 @@ int main_inner(int argc, char** argv) {
   setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
   Args args = parse_args(argc, argv);
   if (args.command == "vocabulary") return cmd_vocabulary(args);  // no host, no MPI: names only
+  if (args.command == "ingest") return cmd_ingest(args);      // nothing measured: no host, no MPI
   HostFacts host = discover_host();
   validate_against_host(args, host);
 

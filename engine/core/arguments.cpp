@@ -103,11 +103,11 @@ std::set<std::string> read_point_keys(const std::string& path) {
 
 Args parse_args(int argc, const char* const* argv) {
   Args a;
-  if (argc < 2) throw UsageError("usage: commatlas-engine {list|info|topo|vocabulary|run} [options]");
+  if (argc < 2) throw UsageError("usage: commatlas-engine {list|info|topo|vocabulary|run|ingest} [options]");
   a.command = argv[1];
   if (a.command != "list" && a.command != "info" && a.command != "topo" && a.command != "vocabulary" &&
-      a.command != "run")
-    throw UsageError("unknown command '" + a.command + "' (use list, info, topo, vocabulary or run)");
+      a.command != "run" && a.command != "ingest")
+    throw UsageError("unknown command '" + a.command + "' (use list, info, topo, vocabulary, run or ingest)");
   bool budget_given = false;
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
@@ -118,6 +118,7 @@ Args parse_args(int argc, const char* const* argv) {
     if (flag == "--json") a.json = true;
     else if (flag == "--mpi") a.use_mpi = true;
     else if (flag == "--out") a.out = next();
+    else if (flag == "--in") a.in = next();
     else if (flag == "--suite") { auto v = split_list(next()); a.suites.insert(a.suites.end(), v.begin(), v.end()); }
     else if (flag == "--only") { auto v = split_list(next()); a.only.insert(a.only.end(), v.begin(), v.end()); }
     else if (flag == "--exclude") { auto v = split_list(next()); a.exclude.insert(a.exclude.end(), v.begin(), v.end()); }

@@ -15,6 +15,7 @@ struct Args {
   bool json = false;
   bool use_mpi = false;
   std::string out;
+  std::string in = "-";  // ingest: the measurements' file ("-": standard input)
   std::vector<std::string> suites, only, exclude;
   std::string sizes, numa;
   ProgressMode progress = ProgressMode::Text;

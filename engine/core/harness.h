@@ -110,6 +110,9 @@ struct Measurement {
   int batches = 0;
   double seconds_per_op = 0;  // median raw per-operation time, the next size's hint
   PointCost cost;
+  // False for measurements taken outside the engine and written through it (core/ingest.h): their
+  // records carry no precision, warm-up or cost fields, which only this harness can fill.
+  bool harnessed = true;
 };
 
 // A soak keeps every sample: this bounds the record (two numbers per sample).

@@ -80,6 +80,8 @@ namespace commatlas {
   X(CudaIpcSm,    "cuda_ipc_sm",    "cuda_ipc",       "CUDA IPC (SM)",   "#aec7e8", "CUDA IPC handle, SM copy kernel into the peer's buffer") \
   X(Nccl,         "nccl",           "nccl",           "NCCL",            "#98df8a", "NCCL (AMD: RCCL)")                                       \
   X(GpuInitiated, "gpu_initiated",  "sm_kernel",      "GPU stores + flag", "#ff9896", "a kernel stores into the peer GPU's memory and raises a flag there") \
+  X(Torch,        "torch",          "torch",          "PyTorch copy_",   "#c49c94", "PyTorch tensor.copy_ (measured by the torch suite)")     \
+  X(TorchNccl,    "torch_nccl",     "torch",          "torch.distributed (NCCL)", "#f7b6d2", "torch.distributed on its NCCL backend (the torch suite)") \
   X(Harness,      "harness",        "harness",        "harness",         "#c5b0d5", "the timing harness alone")
 
 #define COMMATLAS_MEMORIES(X)                                                                      \

@@ -65,7 +65,7 @@ void write_identity(JsonWriter& w, const char* type, const PointId& id) {
     w.field("version_text", id.mpi_library->version_text);
     w.end_object();
   }
-  w.key("time").fixed(unix_time(), 3);
+  w.key("time").fixed(id.time ? *id.time : unix_time(), 3);
 }
 
 template <typename T>
@@ -100,6 +100,37 @@ void write_endpoint(JsonWriter& w, const char* key, const std::optional<Endpoint
   w.field("processor", e->processor);
   text_or_null(w, "allocator", e->allocator);
   text_or_null(w, "first_touch", e->first_touch);
+  w.end_object();
+}
+
+// The fields only this harness can fill: precision-driven stopping and warm-up (inside "timing").
+void write_harness_fields(JsonWriter& w, const Measurement& m) {
+  // Precision-driven stopping (core/harness.h): target null in the fixed mode; reached null when
+  // too few samples had a 95% interval of the median.
+  w.key("precision_target");
+  if (m.precision_target > 0) w.value(m.precision_target); else w.null();
+  w.key("precision_reached");
+  if (std::isfinite(m.precision_reached)) w.value(m.precision_reached); else w.null();
+  w.field("stop_reason", to_string(m.stop_reason));
+  w.field("batches", m.batches);
+  w.key("warmup").begin_object();
+  w.field("first_op_s", m.warmup.first_op_s);
+  w.field("rounds", m.warmup.rounds);
+  w.field("samples_per_round", m.warmup.samples_per_round);
+  w.field("steady", m.warmup.steady);
+  w.field("drift", m.warmup.drift);
+  w.end_object();
+}
+
+// Where the point's wall time went (seconds): the end record sums these per benchmark.
+void write_cost(JsonWriter& w, const PointCost& cost) {
+  w.key("cost").begin_object();
+  w.key("wall_s").fixed(cost.wall_s, 6);
+  w.key("prepare_s").fixed(cost.prepare_s, 6);
+  w.key("calibration_s").fixed(cost.calibration_s, 6);
+  w.key("warmup_s").fixed(cost.warmup_s, 6);
+  w.key("timed_s").fixed(cost.timed_s, 6);
+  w.key("check_s").fixed(cost.check_s, 6);
   w.end_object();
 }
 
@@ -155,31 +186,9 @@ std::string result_record(const PointId& id, const Measurement& m, const PointFa
   w.field("ops_per_sample", m.ops_per_sample);
   w.field("warmup_samples", m.warmup_samples);
   w.field("max_over_ranks", a.max_over_ranks);
-  // Precision-driven stopping (core/harness.h): target null in the fixed mode; reached null when
-  // too few samples had a 95% interval of the median.
-  w.key("precision_target");
-  if (m.precision_target > 0) w.value(m.precision_target); else w.null();
-  w.key("precision_reached");
-  if (std::isfinite(m.precision_reached)) w.value(m.precision_reached); else w.null();
-  w.field("stop_reason", to_string(m.stop_reason));
-  w.field("batches", m.batches);
-  w.key("warmup").begin_object();
-  w.field("first_op_s", m.warmup.first_op_s);
-  w.field("rounds", m.warmup.rounds);
-  w.field("samples_per_round", m.warmup.samples_per_round);
-  w.field("steady", m.warmup.steady);
-  w.field("drift", m.warmup.drift);
+  if (m.harnessed) write_harness_fields(w, m);
   w.end_object();
-  w.end_object();
-  // Where the point's wall time went (seconds): the end record sums these per benchmark.
-  w.key("cost").begin_object();
-  w.key("wall_s").fixed(m.cost.wall_s, 6);
-  w.key("prepare_s").fixed(m.cost.prepare_s, 6);
-  w.key("calibration_s").fixed(m.cost.calibration_s, 6);
-  w.key("warmup_s").fixed(m.cost.warmup_s, 6);
-  w.key("timed_s").fixed(m.cost.timed_s, 6);
-  w.key("check_s").fixed(m.cost.check_s, 6);
-  w.end_object();
+  if (m.harnessed) write_cost(w, m.cost);
   w.key("stats").begin_object();
   w.field("min_s", s.min).field("p5_s", s.p5).field("median_s", s.median).field("mean_s", s.mean);
   w.field("p95_s", s.p95).field("p99_s", s.p99).field("max_s", s.max);

@@ -49,6 +49,7 @@ struct PointId {
   const Placement* placement = nullptr;      // multi-rank points: each rank's node, the job
   const Movement* movement = nullptr;        // what the point moves (core/movement.h); null: not declared
   const MpiLibrary* mpi_library = nullptr;   // the MPI library of an MPI run; null: not under MPI
+  std::optional<double> time = std::nullopt; // when it was measured (Unix seconds); unset: now
 };
 
 // "host.memcpy|threads=4|4096|1|r2": one point, stable across runs, so a resumed run can skip

@@ -26,14 +26,18 @@ namespace commatlas {
   X(BytesOnce, "bytes_once", "the destination was poisoned once, before the warm-up, and holds the "  \
                             "source's bytes after the timed loop: the OSU-method reference keeps "  \
                             "OSU's loops untouched, so it proves the messages arrived, not that "   \
-                            "the timed ones did (written by the CLI, python/commatlas/osu.py)")     \
+                            "the timed ones did (commatlas-osu-ref, through `ingest`)")             \
   X(Sum,       "sum",       "every timed read added the buffer's words into a running sum, which " \
                             "must equal the pattern's sum times the reads (STREAM read)")           \
   X(Chain,     "chain",     "the chase ended on the link that walking the chain for every timed "  \
                             "and untimed step predicts (pointer chase)")                            \
   X(Unchanged, "unchanged", "the buffer still holds its pattern: a prefetch moves pages, never "   \
                             "their contents, so there is no destination to poison (prefetch)")     \
-  X(None,      "none",      "nothing moves, nothing to check (harness overhead)")
+  X(Replicas,  "replicas",  "every rank's parameters are equal after the timed training steps, "  \
+                            "while each rank trained on its own tokens: only the gradient "       \
+                            "all-reduce makes them so (torch suite's DDP step)")                  \
+  X(None,      "none",      "nothing moves, nothing to check (harness overhead; the DDP step "     \
+                            "under no_sync, the baseline without gradient all-reduce)")
 // clang-format on
 
 #define COMMATLAS_ENUM_ENTRY(name, text, meaning) name,

@@ -14,8 +14,9 @@ flags=(-std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
 # Only the parsing code: the targets need no backend, no registry, no machine.
 "$cxx" "${flags[@]}" "$here/fuzz_sizes.cpp" "$engine/core/sizes.cpp" -o "$out/fuzz_sizes"
 "$cxx" "${flags[@]}" "$here/fuzz_args.cpp" "$engine/core/arguments.cpp" "$engine/core/sizes.cpp" -o "$out/fuzz_args"
+"$cxx" "${flags[@]}" "$here/fuzz_json.cpp" "$engine/core/json_read.cpp" -o "$out/fuzz_json"
 status=0
-for target in sizes args; do
+for target in sizes args json; do
   work="$out/corpus-$target"
   mkdir -p "$work"
   cp -n "$here/corpus/$target"/* "$work/" 2>/dev/null || true

@@ -21,7 +21,8 @@ from rich.console import Console
 from commatlas import __version__
 from commatlas.analysis.osu import with_references
 from commatlas.errors import CommatlasError, UsageError
-from commatlas.io.engine import Engine, backend_reason, gpu_backend
+from commatlas.frameworks.torch.catalog import listed
+from commatlas.io.engine import Engine, backend_reason, gpu_backend, gpu_count
 from commatlas.io.outputs import check_dir_target, check_file_target, write_failure
 from commatlas.report.topology import render as render_topology
 from commatlas.report.views import print_benchmarks, print_info
@@ -247,11 +248,12 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
 
     engine = Engine.find()
-    benchmarks = with_references(engine.benchmarks(), engine.path)
+    topology = engine.topology()
+    benchmarks = with_references(engine.benchmarks(), engine.path) + listed(gpu_count(topology))
     if args.json:
         print_json(benchmarks)
     else:
-        print_benchmarks(stdout_console(), benchmarks, engine.topology())
+        print_benchmarks(stdout_console(), benchmarks, topology)
     return 0
 
 

@@ -20,6 +20,7 @@ from typing import Any, Iterable
 
 from commatlas.analysis.agreement import Verdict, judge
 from commatlas.io.points import engine_point_key as _point_key
+from commatlas.io.engine import Engine
 from commatlas.units import format_gbps, format_latency_us
 
 REFERENCE_PROGRAM = "commatlas-osu-ref"
@@ -207,15 +208,15 @@ PROGRESS_METRICS = {name: "latency" if test == "osu_latency" else "bandwidth"
                     for test in TESTS for name in (test, test + " D D")}
 
 
-def reference_records(lines: Iterable[str], ranks: int, repeat: int | None = None,
-                      env: tuple[tuple[str, str], ...] = (), now: float | None = None,
-                      movements: dict[str, dict[str, Any]] | None = None,
-                      mpi_library: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Result (or error) records, in the engine's format, from the reference's JSON lines;
-    lines that are not its output (launcher noise) are ignored. `mpi_library`: the engine records'
-    library (the reference is built against the same one), so each library's figures pair with
-    its own reference."""
-    records = []
+def reference_measurements(lines: Iterable[str], ranks: int, repeat: int | None = None,
+                           env: tuple[tuple[str, str], ...] = (), now: float | None = None,
+                           movements: dict[str, dict[str, Any]] | None = None,
+                           mpi_library: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The reference's JSON lines as measurements for `commatlas-engine ingest`, which writes their
+    records (engine/core/ingest.h); lines that are not its output (launcher noise) are ignored.
+    `mpi_library`: the engine records' library (the reference is built against the same one), so
+    each library's figures pair with its own reference."""
+    measurements = []
     stamp = time.time() if now is None else now
     for line in lines:
         out = _output(line)
@@ -225,25 +226,22 @@ def reference_records(lines: Iterable[str], ranks: int, repeat: int | None = Non
         buffers = "device" if out.get("buffers") == "device" else "host"
         benchmark, checks = TESTS[test][0], checked_benchmark(test, buffers)
         size = int(out["bytes"])
-        params = _params(checks, buffers, env)
         gpus = out.get("gpus")
         gpu_pair = (int(gpus[0]), int(gpus[1])) if isinstance(gpus, list) and len(gpus) == 2 else None
         identity: dict[str, Any] = {
-            "point": _point_key(benchmark, params, size, ranks, repeat), "benchmark": benchmark,
-            "category": "reference", **_where(buffers),
+            "benchmark": benchmark, "category": "reference", **_where(buffers),
             "metric": "latency" if test == "osu_latency" else "bandwidth",
-            "params": params, "movement": reference_movement(test, (movements or {}).get(checks), buffers, gpu_pair),
-            "bytes": size, "ranks": ranks,
+            "params": _params(checks, buffers, env),
+            "movement": reference_movement(test, (movements or {}).get(checks), buffers, gpu_pair),
+            "bytes": size, "ranks": ranks, "time": round(stamp, 3),
         }
         if repeat is not None:
             identity["repeat"] = repeat
         if mpi_library:
             identity["mpi_library"] = mpi_library
-            identity["point"] += f"|{mpi_library['id']}-{mpi_library['version']}"
-        identity["time"] = round(stamp, 3)
         if not out.get("verified"):
-            records.append({"type": "error", **identity,
-                            "message": f"data check failed: {out.get('detail', 'the reference saw wrong bytes')}"})
+            measurements.append({"type": "error", **identity,
+                                 "message": f"data check failed: {out.get('detail', 'the reference saw wrong bytes')}"})
             continue
         iterations, seconds = int(out["iterations"]), float(out["seconds"])
         window = out.get("window")
@@ -252,22 +250,27 @@ def reference_records(lines: Iterable[str], ranks: int, repeat: int | None = Non
         else:
             per_op = seconds / iterations
             bytes_per_op = float(size * window * (2 if test == "osu_bibw" else 1))
-        stats = {k: per_op for k in ("min_s", "p5_s", "median_s", "mean_s", "p95_s", "p99_s", "max_s")}
-        stats.update(stddev_s=0.0, cv=0.0)
-        records.append({
+        measurements.append({
             "type": "result", **identity, "bytes_per_op": bytes_per_op,
-            "timing": {"method": _method(test, iterations, int(out["skip"]), window, buffers), "samples": 1,
+            "timing": {"method": _method(test, iterations, int(out["skip"]), window, buffers),
                        "ops_per_sample": iterations, "warmup_samples": int(out["skip"]), "max_over_ranks": False},
-            "stats": stats, "samples_s": [per_op],
-            "bandwidth_gbps": bytes_per_op / per_op / 1e9 if per_op > 0 else None,
-            "latency_us": per_op * 1e6,
+            # One sample: OSU times the whole loop once.
+            "samples_s": [per_op],
             "latency_includes": ("half a round trip, bare osu_latency loop" if test == "osu_latency"
                                  else f"one window (osu_{test[4:]}), bare loop"),
             # OSU fills r_buf once, before its warm-up: the check cannot say the timed messages
             # arrived, only that messages did (docs/results-format.md, Verification).
             "verified": {"ok": True, "bytes_checked": int(out.get("bytes_checked", 0)), "method": "bytes_once"},
         })
-    return records
+    return measurements
+
+
+def reference_records(engine: Engine, lines: Iterable[str], ranks: int, repeat: int | None = None,
+                      env: tuple[tuple[str, str], ...] = (), now: float | None = None,
+                      movements: dict[str, dict[str, Any]] | None = None,
+                      mpi_library: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Result (or error) records from the reference's JSON lines, as the engine writes them."""
+    return engine.ingested(reference_measurements(lines, ranks, repeat, env, now, movements, mpi_library))
 
 
 def _where(buffers: str) -> dict[str, str]:
@@ -384,24 +387,22 @@ def comparison_rows(records: Iterable[dict[str, Any]]) -> list[ComparisonRow]:
 def reference_skips(reason: str, ranks: int, repeat: int | None = None,
                     env: tuple[tuple[str, str], ...] = (), tests: Iterable[str] = (),
                     buffers: str = "host", mpi_library: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Benchmark-wide skip records for the OSU tests that could not run (e.g. not two ranks)."""
-    records = []
+    """Benchmark-wide skip measurements (for `commatlas-engine ingest`) for the OSU tests that could
+    not run (e.g. not two ranks)."""
+    measurements = []
     for test, (benchmark, _, name) in TESTS.items():
         if name not in tests:
             continue
-        params = _params(checked_benchmark(test, buffers), buffers, env)
-        record: dict[str, Any] = {
-            "type": "skip", "point": _point_key(benchmark, params, 0, ranks, repeat).replace("|0|", "|-|"),
-            "benchmark": benchmark, "category": "reference", **_where(buffers),
-            "metric": "latency" if test == "osu_latency" else "bandwidth", "params": params,
+        measurement: dict[str, Any] = {
+            "type": "skip", "benchmark": benchmark, "category": "reference", **_where(buffers),
+            "metric": "latency" if test == "osu_latency" else "bandwidth",
+            "params": _params(checked_benchmark(test, buffers), buffers, env),
             "movement": reference_movement(test, buffers=buffers), "bytes": None, "ranks": ranks,
         }
         if repeat is not None:
-            record["repeat"] = repeat
+            measurement["repeat"] = repeat
         if mpi_library:
-            record["mpi_library"] = mpi_library
-            record["point"] += f"|{mpi_library['id']}-{mpi_library['version']}"
-        record["time"] = round(time.time(), 3)
-        record["reason"] = reason
-        records.append(record)
-    return records
+            measurement["mpi_library"] = mpi_library
+        measurement["reason"] = reason
+        measurements.append(measurement)
+    return measurements

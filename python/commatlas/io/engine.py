@@ -10,6 +10,7 @@ import json
 import re
 import os
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,28 @@ class Engine:
             return json.loads(done.stdout)
         except json.JSONDecodeError as e:
             raise CommatlasError(f"commatlas-engine {args[0]} printed something that is not JSON: {e}") from None
+
+    def ingest(self, measurements: list[dict[str, Any]], out: Path) -> None:
+        """Appends to `out` the records of measurements taken outside the engine (the OSU-method
+        program, the torch suite), written by the engine's own record code (engine/core/ingest.h)."""
+        if not measurements:
+            return
+        text = "".join(json.dumps(m) + "\n" for m in measurements)
+        try:
+            done = subprocess.run([str(self.path), "ingest", "--out", str(out)], input=text, capture_output=True,
+                                  text=True, timeout=QUERY_TIMEOUT_S, check=False)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise CommatlasError(f"cannot run {self.path}: {e}") from None
+        raise_for_engine_failure(done.returncode, done.stderr, "commatlas-engine ingest")
+
+    def ingested(self, measurements: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The records `ingest` writes for these measurements, without a results file to keep them."""
+        with tempfile.TemporaryDirectory(prefix="commatlas-ingest-") as folder:
+            out = Path(folder) / "records.jsonl"
+            self.ingest(measurements, out)
+            if not out.exists():
+                return []
+            return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
 
     def info(self) -> dict[str, Any]:
         return self._query("info", "--json")

@@ -18,6 +18,7 @@ from commatlas.io.engine import short_reason
 from commatlas.io.outputs import write_atomically
 from commatlas.io.records import read_records
 from commatlas.io.results import Point, Result, Run, group_series, load_run
+from commatlas.frameworks.torch import compare as framework_compare
 from commatlas.report import bestmap, figures, machine, multinode, variability
 from commatlas.analysis.findings import launch_note
 from commatlas.report.templating import render
@@ -131,9 +132,16 @@ def build_context(run: Run, allocator: str | None = None, library: str | None = 
                     movements=len(answers["movements"])),
         # Multi-node part (node pairs, expected goodput, soak noise): its own module, one fragment.
         multinode=Markup(multinode.section_html(raw)),
+        # The torch suite beside the engine (what PyTorch adds, the DDP step): its own module.
+        framework=_framework_fragment(raw),
     )
     finish_drawing()
     return context
+
+
+def _framework_fragment(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    html = framework_compare.section_html(records)
+    return {"html": Markup(html), "markdown": framework_compare.section_markdown(records)} if html else None
 
 
 def _raw_records(run: Run) -> list[dict[str, Any]]:

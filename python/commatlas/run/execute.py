@@ -22,6 +22,8 @@ from commatlas import STARTED
 
 from commatlas.analysis import osu
 from commatlas.analysis.multinode import hang_from_log
+from commatlas.frameworks.torch import catalog as torch_catalog
+from commatlas.frameworks.torch.suite import TorchPlan, run_torch_suite, unbound
 from commatlas.errors import EXIT_INTERRUPTED, CommatlasError, UsageError
 from commatlas.io.engine import Engine, engine_message, gpu_count
 from commatlas.run.launcher import Launcher, find_launcher
@@ -35,7 +37,7 @@ from commatlas.io.records import (
 from commatlas.run.report_hook import write_report_if_available
 from commatlas.run.resume import resume_run
 from commatlas.run.selection import (
-    KNOWN_SUITES, MPI_SUITES, Selection, accepts_ranks, check_ranks, is_mpi_benchmark, require_mpi, select,
+    KNOWN_SUITES, MPI_SUITES, OPTIONAL_SUITES, Selection, accepts_ranks, check_ranks, is_mpi_benchmark, require_mpi, select,
     why_not_here,
 )
 from commatlas.report.summary import print_summary
@@ -146,6 +148,7 @@ class Plan:
     launcher: dict[str, Any]
     notes: tuple[str, ...] = ()  # what the user should know before reading the numbers
     suites: tuple[str, ...] = ()  # one line per suite: what runs, what is left out and why
+    torch: TorchPlan | None = None  # the torch suite, run in PyTorch's own processes after the engine's
 
 
 def default_run_dir() -> Path:
@@ -169,6 +172,8 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
         if options.launcher is not None and len(builds) > 1:
             raise UsageError("--launcher starts one library's ranks: give --mpi one library with it")
     selected = select(options.selection, benchmarks, engine_info, topology)
+    torch_plan = plan_torch([b for b in selected if torch_catalog.is_torch(b)], options, topology)
+    selected = [b for b in selected if not torch_catalog.is_torch(b)]
     if options.quick:
         # The OSU-method reference checks the harness: a smoke run leaves it out, unless --only
         # names it.
@@ -246,19 +251,39 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
     # Engine benchmarks run because an OSU-method point checks them count as running too.
     brought = {key for phase in phases for key in phase.keys} - {b["key"] for b in running}
     running += [b for b in benchmarks if b["key"] in brought]
-    suites = suite_lines(options.selection, benchmarks, running, engine_info, topology, launcher_record, no_launcher)
-    return Plan(tuple(phases), launcher_record, notes, suites)
+    if torch_plan is not None:
+        running += [b for b in benchmarks if b["key"] in torch_plan.keys]
+    suites = suite_lines(options.selection, benchmarks, running, engine_info, topology, launcher_record, no_launcher,
+                         torch_plan)
+    return Plan(tuple(phases), launcher_record, notes, suites, torch_plan)
+
+
+def plan_torch(selected: list[dict[str, Any]], options: RunOptions, topology: dict[str, Any] | None) -> TorchPlan | None:
+    """The torch suite's part of the run: its distributed points on one process per GPU under the
+    launcher the engine's MPI phase would use (none: they become skip records saying why)."""
+    keys = tuple(b["key"] for b in selected if b.get("runnable"))
+    if not keys:
+        return None
+    launcher, why = None, ""
+    if any(torch_catalog.BY_KEY[k].part == "dist" for k in keys):
+        try:
+            launcher = unbound(find_launcher(options.ranks or max(2, gpu_count(topology)), options.launcher))
+        except UsageError as e:
+            why = str(e)
+    return TorchPlan(keys, launcher, why)
 
 
 def suite_lines(request: Selection, benchmarks: list[dict[str, Any]], running: list[dict[str, Any]],
                 engine_info: dict[str, Any], topology: dict[str, Any] | None, launcher: dict[str, Any],
-                no_launcher: str) -> tuple[str, ...]:
+                no_launcher: str, torch_plan: TorchPlan | None = None) -> tuple[str, ...]:
     """'runs host: 14 benchmarks, one process' / 'leaves out gpu: no GPU on this machine'."""
     known = [*KNOWN_SUITES, *sorted({b["suite"] for b in benchmarks} - set(KNOWN_SUITES))]
     lines = []
     left_out: dict[str, list[str]] = {}  # reason -> suites: a reason shared is said once
     for suite in known:
         count = sum(1 for b in running if b["suite"] == suite)
+        if not count and suite in OPTIONAL_SUITES and (request.suites is None or suite not in request.suites):
+            continue  # an optional suite is named to run; `commatlas list` shows it, a run leaves it unsaid
         if count:
             where = "one process"
             if suite in MPI_SUITES:
@@ -267,6 +292,8 @@ def suite_lines(request: Selection, benchmarks: list[dict[str, Any]], running: l
                 if launcher.get("phases"):  # one phase per library and rank count
                     where = "; ".join(f"{p['ranks']} ranks under {shlex.join(p['command'])}"
                                       + (f" ({p['library']})" if p.get("library") else "") for p in launcher["phases"])
+            if suite == torch_catalog.SUITE and torch_plan is not None:
+                where = torch_plan.describe()
             lines.append(f"runs {suite}: {count} benchmark{'s' if count > 1 else ''}, {where}")
             continue
         why = why_not_here(suite, benchmarks, engine_info, topology)
@@ -429,20 +456,20 @@ def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Pat
     for buffers in osu.BUFFERS:
         tests, sizes = osu.tests_and_sizes(this_pass, buffers, phase.references)
         if tests:
-            _run_osu_reference(phase.launcher, program, buffers, tests, sizes, this_pass, run_pass, results,
-                               log_path, progress, environment, library)
+            _run_osu_reference(phase.engine_for(engine), phase.launcher, program, buffers, tests, sizes, this_pass,
+                               run_pass, results, log_path, progress, environment, library)
 
 
-def _run_osu_reference(launcher: Launcher, program: Path, buffers: str, tests: list[str], sizes: list[int],
+def _run_osu_reference(engine: Engine, launcher: Launcher, program: Path, buffers: str, tests: list[str], sizes: list[int],
                        this_pass: list[dict[str, Any]], run_pass: Pass, results: Path, log_path: Path,
                        progress: PhaseProgress, environment: dict[str, str],
                        library: dict[str, Any] | None = None) -> None:
     ranks = max(int(r.get("ranks") or 1) for r in this_pass)
-    records: list[dict[str, Any]]
+    measurements: list[dict[str, Any]]
     if launcher.ranks != 2:
         why = ("the OSU-method reference runs on exactly 2 ranks, as osu_latency, osu_bw and osu_bibw do "
                f"(this phase: {launcher.ranks or 'a custom launcher'})")
-        records = osu.reference_skips(why, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
+        measurements = osu.reference_skips(why, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
     else:
         command = launcher.command([str(program), *osu.reference_arguments(tests, sizes, buffers)], environment)
         lines: list[str] = []
@@ -450,16 +477,16 @@ def _run_osu_reference(launcher: Launcher, program: Path, buffers: str, tests: l
         outcome = run_phase(command, "OSU method" + (", GPU" if buffers == "device" else ""), log_path, progress,
                             osu.PROGRESS_METRICS, environment, run_pass.unset(), startup_timeout(launcher),
                             keep=lines, total=osu.reference_total(tests, sizes), point_of=osu.progress_point)
-        records = osu.reference_records(lines, ranks, run_pass.repeat, run_pass.env,
-                                        movements=osu.engine_movements(this_pass), mpi_library=library)
+        measurements = osu.reference_measurements(lines, ranks, run_pass.repeat, run_pass.env,
+                                                  movements=osu.engine_movements(this_pass), mpi_library=library)
         if outcome.status != 0:
             message = f"{osu.REFERENCE_PROGRAM} failed (exit status {outcome.status}); see {log_path.name}"
             if outcome.status == osu.REFUSED_DEVICE_BUFFERS and buffers == "device":
                 message = (f"{osu.REFERENCE_PROGRAM} --buffers device: the MPI library did not report CUDA support to it, "
                            f"or it was built without CUDA; see {log_path.name}")
-            records += osu.reference_skips(message, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
-    for record in records:
-        append_record(results, record)
+            measurements += osu.reference_skips(message, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
+    # Written by the engine's record code, like every record (commatlas-engine ingest).
+    engine.ingest(measurements, results)
 
 
 # Launcher lines that frame a message without saying anything ("-----", "*** ...").
@@ -558,6 +585,7 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     # `list` with the run options makes the engine validate sizes, NUMA nodes and memory
     # before anything is created, and answers which benchmarks exist.
     benchmarks = osu.with_references(engine.benchmarks(options.engine_arguments()), engine.path)
+    benchmarks += torch_catalog.listed(gpu_count(topology))
     plan = plan_run(options, engine_info, topology, benchmarks, engine)
     passes = plan_passes(options.repeat, options.sweep_env)
     if options.tune is not None:
@@ -602,6 +630,10 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
                             break
                 if failure is not None and (isinstance(failure, UsageError) or not outcome.started):
                     break
+                if plan.torch is not None:
+                    run_torch_suite(plan.torch, engine, results, log_path, run_phase, progress, environment,
+                                    run_pass.unset(), run_pass.repeat, tuple(name for name, _ in run_pass.env),
+                                    options.quick, options.time_budget)
     except (KeyboardInterrupt, Interrupted):
         status = "interrupted"
     finally:

@@ -17,6 +17,9 @@ from commatlas.io.engine import (
 from commatlas.errors import UsageError
 
 ALL_SUITES = "all"
+# Suites only their own name (or --only) selects: not in the default run, not in `--suite all`. The
+# torch suite measures PyTorch, which a machine may well not have; "all" means the engine's suites.
+OPTIONAL_SUITES = ("torch",)
 
 
 @dataclass(frozen=True)
@@ -144,7 +147,8 @@ def select(
     check_patterns(request.only, benchmarks, info)
 
     def chosen(b: dict[str, Any]) -> bool:
-        in_suite = ALL_SUITES in suites or b["suite"] in suites
+        every = ALL_SUITES in suites and (b["suite"] not in OPTIONAL_SUITES or request.suites is None)
+        in_suite = every or b["suite"] in suites
         in_only = not request.only or any(fnmatchcase(b["key"], p) for p in request.only)
         excluded = any(fnmatchcase(b["key"], p) for p in request.exclude)
         return in_suite and in_only and not excluded
@@ -155,7 +159,8 @@ def select(
     # Decided here, before anything runs: a suite this machine cannot run is never started (its
     # benchmarks matched by --only are left out, and said so), so no phase fails after measuring.
     if request.suites is not None and ALL_SUITES in request.suites:
-        every = blocked_suites({*KNOWN_SUITES, *(b["suite"] for b in benchmarks)}, benchmarks, info, topology)
+        every = blocked_suites({*KNOWN_SUITES, *(b["suite"] for b in benchmarks)} - set(OPTIONAL_SUITES),
+                               benchmarks, info, topology)
         if every:
             raise UsageError(f"--suite all cannot run here ({reasons_text(every)}): "
                              f"leave --suite out to run what this machine can")

@@ -1,0 +1,249 @@
+#include "core/ingest.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "core/collective.h"
+#include "core/error.h"
+#include "core/json_read.h"
+#include "core/records.h"
+#include "core/stats.h"
+
+namespace commatlas {
+namespace {
+
+using Kind = JsonValue::Kind;
+
+// A record name from one of the engine's closed vocabularies, or a UsageError listing them.
+template <typename E>
+E named(const std::string& what, const std::string& name, const std::vector<E>& values) {
+  std::string known;
+  for (E v : values) {
+    if (to_string(v) == name) return v;
+    known += (known.empty() ? "" : ", ") + to_string(v);
+  }
+  throw UsageError(what + " '" + name + "' is not one of: " + known);
+}
+
+template <typename E>
+std::vector<E> all_of(std::size_t count) {
+  std::vector<E> v;
+  for (std::size_t i = 0; i < count; ++i) v.push_back(static_cast<E>(i));
+  return v;
+}
+
+const JsonValue& need(const JsonValue& object, const char* key) {
+  const JsonValue* v = object.get(key);
+  if (!v) throw UsageError(std::string("'") + key + "' is missing");
+  return *v;
+}
+
+std::string text(const JsonValue& object, const char* key) {
+  const JsonValue& v = need(object, key);
+  if (!v.is(Kind::String)) throw UsageError(std::string("'") + key + "' must be a string");
+  return v.text;
+}
+
+std::string text_or(const JsonValue& object, const char* key, const std::string& fallback) {
+  const JsonValue* v = object.get(key);
+  if (!v || v->is(Kind::Null)) return fallback;
+  if (!v->is(Kind::String)) throw UsageError(std::string("'") + key + "' must be a string");
+  return v->text;
+}
+
+std::int64_t whole(const JsonValue& v, const std::string& key, std::int64_t lo) {
+  if (!v.is(Kind::Number) || !v.integral || v.integer < lo)
+    throw UsageError("'" + key + "' must be a whole number from " + std::to_string(lo));
+  return v.integer;
+}
+
+std::optional<std::int64_t> optional_whole(const JsonValue& object, const char* key, std::int64_t lo) {
+  const JsonValue* v = object.get(key);
+  if (!v || v->is(Kind::Null)) return std::nullopt;
+  return whole(*v, key, lo);
+}
+
+bool flag(const JsonValue& object, const char* key, bool fallback) {
+  const JsonValue* v = object.get(key);
+  if (!v) return fallback;
+  if (!v->is(Kind::Bool)) throw UsageError(std::string("'") + key + "' must be true or false");
+  return v->boolean;
+}
+
+double positive_number(const JsonValue& v, const std::string& key) {
+  if (!v.is(Kind::Number) || !std::isfinite(v.number) || v.number < 0)
+    throw UsageError("'" + key + "' must be a number of at least 0");
+  return v.number;
+}
+
+Params params_of(const JsonValue* v) {
+  Params p;
+  if (!v || v->is(Kind::Null)) return p;
+  if (!v->is(Kind::Object)) throw UsageError("'params' must be an object");
+  for (const auto& [key, value] : v->members) {
+    if (value.is(Kind::String)) p.set(key, value.text);
+    else if (value.is(Kind::Bool)) p.set(key, value.boolean);
+    else if (value.is(Kind::Number) && value.integral) p.set(key, value.integer);
+    else if (value.is(Kind::Number)) p.set(key, value.number);
+    else throw UsageError("params." + key + " must be a string, number or boolean");
+  }
+  return p;
+}
+
+std::optional<Endpoint> endpoint_of(const JsonValue* v, const std::string& where) {
+  if (!v || v->is(Kind::Null)) return std::nullopt;
+  if (!v->is(Kind::Object)) throw UsageError("movement." + where + " must be an object");
+  Endpoint e;
+  e.memory = named("movement." + where + ".memory", text(*v, "memory"),
+                   all_of<Memory>(memory_vocabulary().size()));
+  auto small = [&](const char* key) -> std::optional<int> {
+    const auto n = optional_whole(*v, key, 0);
+    if (n && *n > std::numeric_limits<int>::max()) throw UsageError("movement." + where + "." + key + " is too large");
+    return n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt;
+  };
+  e.gpu = small("gpu");
+  e.numa = small("numa");
+  e.rank = small("rank");
+  e.node = text_or(*v, "node", "");
+  e.processor = flag(*v, "processor", false);
+  e.allocator = text_or(*v, "allocator", "");
+  e.first_touch = text_or(*v, "first_touch", "");
+  return e;
+}
+
+std::optional<Movement> movement_of(const JsonValue* v) {
+  if (!v || v->is(Kind::Null)) return std::nullopt;
+  if (!v->is(Kind::Object)) throw UsageError("'movement' must be an object");
+  Movement m;
+  m.operation = named("movement.operation", text(*v, "operation"), all_of<Operation>(operation_vocabulary().size()));
+  m.direction = named("movement.direction", text(*v, "direction"), all_of<MoveDirection>(direction_vocabulary().size()));
+  m.mechanism = named("movement.mechanism", text(*v, "mechanism"), all_of<Mechanism>(mechanism_vocabulary().size()));
+  m.from = endpoint_of(v->get("from"), "from");
+  m.to = endpoint_of(v->get("to"), "to");
+  m.by = endpoint_of(v->get("by"), "by");
+  if (const auto n = optional_whole(*v, "participants", 1)) m.participants = static_cast<int>(*n);
+  m.choices = params_of(v->get("choices"));
+  m.same_node = flag(*v, "same_node", true);
+  if (const JsonValue* c = v->get("cache_resident"); c && c->is(Kind::Bool)) m.cache_resident = c->boolean;
+  m.reference_of = text_or(*v, "reference_of", "");
+  return m;
+}
+
+std::optional<MpiLibrary> library_of(const JsonValue* v) {
+  if (!v || v->is(Kind::Null)) return std::nullopt;
+  if (!v->is(Kind::Object)) throw UsageError("'mpi_library' must be an object");
+  MpiLibrary l;
+  l.id = text(*v, "id");
+  l.name = text_or(*v, "name", "");
+  l.version = text_or(*v, "version", "");
+  l.gpu_support = text_or(*v, "gpu_support", "");
+  l.version_text = text_or(*v, "version_text", "");
+  return l;
+}
+
+// The collective a movement's operation is, for the busbw accounting every collective record has.
+std::optional<CollectiveOp> collective_of(Operation op) {
+  switch (op) {
+    case Operation::Allreduce: return CollectiveOp::AllReduce;
+    case Operation::Allgather: return CollectiveOp::AllGather;
+    case Operation::ReduceScatter: return CollectiveOp::ReduceScatter;
+    case Operation::Alltoall: return CollectiveOp::AllToAll;
+    case Operation::Broadcast: return CollectiveOp::Broadcast;
+    case Operation::Reduce: return CollectiveOp::Reduce;
+    default: return std::nullopt;
+  }
+}
+
+Measurement measurement_of(const JsonValue& in, const std::optional<Movement>& movement) {
+  Measurement m;
+  m.harnessed = false;
+  const JsonValue& samples = need(in, "samples_s");
+  if (!samples.is(Kind::Array) || samples.items.empty()) throw UsageError("'samples_s' must be a non-empty array");
+  for (const JsonValue& s : samples.items) {
+    const double v = positive_number(s, "samples_s");
+    if (v <= 0) throw UsageError("'samples_s' must hold per-operation seconds above 0");
+    m.samples.push_back(v);
+  }
+  m.stats = summarize(m.samples);
+  m.sample_count = static_cast<std::int64_t>(m.samples.size());
+  m.seconds_per_op = m.stats.median;
+  Accounting& a = m.accounting;
+  a.bytes_per_op = positive_number(need(in, "bytes_per_op"), "bytes_per_op");
+  const JsonValue& timing = need(in, "timing");
+  if (!timing.is(Kind::Object)) throw UsageError("'timing' must be an object");
+  a.timing = text(timing, "method");
+  m.ops_per_sample = whole(need(timing, "ops_per_sample"), "timing.ops_per_sample", 1);
+  m.warmup_samples = optional_whole(timing, "warmup_samples", 0).value_or(0);
+  a.max_over_ranks = flag(timing, "max_over_ranks", false);
+  a.latency_includes = text_or(in, "latency_includes", "");
+  if (movement && movement->participants)
+    if (const auto op = collective_of(movement->operation))
+      a.collective = CollectiveAccounting{to_string(*op), bus_factor(*op, *movement->participants)};
+  const JsonValue& verified = need(in, "verified");
+  if (!verified.is(Kind::Object)) throw UsageError("'verified' must be an object");
+  m.verification.ok = flag(verified, "ok", false);
+  m.verification.bytes_checked = static_cast<std::uint64_t>(optional_whole(verified, "bytes_checked", 0).value_or(0));
+  std::vector<VerifyMethod> methods;
+  for (std::size_t i = 0; i < verify_method_vocabulary().size(); ++i) methods.push_back(static_cast<VerifyMethod>(i));
+  m.verification.method = named("verified.method", text(verified, "method"), methods);
+  m.verification.detail = text_or(verified, "detail", "");
+  return m;
+}
+
+std::string record_of(const JsonValue& in) {
+  if (!in.is(Kind::Object)) throw UsageError("a measurement must be a JSON object");
+  const std::string type = text(in, "type");
+  if (type != "result" && type != "skip" && type != "error")
+    throw UsageError("'type' must be result, skip or error, got '" + type + "'");
+  BenchmarkInfo info;
+  info.key = text(in, "benchmark");
+  if (info.key.empty()) throw UsageError("'benchmark' is empty");
+  info.category = named("category", text(in, "category"),
+                        std::vector<Category>{Category::DirectAccess, Category::ExplicitCopy, Category::PointToPoint,
+                                              Category::Collective, Category::Pattern, Category::Reference});
+  // The record's interface is its movement's (core/movement.h); an "interface" given here is not read.
+  info.suite = text(in, "suite");
+  info.metric = named("metric", text(in, "metric"), std::vector<Metric>{Metric::Bandwidth, Metric::Latency});
+  const Params params = params_of(in.get("params"));
+  const std::optional<Movement> movement = movement_of(in.get("movement"));
+  const std::optional<MpiLibrary> library = library_of(in.get("mpi_library"));
+  PointId id{info, &params, std::nullopt};
+  id.params = &params;
+  if (const auto b = optional_whole(in, "bytes", 0)) id.bytes = static_cast<std::uint64_t>(*b);
+  const std::int64_t ranks = whole(need(in, "ranks"), "ranks", 1);
+  if (ranks > std::numeric_limits<int>::max()) throw UsageError("'ranks' is too large");
+  id.ranks = static_cast<int>(ranks);
+  if (const auto r = optional_whole(in, "repeat", 0)) id.repeat = static_cast<int>(*r);
+  id.movement = movement ? &*movement : nullptr;
+  id.mpi_library = library ? &*library : nullptr;
+  if (const JsonValue* t = in.get("time"); t && !t->is(Kind::Null)) id.time = positive_number(*t, "time");
+  if (type == "skip") return skip_record(id, text(in, "reason"));
+  if (type == "error") return error_record(id, text(in, "message"));
+  if (!id.bytes) throw UsageError("a result needs 'bytes'");
+  const Measurement m = measurement_of(in, movement);
+  if (!m.verification.ok)
+    return error_record(id, "data check failed: " + (m.verification.detail.empty() ? std::string("the bytes differ")
+                                                                                    : m.verification.detail));
+  return result_record(id, m);
+}
+
+}  // namespace
+
+std::vector<std::string> ingest_records(std::istream& in) {
+  std::vector<std::string> records;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      records.push_back(record_of(parse_json(line)));
+    } catch (const JsonParseError& e) {
+      throw UsageError("ingest: line " + std::to_string(number) + ": " + e.what());
+    } catch (const UsageError& e) {
+      throw UsageError("ingest: line " + std::to_string(number) + ": " + e.what());
+    }
+  }
+  return records;
+}
+
+}  // namespace commatlas
