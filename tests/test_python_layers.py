@@ -1,7 +1,8 @@
 """The Python package's layers import one way, and no import hides inside a function.
 
 Layers, lowest first: the base modules (errors, units, the package's own __init__), `io`,
-`analysis`, `report`, `run`, then the CLI. A module imports from its own layer and the layers below
+`analysis`, `frameworks` (measurements taken inside a framework, e.g. the torch suite, and how
+they compare with the engine's), `report`, `run`, then the CLI. A module imports from its own layer and the layers below
 it, never above: an upward import is a cycle in waiting, and a function-level import is how one
 hides. An import inside a function is allowed only where it is marked `# deliberate: <reason>` on
 its line (an optional or heavy dependency loaded when needed), so each one is a decision in sight.
@@ -15,7 +16,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "python" / "commatlas"
 
 # Lowest first; a module's layer is its subpackage, or for a top-level module, its name.
-LAYERS = ("base", "io", "analysis", "report", "run", "cli")
+LAYERS = ("base", "io", "analysis", "frameworks", "report", "run", "cli")
 TOP_LEVEL = {"__init__": "base", "errors": "base", "units": "base", "cli": "cli", "__main__": "cli"}
 MARK = "# deliberate:"
 
@@ -120,7 +121,8 @@ def test_planted_upward_and_hidden_imports_are_caught(tmp_path: Path) -> None:
         f"commatlas/analysis/answers.py:{n_answers}: an import inside a function "
         f"(move it to the top, or mark it `{MARK} <reason>`)",
         f"commatlas/io/results.py:{n_results}: io imports commatlas.report.bestmap (report is above io)",
-        "commatlas/stray.py: a module outside the layers ('base', 'io', 'analysis', 'report', 'run', 'cli') "
+        "commatlas/stray.py: a module outside the layers ('base', 'io', 'analysis', 'frameworks', 'report', 'run', "
+        "'cli') "
         "(add it to a layer)",
     ]
 

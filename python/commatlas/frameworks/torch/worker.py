@@ -385,9 +385,9 @@ def nccl_kernel_seconds(torch: Any, prof: Any) -> float:
 def run_ddp(ctx: Context, keys: list[str], buckets: list[int], steps: int, batch: int, sequence: int,
             repeat: int | None, env: dict[str, str], mechanism: str, layers: int | None = None) -> None:
     torch, n = ctx.torch, ctx.size
-    from torch.nn.parallel import DistributedDataParallel
+    from torch.nn.parallel import DistributedDataParallel  # deliberate: torch is optional; imported only where the suite runs
 
-    from commatlas.frameworks.torch.model import GPT2_SMALL, Gpt, GptShape, parameter_count
+    from commatlas.frameworks.torch.model import GPT2_SMALL, Gpt, GptShape, parameter_count  # deliberate: the model imports torch, which is optional
 
     shape = GPT2_SMALL if layers is None else GptShape(layers=layers)
     every = endpoint("gpu", None, "device", ctx.node)
@@ -488,7 +488,7 @@ def allreduce_in_step(ctx: Context, ddp: Any, optimizer: Any, step: Callable[...
         return
     per_step, why = [], ""
     try:
-        from torch.profiler import ProfilerActivity, profile
+        from torch.profiler import ProfilerActivity, profile  # deliberate: the profiler only for the profiled steps
         for _ in range(PROFILED_STEPS):
             ctx.barrier()
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -564,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
     rank, size, local = environment_rank()
     ranks = 1 if args.part == "copy" else size
     try:
-        import torch
+        import torch  # deliberate: torch is optional; imported only where the suite runs
     except ImportError as e:
         if rank == 0:
             skip_all(keys, f"PyTorch cannot be imported ({e})", ranks, args.repeat_index, env)
@@ -581,7 +581,7 @@ def main(argv: list[str] | None = None) -> int:
         skip_all(keys, "needs 2 or more processes, one per GPU (run under the MPI launcher)", size,
                  args.repeat_index, env)
         return 0
-    import torch.distributed as dist
+    import torch.distributed as dist  # deliberate: torch is optional; imported only where the suite runs
     if args.backend == "nccl":
         if local >= torch.cuda.device_count():
             print(f"torch worker: error: local rank {local} has no GPU ({torch.cuda.device_count()} visible)",
