@@ -57,6 +57,12 @@
 #define cudaGetErrorName hipGetErrorName
 #define cudaGetErrorString hipGetErrorString
 #define cudaGetLastError hipGetLastError
+#define cudaGraphDestroy hipGraphDestroy
+#define cudaGraphExecDestroy hipGraphExecDestroy
+#define cudaGraphExec_t hipGraphExec_t
+#define cudaGraphInstantiate hipGraphInstantiateWithFlags  // CUDA 12+: (exec, graph, flags)
+#define cudaGraphLaunch hipGraphLaunch
+#define cudaGraph_t hipGraph_t
 #define cudaHostAlloc hipHostMalloc
 #define cudaHostAllocMapped hipHostMallocMapped
 #define cudaHostAllocPortable hipHostMallocPortable
@@ -87,8 +93,11 @@
 #define cudaMemsetAsync hipMemsetAsync
 #define cudaRuntimeGetVersion hipRuntimeGetVersion
 #define cudaSetDevice hipSetDevice
+#define cudaStreamBeginCapture hipStreamBeginCapture
+#define cudaStreamCaptureModeThreadLocal hipStreamCaptureModeThreadLocal
 #define cudaStreamCreateWithFlags hipStreamCreateWithFlags
 #define cudaStreamDestroy hipStreamDestroy
+#define cudaStreamEndCapture hipStreamEndCapture
 #define cudaStreamNonBlocking hipStreamNonBlocking
 #define cudaStreamSynchronize hipStreamSynchronize
 #define cudaStreamWaitEvent hipStreamWaitEvent

@@ -5,8 +5,7 @@
 //   graph            `ops` copies captured once into a CUDA graph and replayed, CUDA events around
 //                    each replay (as nccl-tests -G)
 // for the copy engine (cudaMemcpyAsync) and the SM copy kernel. Per-copy time in each mode, so the
-// gap between modes is the launch's cost. CUDA only: the HIP build's name map has no graph calls.
-#ifndef COMMATLAS_HIP
+// gap between modes is the launch's cost.
 #include <map>
 
 #include "backends/cuda/device_pattern.h"
@@ -57,7 +56,7 @@ class CopyLaunchWorkload final : public Workload {
 
   ~CopyLaunchWorkload() override {
     DeviceScope scope(stream_.device(), DeviceScope::NoThrow{});
-    for (auto& [ops, exec] : graphs_) cudaGraphExecDestroy(exec);
+    for (auto& [ops, exec] : graphs_) (void)cudaGraphExecDestroy(exec);
   }
 
   Accounting accounting() const override {
@@ -125,7 +124,7 @@ class CopyLaunchWorkload final : public Workload {
   bool resize(std::uint64_t bytes) override {
     if (bytes > allocated_) return false;
     bytes_ = static_cast<std::size_t>(bytes);
-    for (auto& [ops, exec] : graphs_) cudaGraphExecDestroy(exec);  // their nodes copy the old size
+    for (auto& [ops, exec] : graphs_) (void)cudaGraphExecDestroy(exec);  // their nodes copy the old size
     graphs_.clear();
     prepare_batch();
     return true;
@@ -155,7 +154,7 @@ class CopyLaunchWorkload final : public Workload {
     COMMATLAS_GPU_CHECK(cudaStreamEndCapture(stream_.get(), &graph));
     cudaGraphExec_t exec = nullptr;
     const cudaError_t rc = cudaGraphInstantiate(&exec, graph, 0);
-    cudaGraphDestroy(graph);
+    (void)cudaGraphDestroy(graph);
     COMMATLAS_GPU_CHECK(rc);
     graphs_[ops] = exec;
     return exec;
@@ -219,4 +218,3 @@ COMMATLAS_REGISTER_BENCHMARK(GpuCopyLaunch);
 }  // namespace
 }  // namespace commatlas::gpu
 
-#endif  // COMMATLAS_HIP
