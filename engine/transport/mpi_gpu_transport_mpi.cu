@@ -106,6 +106,7 @@ std::vector<ProtocolBenchmark> protocols(GpuMessagePath path) {
     // A window is 64 messages: at 16 MiB one operation already moves 1 GiB (the 64 MiB windows
     // took 12 s of host-staged MPI in a two-GPU default run; --sizes reaches them).
     i.default_sizes = transfer_sizes(8, p == Protocol::PingPong ? 1ull << 20 : 16ull << 20);
+    i.full_tier = gpu_message_tier_rules(path, p == Protocol::Bibw);
     out.push_back({p, i});
   }
   return out;
