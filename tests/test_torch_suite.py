@@ -75,7 +75,7 @@ def test_listing_says_why_it_cannot_run(monkeypatch) -> None:
 def test_not_in_the_default_run_and_said_so(monkeypatch) -> None:
     monkeypatch.setattr(catalog.importlib.util, "find_spec", lambda name: object())
     info, benchmarks = fixture_json("info_with_mpi.json"), fixture_json("list_with_mpi.json")
-    monkeypatch.setattr("commatlas.run.find_launcher",
+    monkeypatch.setattr("commatlas.run.execute.find_launcher",
                         lambda ranks, text: Launcher("openmpi", ("mpiexec", "-n", str(ranks)), ranks))
     topology = fixture_json("topo_4xh200.json")
     every = benchmarks + catalog.listed(gpus=4)
@@ -92,7 +92,7 @@ def test_not_in_the_default_run_and_said_so(monkeypatch) -> None:
     assert any(line.startswith("runs torch: 7 benchmarks, copies in one process; torch.distributed") for line in asked.suites)
     # --suite all means the engine's suites: the optional one only by name (this fixture's engine
     # has no CUDA, so every GPU suite is taken as runnable here).
-    monkeypatch.setattr("commatlas.selection.blocked_suites", lambda *a: {})
+    monkeypatch.setattr("commatlas.run.selection.blocked_suites", lambda *a: {})
     everything = plan_run(RunOptions(**{**base, "selection": Selection(("all",), (), ())}), info, topology, every)
     assert everything.torch is None and everything.phases
 
