@@ -133,7 +133,12 @@ def test_a_run_against_its_own_records_agrees_everywhere(host_run: Path, tmp_pat
     check = judge_order(load_run(host_run), split_into_jobs(host_run, tmp_path / "jobs"), tmp_path / "jobs")
     results = [r for r in read_lines(host_run / "results.jsonl") if r.get("type") == "result"]
     assert len(check.points) == len(results)
-    assert {p.verdict for p in check.points} == {"agrees"} and check.exit_status == 0
+    # Against itself nothing differs; a point is "unstable" only where the engine's own confirmation
+    # batch said so (a loaded machine makes some), and every other point agrees.
+    said_unstable = {r["point"] for r in read_lines(host_run / "results.jsonl")
+                     if r.get("type") == "stability" and r.get("verdict") == "unstable"}
+    assert {p.verdict for p in check.points} <= {"agrees", "unstable"} and check.exit_status == 0
+    assert sum(p.verdict == "unstable" for p in check.points) <= len(said_unstable)
     assert all(p.ratio == pytest.approx(1.0) for p in check.points)
 
 
