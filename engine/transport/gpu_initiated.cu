@@ -439,12 +439,22 @@ void Link::pingpong(LaunchMode mode, std::size_t bytes, std::int64_t samples, st
         DeviceScope scope(s->device);
         cudaGraph_t graph = nullptr;
         COMMATLAS_GPU_CHECK(cudaStreamBeginCapture(s->stream.get(), cudaStreamCaptureModeThreadLocal));
-        for (std::int64_t k = 0; k < ops; ++k) launch_one(*s);
+        try {
+          for (std::int64_t k = 0; k < ops; ++k) launch_one(*s);
+        } catch (...) {  // a capture left open would refuse this thread's later allocations
+          if (cudaStreamEndCapture(s->stream.get(), &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+          throw;
+        }
         COMMATLAS_GPU_CHECK(cudaStreamEndCapture(s->stream.get(), &graph));
         cudaGraphExec_t exec = nullptr;
         const cudaError_t rc = cudaGraphInstantiate(&exec, graph, 0);
         cudaGraphDestroy(graph);
         COMMATLAS_GPU_CHECK(rc);
+        // Uploaded now, untimed: a first launch that uploads would do it inside the timed batch.
+        const cudaError_t up = cudaGraphUpload(exec, s->stream.get());
+        if (up != cudaSuccess) cudaGraphExecDestroy(exec);
+        COMMATLAS_GPU_CHECK(up);
+        s->stream.synchronize();
         s->graphs[{bytes, ops, move}] = exec;
       }
       time_event_samples(streams, samples, 1, out, [&](std::size_t i) {
