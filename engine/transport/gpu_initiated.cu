@@ -574,7 +574,9 @@ Accounting stream_accounting(std::size_t bytes, const std::string& mapping) {
   a.min_sample_s = kPersistentMinSampleSeconds;
   a.timing = "%globaltimer of the sending GPU, read by its persistent kernel at each sample boundary: back-to-back "
              "messages, each chunk stored by one block (16-byte streaming stores into the peer's memory, " + mapping +
-             ") and flagged (release, system scope); a sample ends when the receiver's acknowledgement of its last "
+             ") and flagged (release, system scope), the receiver waiting with " +
+             std::string(relaxed_poll() ? "relaxed polls and one acquire fence" : "acquire loads") +
+             " (system scope); a sample ends when the receiver's acknowledgement of its last "
              "message (every chunk flag acquired) reaches the sender, one flag's one-way latency per sample";
   a.latency_includes = "one message stored and flagged chunk by chunk, no launch";
   return a;
