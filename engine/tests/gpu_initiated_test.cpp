@@ -126,6 +126,26 @@ TEST(GpuInitiated, EachLaunchModeSaysHowItWasTimedAndWhatItIncludes) {
   EXPECT_THROW(gi::launch_mode_from_string("eager"), UsageError);
 }
 
+TEST(GpuInitiated, SmallMessagesGoByTheFlagInWordProtocolAndTheRecordSaysSo) {
+  // Without COMMATLAS_GI_LL_MAX the threshold is the protocol's whole area of the control words.
+  ASSERT_EQ(gi::ll_max_bytes(), gi::kLlMaxBytes);
+  EXPECT_EQ(gi::kLlMaxBytes, 4u * gi::kLlWords);  // 4 payload bytes per 8-byte word
+  EXPECT_EQ(static_cast<int>(gi::kWords), static_cast<int>(gi::kLl) + gi::kLlWords);
+  EXPECT_EQ(gi::chunking(gi::kLlMaxBytes, 132).blocks, 1);  // one block carries every LL message
+  for (std::size_t bytes : {std::size_t{1}, std::size_t{8}, std::size_t{4095}, gi::kLlMaxBytes}) {
+    EXPECT_TRUE(gi::uses_ll(bytes)) << bytes;
+    const Accounting a = gi::pingpong_accounting(gi::LaunchMode::Persistent, bytes, "peer access");
+    EXPECT_NE(a.latency_includes.find("protocol LL"), std::string::npos) << bytes;
+    EXPECT_EQ(a.latency_includes.find("release"), std::string::npos) << bytes;  // no fence
+  }
+  for (std::size_t bytes : {gi::kLlMaxBytes + 1, std::size_t{1} << 20}) {
+    EXPECT_FALSE(gi::uses_ll(bytes)) << bytes;
+    const Accounting a = gi::pingpong_accounting(gi::LaunchMode::Graph, bytes, "CUDA IPC mapping");
+    EXPECT_NE(a.latency_includes.find("protocol payload-then-flag"), std::string::npos) << bytes;
+    EXPECT_NE(a.latency_includes.find("acquire loads"), std::string::npos) << bytes;  // the default poll
+  }
+}
+
 TEST(LaunchModes, CopiesAndNcclOfferTheSameThreeModes) {
   const FakeGpus gpus(2);
   SingleProcessGroup group;

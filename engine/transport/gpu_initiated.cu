@@ -33,6 +33,19 @@ __device__ inline void store_release_sys(std::uint64_t* p, u64 v) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+__device__ inline u64 load_relaxed_sys(const std::uint64_t* p) {
+  u64 v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ inline void fence_acquire_sys() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+
+// One 8-byte word of the small-message protocol: a single store, seen whole by the peer.
+__device__ inline void store_word_relaxed_sys(std::uint64_t* p, u64 v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
 // What every kernel of one side needs.
 struct Args {
   const unsigned char* src;
@@ -46,11 +59,33 @@ struct Args {
   int chunks;
   bool initiator;
   bool move;  // false: the planted no-op (flags only, no payload)
+  bool ll;    // the small-message protocol: flag and data in one word (ping-pong, one block)
+  bool relaxed_poll;  // spins poll relaxed and acquire once (COMMATLAS_GI_POLL=relaxed)
+  unsigned char* own_inbox;  // where the small-message protocol copies a received message
   u64 flag_lag;  // test-only: flags raised this much too low (COMMATLAS_TEST_GI_WRONG_FLAG), never answered
 };
 
 // Spins until *flag >= target. False when this GPU gave up (timeout here or elsewhere).
 __device__ bool wait_at_least(const Args& a, const std::uint64_t* flag, u64 target) {
+  if (a.relaxed_poll) {
+    // Relaxed polls, then one fence: the fence after the load that saw the flag orders the
+    // payload's reads after it, as the acquire load would on every poll.
+    if (load_relaxed_sys(flag) < target) {
+      const u64 start = device_time_ns();
+      auto* abort = reinterpret_cast<volatile std::uint64_t*>(a.own_control + kAbort);
+      while (load_relaxed_sys(flag) < target) {
+        if (*abort != 0) return false;
+        if (device_time_ns() - start > kSpinTimeoutNs) {
+          *abort = 1;
+          *reinterpret_cast<volatile int*>(a.timed_out) = 1;
+          __threadfence_system();
+          return false;
+        }
+      }
+    }
+    fence_acquire_sys();
+    return true;
+  }
   if (load_acquire_sys(flag) >= target) return true;
   const u64 start = device_time_ns();
   auto* abort = reinterpret_cast<volatile std::uint64_t*>(a.own_control + kAbort);
@@ -96,6 +131,64 @@ __device__ void send_chunk(const Args& a, int c, u64 seq) {
   if (threadIdx.x == 0) store_release_sys(a.peer_control + c, seq - a.flag_lag);
 }
 
+// The small-message protocol, sender: word i of the peer's kLl words gets payload bytes
+// [4i, 4i + 4) (zero-padded past the end) and the message's sequence number in its high half, in
+// one 8-byte store. No barrier and no fence: each word is its own flag. The planted no-op sends
+// the flags with zero data, and its receiver copies nothing out.
+__device__ void ll_send(const Args& a, u64 seq) {
+  const u64 flag = static_cast<std::uint32_t>(seq - a.flag_lag);
+  const std::size_t words = (a.bytes + 3) / 4;
+  for (std::size_t i = threadIdx.x; i < words; i += blockDim.x) {
+    std::uint32_t data = 0;
+    if (a.move) {
+      if (4 * i + 4 <= a.bytes) {
+        data = reinterpret_cast<const std::uint32_t*>(a.src)[i];
+      } else {
+        for (std::size_t b = 4 * i; b < a.bytes; ++b) data |= static_cast<std::uint32_t>(a.src[b]) << (8 * (b - 4 * i));
+      }
+    }
+    store_word_relaxed_sys(a.peer_control + kLl + i, (flag << 32) | data);
+  }
+}
+
+// The small-message protocol, receiver: every thread polls its words until their flag is the
+// message's sequence number (relaxed loads: the data is in the word that carries the flag), then
+// copies the data into the inbox. Every thread of the block takes part; false when this GPU gave up.
+__device__ bool ll_recv(const Args& a, u64 seq) {
+  const std::uint32_t flag = static_cast<std::uint32_t>(seq);
+  const std::size_t words = (a.bytes + 3) / 4;
+  auto* abort = reinterpret_cast<volatile std::uint64_t*>(a.own_control + kAbort);
+  bool ok = true;
+  for (std::size_t i = threadIdx.x; i < words && ok; i += blockDim.x) {
+    const std::uint64_t* w = a.own_control + kLl + i;
+    u64 v = load_relaxed_sys(w);
+    if (static_cast<std::uint32_t>(v >> 32) != flag) {
+      const u64 start = device_time_ns();
+      while (static_cast<std::uint32_t>((v = load_relaxed_sys(w)) >> 32) != flag) {
+        if (*abort != 0) {
+          ok = false;
+          break;
+        }
+        if (device_time_ns() - start > kSpinTimeoutNs) {
+          *abort = 1;
+          *reinterpret_cast<volatile int*>(a.timed_out) = 1;
+          __threadfence_system();
+          ok = false;
+          break;
+        }
+      }
+    }
+    if (!ok || !a.move) continue;
+    const auto data = static_cast<std::uint32_t>(v);
+    if (4 * i + 4 <= a.bytes) {
+      reinterpret_cast<std::uint32_t*>(a.own_inbox)[i] = data;
+    } else {
+      for (std::size_t b = 4 * i; b < a.bytes; ++b) a.own_inbox[b] = static_cast<unsigned char>(data >> (8 * (b - 4 * i)));
+    }
+  }
+  return __syncthreads_or(!ok) == 0;
+}
+
 // `round_trips` ping-pongs (plus one untimed handshake when `handshake`); block b stores chunks b,
 // b + grid, ... and every block waits for all of the peer's chunk flags before it goes on.
 // The sequence numbers continue from this side's epoch word, so a kernel captured once in a graph
@@ -111,7 +204,17 @@ __global__ void pingpong_kernel(Args a, std::int64_t round_trips, std::int64_t s
   if (stamps && !handshake) a.times[0] = device_time_ns();
   for (std::int64_t r = 0; r < total; ++r) {
     const u64 seq = base + static_cast<u64>(r) + 1;
-    if (a.initiator) {
+    if (a.ll) {
+      // One block. The answer leaves after the barrier of ll_recv, so the peer's next message
+      // (which follows the answer) never overwrites a word still being read.
+      if (a.initiator) {
+        ll_send(a, seq);
+        if (!ll_recv(a, seq)) return;
+      } else {
+        if (!ll_recv(a, seq)) return;
+        ll_send(a, seq);
+      }
+    } else if (a.initiator) {
       send_all(seq);
       if (!block_wait_all(a, a.own_control, a.chunks, seq)) return;
     } else {
@@ -179,6 +282,15 @@ Args args_of(Side& s, const Chunking& ch, std::size_t bytes, bool move, bool wit
   a.initiator = s.initiator;
   a.move = move;
   a.flag_lag = !s.initiator && test_wrong_flag() ? 1 : 0;
+  a.own_inbox = s.inbox.as<unsigned char>();
+  a.relaxed_poll = relaxed_poll();
+  return a;
+}
+
+// The ping-pong's arguments: the small-message protocol where the size allows (one block).
+Args pingpong_args(Side& s, const Chunking& ch, std::size_t bytes, bool move, bool with_times) {
+  Args a = args_of(s, ch, bytes, move, with_times);
+  a.ll = uses_ll(bytes) && ch.blocks == 1 && ch.chunks == 1;
   return a;
 }
 
@@ -198,6 +310,28 @@ void ensure_times(Side& s, std::int64_t count) {
 }
 
 }  // namespace
+
+std::size_t ll_max_bytes() {
+  static const std::size_t v = [] {
+    const char* e = std::getenv("COMMATLAS_GI_LL_MAX");
+    if (!e || !*e) return kLlMaxBytes;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(e, &end, 10);
+    if (end == e || *end != '\0') throw UsageError(std::string("COMMATLAS_GI_LL_MAX='") + e + "' is not a byte count");
+    return std::min<std::size_t>(static_cast<std::size_t>(n), kLlMaxBytes);
+  }();
+  return v;
+}
+
+bool relaxed_poll() {
+  static const bool v = [] {
+    const char* e = std::getenv("COMMATLAS_GI_POLL");
+    if (!e || !*e || std::strcmp(e, "acquire") == 0) return false;
+    if (std::strcmp(e, "relaxed") == 0) return true;
+    throw UsageError(std::string("COMMATLAS_GI_POLL='") + e + "' is neither acquire nor relaxed");
+  }();
+  return v;
+}
 
 std::string to_string(LaunchMode m) {
   switch (m) {
@@ -266,7 +400,7 @@ void Link::pingpong(LaunchMode mode, std::size_t bytes, std::int64_t samples, st
   auto launch_one = [&](Side& s) {
     const Chunking ch = chunking(bytes, s.sms);
     DeviceScope scope(s.device);
-    pingpong_kernel<<<ch.blocks, kThreadsPerBlock, 0, s.stream.get()>>>(args_of(s, ch, bytes, move, false), 1, 1, false);
+    pingpong_kernel<<<ch.blocks, kThreadsPerBlock, 0, s.stream.get()>>>(pingpong_args(s, ch, bytes, move, false), 1, 1, false);
     COMMATLAS_GPU_CHECK_LAUNCH();
   };
   std::vector<const Stream*> streams;
@@ -280,7 +414,7 @@ void Link::pingpong(LaunchMode mode, std::size_t bytes, std::int64_t samples, st
         const bool stamps = s == timer;
         if (stamps) ensure_times(*s, samples + 1);
         DeviceScope scope(s->device);
-        pingpong_kernel<<<ch.blocks, kThreadsPerBlock, 0, s->stream.get()>>>(args_of(*s, ch, bytes, move, stamps),
+        pingpong_kernel<<<ch.blocks, kThreadsPerBlock, 0, s->stream.get()>>>(pingpong_args(*s, ch, bytes, move, stamps),
                                                                               samples * ops, ops, true);
         COMMATLAS_GPU_CHECK_LAUNCH();
       }
@@ -305,12 +439,22 @@ void Link::pingpong(LaunchMode mode, std::size_t bytes, std::int64_t samples, st
         DeviceScope scope(s->device);
         cudaGraph_t graph = nullptr;
         COMMATLAS_GPU_CHECK(cudaStreamBeginCapture(s->stream.get(), cudaStreamCaptureModeThreadLocal));
-        for (std::int64_t k = 0; k < ops; ++k) launch_one(*s);
+        try {
+          for (std::int64_t k = 0; k < ops; ++k) launch_one(*s);
+        } catch (...) {  // a capture left open would refuse this thread's later allocations
+          if (cudaStreamEndCapture(s->stream.get(), &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+          throw;
+        }
         COMMATLAS_GPU_CHECK(cudaStreamEndCapture(s->stream.get(), &graph));
         cudaGraphExec_t exec = nullptr;
         const cudaError_t rc = cudaGraphInstantiate(&exec, graph, 0);
         cudaGraphDestroy(graph);
         COMMATLAS_GPU_CHECK(rc);
+        // Uploaded now, untimed: a first launch that uploads would do it inside the timed batch.
+        const cudaError_t up = cudaGraphUpload(exec, s->stream.get());
+        if (up != cudaSuccess) cudaGraphExecDestroy(exec);
+        COMMATLAS_GPU_CHECK(up);
+        s->stream.synchronize();
         s->graphs[{bytes, ops, move}] = exec;
       }
       time_event_samples(streams, samples, 1, out, [&](std::size_t i) {
@@ -382,9 +526,18 @@ std::string Link::check(std::size_t bytes, bool both_ways) {
 Accounting pingpong_accounting(LaunchMode mode, std::size_t bytes, const std::string& mapping) {
   Accounting a;
   a.bytes_per_op = static_cast<double>(bytes);
-  const std::string trip = "half a round trip, GPU to GPU: a kernel stores the payload into the peer's memory (" + mapping +
-                           ") and raises a flag there (release, system scope); the peer's kernel acquires it and answers "
-                           "the same way";
+  const std::string poll = relaxed_poll() ? "relaxed polls, then one acquire fence (system scope)"
+                                           : "acquire loads (system scope) on every poll";
+  const std::string trip =
+      uses_ll(bytes)
+          ? "half a round trip, GPU to GPU, protocol LL (flag in every word, up to " + format_size(ll_max_bytes()) +
+                "): a kernel stores the message into the peer's memory (" + mapping +
+                ") as 8-byte words of 4 payload bytes and the message's sequence number, no fence; the peer's kernel "
+                "polls the words (relaxed loads) until each carries the sequence, copies the payload into its inbox "
+                "and answers the same way"
+          : "half a round trip, GPU to GPU, protocol payload-then-flag: a kernel stores the payload into the peer's "
+                "memory (" + mapping + ") and raises a flag there (release, system scope); the peer's kernel waits "
+                "for it (" + poll + ") and answers the same way";
   switch (mode) {
     case LaunchMode::Persistent:
       a.min_sample_s = kPersistentMinSampleSeconds;
@@ -421,7 +574,9 @@ Accounting stream_accounting(std::size_t bytes, const std::string& mapping) {
   a.min_sample_s = kPersistentMinSampleSeconds;
   a.timing = "%globaltimer of the sending GPU, read by its persistent kernel at each sample boundary: back-to-back "
              "messages, each chunk stored by one block (16-byte streaming stores into the peer's memory, " + mapping +
-             ") and flagged (release, system scope); a sample ends when the receiver's acknowledgement of its last "
+             ") and flagged (release, system scope), the receiver waiting with " +
+             std::string(relaxed_poll() ? "relaxed polls and one acquire fence" : "acquire loads") +
+             " (system scope); a sample ends when the receiver's acknowledgement of its last "
              "message (every chunk flag acquired) reaches the sender, one flag's one-way latency per sample";
   a.latency_includes = "one message stored and flagged chunk by chunk, no launch";
   return a;
@@ -454,6 +609,7 @@ namespace {
 class PeerTransport final : public GpuInitiatedTransport {
  public:
   PeerTransport(LaunchMode mode, int gpu_a, int gpu_b, std::size_t bytes) : GpuInitiatedTransport(mode, "peer access") {
+    bytes_ = bytes;
     gpu::enable_peer_access(gpu_a, gpu_b);
     gpu::enable_peer_access(gpu_b, gpu_a);
     sides_.push_back(std::make_unique<Side>(gpu_a, bytes));

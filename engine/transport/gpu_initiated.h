@@ -51,6 +51,9 @@ inline constexpr std::uint64_t kSpinTimeoutNs = 5ull * 1000 * 1000 * 1000;
 // GPUs: samples of at least 100 us keep that under 1% of each.
 inline constexpr double kPersistentMinSampleSeconds = 100e-6;
 
+// The small-message protocol's words per direction (below).
+inline constexpr int kLlWords = 1024;
+
 // The words of a side's control buffer (8 bytes each): the peer raises the chunk flags and the
 // acknowledgement; the rest are this GPU's own.
 enum Word : int {
@@ -58,8 +61,27 @@ enum Word : int {
   kAbort = kMaxChunks + 1,  // set by a block that timed out: every other spin of this GPU stops
   kEpoch = kMaxChunks + 2,  // ping-pong: round trips completed by this GPU's kernels so far
   kDone = kMaxChunks + 3,   // ping-pong: blocks of the current kernel that finished
-  kWords = kMaxChunks + 4,
+  kLl = kMaxChunks + 4,     // ping-pong, small messages: kLlWords words of 4 payload bytes and a 4-byte flag each
+  kWords = kMaxChunks + 4 + kLlWords,
 };
+
+// Small messages (the ping-pong up to ll_max_bytes()) go by the flag-in-word protocol that NCCL
+// calls LL: each 8-byte store into the peer's kLl words carries 4 payload bytes and the message's
+// sequence number, so the receiver polls the words themselves and needs no fence; it copies the
+// data out into its inbox. 8-byte aligned stores cross NVLink as single transactions, so a word
+// whose flag matches holds its data. Above the threshold the payload is stored, then a flag is
+// raised with a release at system scope (which waits for the payload's stores to be acknowledged).
+// 4 KiB: one block of kThreadsPerBlock threads carries it in two 8-byte stores per thread; the
+// data doubles on the wire, and beyond a few KiB the release's one extra trip is a small share.
+inline constexpr std::size_t kLlMaxBytes = 4 * static_cast<std::size_t>(kLlWords);
+// The threshold in force: kLlMaxBytes, or COMMATLAS_GI_LL_MAX (bytes, at most kLlMaxBytes; 0 turns
+// the protocol off) so one device run can time both protocols at the same size.
+std::size_t ll_max_bytes();
+// How a spin on a flag reads it: an acquire load at system scope on every poll (default), or
+// relaxed (volatile) polls and one acquire fence once the flag is seen (COMMATLAS_GI_POLL=relaxed).
+bool relaxed_poll();
+// The small-message protocol carries a ping-pong message of `bytes`.
+inline bool uses_ll(std::size_t bytes) { return bytes <= ll_max_bytes(); }
 
 enum class LaunchMode { Persistent, BackToBack, Graph, LaunchIncluded };
 std::string to_string(LaunchMode m);
@@ -152,8 +174,14 @@ class GpuInitiatedTransport : public Transport {
   TransportClock clock() const override { return TransportClock::Stream; }
   std::string describe() const override { return "GPU-initiated stores and flags (" + mapping_ + ")"; }
   bool supports(Protocol p) const override { return p != Protocol::Bibw; }
+  // The ping-pong's protocol depends on the size: the accounting follows the size in force.
+  bool resize(std::size_t bytes) override {
+    bytes_ = bytes;
+    return true;
+  }
   ProtocolWords words(Protocol p) const override {
-    const Accounting a = p == Protocol::PingPong ? pingpong_accounting(mode_, 0, mapping_) : stream_accounting(0, mapping_);
+    const Accounting a =
+        p == Protocol::PingPong ? pingpong_accounting(mode_, bytes_, mapping_) : stream_accounting(bytes_, mapping_);
     return {a.timing, a.latency_includes};
   }
   double min_sample_s() const override { return pingpong_accounting(mode_, 0, mapping_).min_sample_s; }
@@ -226,6 +254,7 @@ class GpuInitiatedTransport : public Transport {
 
   LaunchMode mode_;
   std::string mapping_;
+  std::size_t bytes_ = 0;  // the message size in force (set by the owner, then by resize)
   std::vector<int> ends_;
   std::vector<std::unique_ptr<Side>> sides_;
   std::unique_ptr<Link> link_;

@@ -16,6 +16,7 @@ class IpcTransport final : public GpuInitiatedTransport {
  public:
   // Collective: every rank trades handles, ranks past 1 export nothing and drive no end.
   IpcTransport(Context& ctx, LaunchMode mode, std::size_t bytes) : GpuInitiatedTransport(mode, "CUDA IPC mapping"), group_(ctx.group) {
+    bytes_ = bytes;
     const int rank = ctx.group.rank();
     std::vector<void*> exported;
     if (rank <= kPeerEnd && bytes > 0) {

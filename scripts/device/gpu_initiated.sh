@@ -5,6 +5,8 @@
 #              COMMATLAS_TEST_SKIP_MOVE=1 (flags raised, no payload stored): every point "data check failed";
 #              COMMATLAS_TEST_GI_WRONG_FLAG=1 (the answering GPU raises every flag one short): every point an
 #              error saying a GPU waited more than 5 s for its peer's flag
+#   protocols  one-way 8 B GPU 0 -> GPU 1 per ping-pong protocol (LL, payload-then-flag with acquire polls,
+#              with relaxed polls and one fence), every launch mode, both mappings, and 64 KiB for the poll
 #   run        `commatlas run` over the new mechanism (gpu_initiated.*: one process over peer access, one
 #              rank per GPU over CUDA IPC), the launch modes (gpu.copy_launch, nccl.*pingpong_launch) and
 #              the latency contenders of the GPU 0 -> GPU 1 row (gpu.copy_latency, ipc.pingpong,
@@ -43,7 +45,7 @@ $COMMATLAS_ENGINE list 2>&1 | grep -E 'gpu_initiated|copy_launch|pingpong_launch
 SINGLE='gpu_initiated.pingpong,gpu_initiated.bandwidth,gpu.copy_launch,nccl.single.pingpong_launch'
 RANKS='gpu_initiated.ipc.pingpong,gpu_initiated.ipc.bandwidth,nccl.pingpong_launch'
 MPIRUN=(mpirun --allow-run-as-root -n 2 -x NCCL_NVLS_ENABLE -x COMMATLAS_TEST_SKIP_MOVE -x COMMATLAS_TEST_GI_WRONG_FLAG
-        -x OPAL_PREFIX -x LD_LIBRARY_PATH -x PATH)
+        -x COMMATLAS_GI_LL_MAX -x COMMATLAS_GI_POLL -x OPAL_PREFIX -x LD_LIBRARY_PATH -x PATH)
 
 selfcheck() {  # selfcheck NAME VAR SIZES SINGLE RANKS: both parts with VAR=1
   local name=$1 var=$2 sizes=$3 single=$4 ranks=$5
@@ -84,10 +86,77 @@ EOF
 }
 
 selfcheck skipmove COMMATLAS_TEST_SKIP_MOVE 1M,64K,8 "$SINGLE" "$RANKS"
-# Each planted point waits out one 5 s spin: the GPU-initiated benchmarks only, at one size.
-selfcheck wrongflag COMMATLAS_TEST_GI_WRONG_FLAG 8 'gpu_initiated.pingpong,gpu_initiated.bandwidth' \
+# Each planted point waits out one 5 s spin: the GPU-initiated benchmarks only, at 8 B (the
+# ping-pong's LL protocol) and 64 KiB (payload, then a flag).
+selfcheck wrongflag COMMATLAS_TEST_GI_WRONG_FLAG 8,64K 'gpu_initiated.pingpong,gpu_initiated.bandwidth' \
   'gpu_initiated.ipc.pingpong,gpu_initiated.ipc.bandwidth'
 judge | tee "$W/selfcheck/verdict.txt"
+pack
+
+# One-way 8 B GPU 0 -> GPU 1 per protocol of the ping-pong: LL (flag in every word, the default
+# up to 4 KiB), payload-then-flag polled with acquire loads (COMMATLAS_GI_LL_MAX=0), and the same
+# polled relaxed with one acquire fence (COMMATLAS_GI_POLL=relaxed); 64 KiB (payload-then-flag in
+# every configuration) shows the poll alone. Every launch mode, both mappings.
+phase "one-way 8 B per protocol"
+mkdir -p "$W/protocols"
+for cfg in ll flag-acquire flag-relaxed; do
+  case $cfg in
+    ll) envs=(COMMATLAS_GI_LL_MAX=4096) ;;  # the default threshold, said explicitly
+    flag-acquire) envs=(COMMATLAS_GI_LL_MAX=0) ;;
+    flag-relaxed) envs=(COMMATLAS_GI_LL_MAX=0 COMMATLAS_GI_POLL=relaxed) ;;
+  esac
+  echo "$cfg: ${envs[*]} commatlas-engine run --only gpu_initiated[.ipc].pingpong --sizes 8,64K --time-budget 0.3" \
+    >> "$W/commands.txt"
+  env "${envs[@]}" timeout 60 "$COMMATLAS_ENGINE" run --only gpu_initiated.pingpong --sizes 8,64K --time-budget 0.3 \
+    --watchdog 30 --progress none --out "$W/protocols/$cfg-single.jsonl" > "$W/protocols/$cfg-single.log" 2>&1
+  echo "$cfg single: rc=$?"
+  env "${envs[@]}" timeout 60 "${MPIRUN[@]}" "$COMMATLAS_ENGINE" run --mpi --only gpu_initiated.ipc.pingpong \
+    --sizes 8,64K --time-budget 0.3 --watchdog 30 --progress none --out "$W/protocols/$cfg-mpi.jsonl" \
+    > "$W/protocols/$cfg-mpi.log" 2>&1
+  echo "$cfg mpi: rc=$?"
+done
+python3 - "$W/protocols" <<'EOF' | tee "$W/protocols/table.txt"
+import json, sys
+from pathlib import Path
+d = Path(sys.argv[1])
+modes = ["persistent", "back_to_back", "graph", "launch_included"]
+short = {"persistent": "persist", "back_to_back": "b2b", "graph": "graph", "launch_included": "launch"}
+print("one-way GPU 0 -> GPU 1, half a ping-pong, median per op (us)")
+print(f"{'config':13}{'map':5}{'bytes':>6}" + "".join(f"{short[m]:>9}" for m in modes) + "  record")
+for cfg in ("ll", "flag-acquire", "flag-relaxed"):
+    for part, mapping in (("single", "peer"), ("mpi", "ipc")):
+        f = d / f"{cfg}-{part}.jsonl"
+        recs = [json.loads(l) for l in f.read_text().splitlines() if l.strip()] if f.exists() else []
+        for size in (8, 65536):
+            cells, says = {}, set()
+            for r in recs:
+                if (r.get("bytes") != size or r.get("type") not in ("result", "error")
+                        or not r.get("benchmark", "").endswith("pingpong")
+                        or not r.get("benchmark", "").startswith("gpu_initiated")):
+                    continue
+                m = r.get("params", {}).get("launch_mode")
+                if r["type"] == "error":
+                    cells[m] = "error"
+                    continue
+                ok = (r.get("verified") or {}).get("ok", False)
+                cells[m] = f"{r['stats']['median_s'] * 1e6:.2f}" + ("" if ok else "!")
+                inc = r.get("latency_includes", "")
+                says.add("LL" if "protocol LL" in inc else "flag" if "payload-then-flag" in inc else "?")
+                if "relaxed polls" in inc:
+                    says.add("relaxed")
+            print(f"{cfg:13}{mapping:5}{size:>6}" + "".join(f"{cells.get(m, '-'):>9}" for m in modes) +
+                  "  " + ",".join(sorted(says)))
+print("('!': not verified; 'record': the protocol the record's latency_includes names)")
+for part in ("single", "mpi"):
+    recs = [json.loads(l) for l in (d / f"ll-{part}.jsonl").read_text().splitlines() if l.strip()] \
+        if (d / f"ll-{part}.jsonl").exists() else []
+    v = [r["stats"]["median_s"] for r in recs if r.get("type") == "result" and r["bytes"] == 8
+         and r["benchmark"] in ("gpu_initiated.pingpong", "gpu_initiated.ipc.pingpong")
+         and r.get("params", {}).get("launch_mode") == "persistent"]
+    print(f"GOAL one-way 8 B, persistent, LL, {'peer access' if part == 'single' else 'CUDA IPC'}:",
+          f"{v[0] * 1e6:.2f} us" if v else "not measured", "(goal <= 2 us)")
+EOF
+grep -h -i -m3 "error" "$W"/protocols/*.log | head -6
 pack
 
 phase "commatlas run: the mechanism, the launch modes and the GPU 0 -> GPU 1 latency contenders"

@@ -62,6 +62,7 @@
 #define cudaGraphExec_t hipGraphExec_t
 #define cudaGraphInstantiate hipGraphInstantiateWithFlags  // CUDA 12+: (exec, graph, flags)
 #define cudaGraphLaunch hipGraphLaunch
+#define cudaGraphUpload hipGraphUpload
 #define cudaGraph_t hipGraph_t
 #define cudaHostAlloc hipHostMalloc
 #define cudaHostAllocMapped hipHostMallocMapped

@@ -188,26 +188,61 @@ class LaunchWorkload final : public Workload {
 
   // One graph per stream of this process holding |ops| round trips (ops < 0: none, the planted
   // no-op's stand-in), captured together as nccl-tests does (thread-local capture of every stream).
+  // Every capture ends before any graph is instantiated: instantiation is not permitted while this
+  // thread still captures another stream (one process drives both GPUs), and a capture left open
+  // would refuse every later allocation of this thread. The buffers exist before capture begins.
   const std::vector<cudaGraphExec_t>& graphs_of(std::int64_t ops) {
     auto it = graphs_.find(ops);
     if (it != graphs_.end()) return it->second;
     const auto streams = team_.streams();
-    for (const Stream* s : streams) {
-      DeviceScope scope(s->device());
-      COMMATLAS_GPU_CHECK(cudaStreamBeginCapture(s->get(), cudaStreamCaptureModeThreadLocal));
+    std::vector<cudaGraph_t> graphs(streams.size(), nullptr);
+    std::size_t begun = 0;
+    auto end_captures = [&] {  // ends what was begun; keeps the first error for the caller
+      cudaError_t first = cudaSuccess;
+      for (std::size_t i = 0; i < begun; ++i) {
+        DeviceScope scope(streams[i]->device());
+        const cudaError_t rc = cudaStreamEndCapture(streams[i]->get(), &graphs[i]);
+        if (first == cudaSuccess) first = rc;
+      }
+      begun = 0;
+      return first;
+    };
+    auto destroy_graphs = [&] {
+      for (cudaGraph_t& g : graphs)
+        if (g) cudaGraphDestroy(g), g = nullptr;
+    };
+    try {
+      for (const Stream* s : streams) {
+        DeviceScope scope(s->device());
+        COMMATLAS_GPU_CHECK(cudaStreamBeginCapture(s->get(), cudaStreamCaptureModeThreadLocal));
+        ++begun;
+      }
+      for (std::int64_t k = 0; k < ops; ++k) round_trip();
+    } catch (...) {
+      end_captures();
+      destroy_graphs();
+      throw;
     }
-    for (std::int64_t k = 0; k < ops; ++k) round_trip();
+    const cudaError_t ended = end_captures();
+    if (ended != cudaSuccess) destroy_graphs();
+    COMMATLAS_GPU_CHECK(ended);
     std::vector<cudaGraphExec_t> execs;
-    for (const Stream* s : streams) {
-      DeviceScope scope(s->device());
-      cudaGraph_t graph = nullptr;
-      COMMATLAS_GPU_CHECK(cudaStreamEndCapture(s->get(), &graph));
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      DeviceScope scope(streams[i]->device());
       cudaGraphExec_t exec = nullptr;
-      const cudaError_t rc = cudaGraphInstantiate(&exec, graph, 0);
-      cudaGraphDestroy(graph);
-      COMMATLAS_GPU_CHECK(rc);
+      cudaError_t rc = cudaGraphInstantiate(&exec, graphs[i], 0);
+      // Uploaded now, untimed: a first launch that uploads would do it inside the timed batch.
+      if (rc == cudaSuccess) rc = cudaGraphUpload(exec, streams[i]->get());
+      if (rc == cudaSuccess) rc = cudaStreamSynchronize(streams[i]->get());
+      if (rc != cudaSuccess) {
+        if (exec) cudaGraphExecDestroy(exec);
+        for (cudaGraphExec_t e : execs) cudaGraphExecDestroy(e);
+        destroy_graphs();
+        COMMATLAS_GPU_CHECK(rc);
+      }
       execs.push_back(exec);
     }
+    destroy_graphs();
     return graphs_[ops] = std::move(execs);
   }
 
