@@ -16,6 +16,10 @@ namespace commatlas::gpu {
 std::vector<std::uint64_t> gpu_bandwidth_sizes();
 std::vector<std::uint64_t> gpu_bandwidth_quick_sizes();
 
+// The info of a GPU-suite benchmark: one process (rank range 1..1), suite "gpu".
+BenchmarkInfo gpu_suite_info(std::string key, Category category, Interface interface, std::string description,
+                             Metric metric, std::vector<std::uint64_t> sizes, std::vector<std::uint64_t> quick_sizes);
+
 // "no GPU: <why>" when this process sees none, else nullopt.
 std::optional<std::string> no_gpu_reason();
 // no_gpu_reason(), or "needs 2 GPUs, found N".

@@ -22,6 +22,8 @@ constexpr int kOrigin = 0;
 constexpr int kPeer = 1;
 
 enum class IpcProtocol { PingPong, OneWay };
+// What copies into the peer's mapped buffer: a copy engine or the SM copy kernel.
+enum class IpcCopy { Ce, Sm };
 
 std::uint64_t sender_seed(std::uint64_t run_seed, int rank) { return run_seed * 6151ull + static_cast<std::uint64_t>(rank) + 3; }
 
@@ -36,7 +38,7 @@ struct IpcEndpoint {
 
 class IpcWorkload final : public Workload {
  public:
-  IpcWorkload(Context& ctx, IpcProtocol protocol, gpu::Engine engine, std::size_t bytes)
+  IpcWorkload(Context& ctx, IpcProtocol protocol, IpcCopy engine, std::size_t bytes)
       : group_(ctx.group), protocol_(protocol), engine_(engine), bytes_(bytes), allocated_(bytes), seed_(ctx.options.seed),
         rank_(ctx.group.rank()), device_(ctx.group.local_rank() % gpu_count()), stream_(device_) {
     if (active()) {
@@ -98,7 +100,7 @@ class IpcWorkload final : public Workload {
     Accounting a;
     a.min_sample_s = kEventClockMinSampleSeconds;
     a.bytes_per_op = static_cast<double>(bytes_);
-    const std::string copy = engine_ == gpu::Engine::Ce ? "cudaMemcpyAsync (copy engine)" : "SM copy kernel (16-byte vectors)";
+    const std::string copy = engine_ == IpcCopy::Ce ? "cudaMemcpyAsync (copy engine)" : "SM copy kernel (16-byte vectors)";
     if (protocol_ == IpcProtocol::OneWay) {
       a.timing = "CUDA events on rank 0's stream around back-to-back copies queued behind a start-blocking kernel "
                  "(BlockedStart), one MPI rank per GPU";
@@ -160,7 +162,7 @@ class IpcWorkload final : public Workload {
 
   void copy_to_peer() {
     if (planted_no_move()) return;  // test-only (COMMATLAS_TEST_SKIP_MOVE): CE and SM alike
-    if (engine_ == gpu::Engine::Ce)
+    if (engine_ == IpcCopy::Ce)
       COMMATLAS_GPU_CHECK(cudaMemcpyAsync(peer_inbox_->data(), endpoint_->send.data(), bytes_, cudaMemcpyDeviceToDevice, stream_.get()));
     else
       gpu::launch_copy(peer_inbox_->data(), endpoint_->send.data(), bytes_, gpu::KernelShape{}, sms_, stream_.get());
@@ -186,7 +188,7 @@ class IpcWorkload final : public Workload {
 
   Group& group_;
   IpcProtocol protocol_;
-  gpu::Engine engine_;
+  IpcCopy engine_;
   std::size_t bytes_;
   std::size_t allocated_;  // the message size the buffers were made (and exchanged) for
   std::uint64_t seed_;
@@ -200,7 +202,7 @@ class IpcWorkload final : public Workload {
   std::uint64_t sequence_ = 0;
 };
 
-std::string engine_name(gpu::Engine e) { return e == gpu::Engine::Ce ? "ce" : "sm"; }
+std::string engine_name(IpcCopy e) { return e == IpcCopy::Ce ? "ce" : "sm"; }
 
 class IpcBenchmark final : public Benchmark {
  public:
@@ -229,7 +231,7 @@ class IpcBenchmark final : public Benchmark {
 
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
-    for (gpu::Engine e : {gpu::Engine::Ce, gpu::Engine::Sm})
+    for (IpcCopy e : {IpcCopy::Ce, IpcCopy::Sm})
       out.push_back(Params{{"engine", engine_name(e)},
                            {"gpus", std::string(test_share_gpu() && gpu_count() < 2 ? "0,0" : "0,1")},
                            {"direction", std::string(protocol_ == IpcProtocol::OneWay ? "uni" : "half_round_trip")}});
@@ -245,7 +247,7 @@ class IpcBenchmark final : public Benchmark {
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    const gpu::Engine engine = params.text("engine") == "ce" ? gpu::Engine::Ce : gpu::Engine::Sm;
+    const IpcCopy engine = params.text("engine") == "ce" ? IpcCopy::Ce : IpcCopy::Sm;
     return std::make_unique<IpcWorkload>(ctx, protocol_, engine, static_cast<std::size_t>(bytes));
   }
 
