@@ -8,9 +8,9 @@
 #include <set>
 
 #include "backends/cuda/copy_initiator.h"
-#include "backends/cuda/memory.h"
 #include "benchmarks/explicit_copy/copy_family.h"
 #include "core/registry.h"
+#include "fake_gpus.h"
 
 namespace commatlas::gpu {
 namespace {
@@ -19,12 +19,9 @@ namespace {
 // settings, and no runtime (the test never prepares a workload).
 class FakeInitiator final : public CopyInitiator {
  public:
-  std::string name() const override { return "fake"; }
-  Mechanism mechanism() const override { return Mechanism::SmCopy; }
-  Interface interface() const override { return Interface::SmKernel; }
-  std::string words() const override { return "a fake copier"; }
-  std::string call() const override { return "fake_copy()"; }
-  std::string latency_key() const override { return "gpu.copy_fake_latency"; }
+  FakeInitiator()
+      : CopyInitiator({"fake", Mechanism::SmCopy, Interface::SmKernel, "a fake copier", "fake_copy()",
+                       "gpu.copy_fake_latency"}) {}
   void add_params(Params& p) const override { p.set("knob", std::int64_t{1}); }
   std::vector<std::string> choices() const override { return {"knob"}; }
   std::vector<Params> settings() const override {
@@ -36,22 +33,7 @@ class FakeInitiator final : public CopyInitiator {
   }
 };
 
-// As many GPUs as the test wants, for variant lists (CUDA builds; HIP lists what it sees).
-class FakeGpus {
- public:
-  explicit FakeGpus(int n) {
-#ifdef COMMATLAS_HAVE_CUDA
-    override_gpu_count_for_tests(n);
-#else
-    (void)n;
-#endif
-  }
-  ~FakeGpus() {
-#ifdef COMMATLAS_HAVE_CUDA
-    override_gpu_count_for_tests(std::nullopt);
-#endif
-  }
-};
+using testing::FakeGpus;
 
 std::set<std::string> keys_of(const std::vector<std::unique_ptr<Benchmark>>& benchmarks) {
   std::set<std::string> keys;

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/copy_plan.h"
@@ -42,21 +43,29 @@ class LegCopier {
   virtual void poison_destination(std::size_t bytes, const Stream& stream) = 0;
 };
 
-class CopyInitiator {
- public:
-  virtual ~CopyInitiator() = default;
-
+// What an initiator is called, in keys, records and descriptions.
+struct CopyInitiatorInfo {
   // The key's initiator part: "ce" makes gpu.copy_ce, gpu.copy_ce_matrix, ...
-  virtual std::string name() const = 0;
-  virtual Mechanism mechanism() const = 0;
-  virtual Interface interface() const = 0;
+  std::string name;
+  Mechanism mechanism;
+  Interface interface;
   // What copies, in the words that end each benchmark's description ("copy engines (cudaMemcpyAsync)").
-  virtual std::string words() const = 0;
+  std::string words;
   // One copy as a call, for the launch-inclusive latency's description and timing ("cudaMemcpyAsync").
-  virtual std::string call() const = 0;
+  std::string call;
   // The key of this initiator's launch-inclusive latency benchmark (one copy and a synchronize
   // per sample, host-timed), or "" where it has none.
-  virtual std::string latency_key() const { return ""; }
+  std::string latency_key;
+};
+
+class CopyInitiator {
+ public:
+  explicit CopyInitiator(CopyInitiatorInfo info) : info_(std::move(info)) {}
+  virtual ~CopyInitiator() = default;
+
+  const CopyInitiatorInfo& info() const { return info_; }
+  const std::string& name() const { return info_.name; }
+  Mechanism mechanism() const { return info_.mechanism; }
 
   // The params this initiator adds to every variant (an SM kernel's default shape), and the names
   // among them that the record keeps as choices of the movement.
@@ -76,6 +85,9 @@ class CopyInitiator {
   // where this GPU cannot copy between these buffers.
   virtual std::unique_ptr<LegCopier> prepare(const Params& params, const Leg& leg, PlacedBuffer& src,
                                              PlacedBuffer& dst) const = 0;
+
+ private:
+  CopyInitiatorInfo info_;
 };
 
 using InitiatorPtr = std::shared_ptr<const CopyInitiator>;

@@ -37,13 +37,10 @@ class CopyEngineLeg final : public LegCopier {
 
 class CopyEngines final : public CopyInitiator {
  public:
-  std::string name() const override { return "ce"; }
-  Mechanism mechanism() const override { return Mechanism::CopyEngine; }
-  Interface interface() const override { return Interface::CopyEngine; }
-  std::string words() const override { return "copy engines (cudaMemcpyAsync)"; }
-  std::string call() const override { return "cudaMemcpyAsync"; }
-  // The latency benchmark was measured for the copy engines alone first, hence its short key.
-  std::string latency_key() const override { return "gpu.copy_latency"; }
+  // The launch latency was measured for the copy engines alone first, hence its short key.
+  CopyEngines()
+      : CopyInitiator({"ce", Mechanism::CopyEngine, Interface::CopyEngine, "copy engines (cudaMemcpyAsync)",
+                       "cudaMemcpyAsync", "gpu.copy_latency"}) {}
 
   // cudaMemcpyAsync on pageable memory waits for the stream (h2d) or for the copy (d2h) before it
   // returns, so it cannot be queued behind a kernel that waits for the host: it would deadlock.

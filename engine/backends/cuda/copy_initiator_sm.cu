@@ -39,11 +39,9 @@ class SmCopyLeg final : public LegCopier {
 
 class SmCopyKernel final : public CopyInitiator {
  public:
-  std::string name() const override { return "sm"; }
-  Mechanism mechanism() const override { return Mechanism::SmCopy; }
-  Interface interface() const override { return Interface::SmKernel; }
-  std::string words() const override { return "SM copy kernel (uint4, unroll 4, grid-stride)"; }
-  std::string call() const override { return "SM copy kernel launch"; }
+  SmCopyKernel()
+      : CopyInitiator({"sm", Mechanism::SmCopy, Interface::SmKernel, "SM copy kernel (uint4, unroll 4, grid-stride)",
+                       "SM copy kernel launch", ""}) {}
 
   void add_params(Params& p) const override { add_shape(p, KernelShape{}); }
   std::vector<std::string> choices() const override {

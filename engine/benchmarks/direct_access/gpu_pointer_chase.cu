@@ -90,15 +90,9 @@ class GpuChaseWorkload final : public Workload {
 class GpuPointerChase final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return BenchmarkInfo{"gpu.pointer_chase",
-                         Category::DirectAccess,
-                         Interface::SmKernel,
-                         "gpu",
-                         "one GPU thread chasing a random chain (256 B stride): local HBM, peer HBM, pinned host, managed",
-                         Metric::Latency,
-                         RankRange{1, 1},
-                         chase_sizes(),
-                         chase_quick_sizes()};
+    return gpu_suite_info("gpu.pointer_chase", Category::DirectAccess, Interface::SmKernel,
+                          "one GPU thread chasing a random chain (256 B stride): local HBM, peer HBM, pinned host, managed",
+                          Metric::Latency, chase_sizes(), chase_quick_sizes());
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
@@ -154,16 +148,10 @@ class HostChaseWorkload final : public Workload {
 class HostChaseGpuMemory final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return BenchmarkInfo{"host.pointer_chase_gpu_memory",
-                         Category::DirectAccess,
-                         Interface::CpuLoadStore,
-                         "gpu",
-                         "one CPU thread chasing a random chain (256 B stride) through pinned and managed memory "
-                         "(CPU-touched; and prefetched to GPU 0 first, so the CPU faults the pages back)",
-                         Metric::Latency,
-                         RankRange{1, 1},
-                         chase_sizes(),
-                         chase_quick_sizes()};
+    return gpu_suite_info("host.pointer_chase_gpu_memory", Category::DirectAccess, Interface::CpuLoadStore,
+                          "one CPU thread chasing a random chain (256 B stride) through pinned and managed memory "
+                          "(CPU-touched; and prefetched to GPU 0 first, so the CPU faults the pages back)",
+                          Metric::Latency, chase_sizes(), chase_quick_sizes());
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }

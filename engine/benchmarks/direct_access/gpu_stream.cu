@@ -159,16 +159,10 @@ class GpuStream : public Benchmark {
 
   BenchmarkInfo info() const override {
     static const char* what[] = {"read (sum of every word into one word)", "write (fill)", "copy (b[i] = a[i])"};
-    return BenchmarkInfo{"gpu.stream_" + to_string(kernel_),
-                         Category::DirectAccess,
-                         Interface::SmKernel,
-                         "gpu",
-                         std::string("STREAM ") + what[static_cast<int>(kernel_)] +
-                             " by GPU 0 on local/peer HBM, pinned host, managed (no hint/prefetched/host-preferred), pageable",
-                         Metric::Bandwidth,
-                         RankRange{1, 1},
-                         gpu_bandwidth_sizes(),
-                         gpu_bandwidth_quick_sizes()};
+    return gpu_suite_info("gpu.stream_" + to_string(kernel_), Category::DirectAccess, Interface::SmKernel,
+                          std::string("STREAM ") + what[static_cast<int>(kernel_)] +
+                              " by GPU 0 on local/peer HBM, pinned host, managed (no hint/prefetched/host-preferred), pageable",
+                          Metric::Bandwidth, gpu_bandwidth_sizes(), gpu_bandwidth_quick_sizes());
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }

@@ -27,8 +27,8 @@ std::vector<std::unique_ptr<Benchmark>> copy_benchmarks_for(const InitiatorPtr& 
 
 BenchmarkInfo copy_family_info(const CopyInitiator& initiator, const std::string& suffix, const std::string& what,
                                std::vector<std::uint64_t> sizes, std::vector<std::uint64_t> quick_sizes) {
-  return gpu_suite_info("gpu.copy_" + initiator.name() + suffix, Category::ExplicitCopy, initiator.interface(),
-                        what + initiator.words(), Metric::Bandwidth, std::move(sizes), std::move(quick_sizes));
+  return gpu_suite_info("gpu.copy_" + initiator.name() + suffix, Category::ExplicitCopy, initiator.info().interface,
+                        what + initiator.info().words, Metric::Bandwidth, std::move(sizes), std::move(quick_sizes));
 }
 
 }  // namespace commatlas::gpu

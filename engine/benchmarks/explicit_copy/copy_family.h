@@ -38,10 +38,28 @@ struct CopySpecs {
   std::vector<CopySpec> (*specs)(int gpus) = nullptr;
 };
 
-class CopySpecsBenchmark final : public Benchmark {
+// A copy benchmark of one initiator: GPU-suite, and a plain copy's movement and workload unless
+// the family says otherwise.
+class CopyBenchmark : public Benchmark {
+ public:
+  explicit CopyBenchmark(InitiatorPtr initiator) : initiator_(std::move(initiator)) {}
+
+  std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
+
+  Movement movement(const Context&, const Params& params) const override { return copy_movement(params, *initiator_); }
+
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
+    return prepare_copy(params, initiator_, bytes, ctx.options.seed);
+  }
+
+ protected:
+  InitiatorPtr initiator_;
+};
+
+class CopySpecsBenchmark final : public CopyBenchmark {
  public:
   CopySpecsBenchmark(InitiatorPtr initiator, CopySpecs family)
-      : initiator_(std::move(initiator)), family_(std::move(family)) {}
+      : CopyBenchmark(std::move(initiator)), family_(std::move(family)) {}
 
   BenchmarkInfo info() const override {
     return copy_family_info(*initiator_, family_.suffix, family_.what, family_.sizes, family_.quick_sizes);
@@ -57,14 +75,7 @@ class CopySpecsBenchmark final : public Benchmark {
     return out;
   }
 
-  Movement movement(const Context&, const Params& params) const override { return copy_movement(params, *initiator_); }
-
-  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    return prepare_copy(params, initiator_, bytes, ctx.options.seed);
-  }
-
  private:
-  InitiatorPtr initiator_;
   CopySpecs family_;
 };
 

@@ -5,9 +5,9 @@
 namespace commatlas::gpu {
 namespace {
 
-class GpuCopyFanout final : public Benchmark {
+class GpuCopyFanout final : public CopyBenchmark {
  public:
-  explicit GpuCopyFanout(InitiatorPtr initiator) : initiator_(std::move(initiator)) {}
+  using CopyBenchmark::CopyBenchmark;
 
   BenchmarkInfo info() const override {
     return copy_family_info(*initiator_, "_fanout", "one GPU to all others and all to one, at once; ", {256ull << 20},
@@ -54,9 +54,6 @@ class GpuCopyFanout final : public Benchmark {
     setup.seed = ctx.options.seed;
     return std::make_unique<CopyWorkload>(setup);
   }
-
- private:
-  InitiatorPtr initiator_;
 };
 
 std::unique_ptr<Benchmark> fanout(const InitiatorPtr& initiator) { return std::make_unique<GpuCopyFanout>(initiator); }

@@ -13,7 +13,7 @@ class CopyLatencyWorkload final : public Workload {
  public:
   CopyLatencyWorkload(const CopyInitiator& initiator, const Params& params, const Leg& leg, std::uint64_t bytes,
                       std::uint64_t seed)
-      : call_(initiator.call()), bytes_(bytes), seed_(seed), src_(leg.src, bytes), dst_(leg.dst, bytes),
+      : call_(initiator.info().call), bytes_(bytes), seed_(seed), src_(leg.src, bytes), dst_(leg.dst, bytes),
         stream_(leg.exec_gpu) {
     copier_ = initiator.prepare(params, leg, src_, dst_);
     src_.fill_pattern(seed);
@@ -51,18 +51,16 @@ class CopyLatencyWorkload final : public Workload {
   std::unique_ptr<LegCopier> copier_;
 };
 
-class GpuCopyLatency final : public Benchmark {
+class GpuCopyLatency final : public CopyBenchmark {
  public:
-  explicit GpuCopyLatency(InitiatorPtr initiator) : initiator_(std::move(initiator)) {}
+  using CopyBenchmark::CopyBenchmark;
 
   BenchmarkInfo info() const override {
-    return gpu_suite_info(initiator_->latency_key(), Category::ExplicitCopy, initiator_->interface(),
-                          "launch-inclusive latency of one small " + initiator_->call() +
+    return gpu_suite_info(initiator_->info().latency_key, Category::ExplicitCopy, initiator_->info().interface,
+                          "launch-inclusive latency of one small " + initiator_->info().call +
                               " + synchronize: h2d, d2h, d2d, peer",
                           Metric::Latency, transfer_sizes(8, 64ull << 10), {8, 4096, 64ull << 10});
   }
-
-  std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
 
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
@@ -81,19 +79,14 @@ class GpuCopyLatency final : public Benchmark {
     return out;
   }
 
-  Movement movement(const Context&, const Params& params) const override { return copy_movement(params, *initiator_); }
-
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     return std::make_unique<CopyLatencyWorkload>(*initiator_, params, legs_of(copy_spec_from(params)).front(), bytes,
                                                  ctx.options.seed);
   }
-
- private:
-  InitiatorPtr initiator_;
 };
 
 std::unique_ptr<Benchmark> launch_latency(const InitiatorPtr& initiator) {
-  if (initiator->latency_key().empty()) return nullptr;
+  if (initiator->info().latency_key.empty()) return nullptr;
   return std::make_unique<GpuCopyLatency>(initiator);
 }
 

@@ -7,17 +7,15 @@
 namespace commatlas::gpu {
 namespace {
 
-class GpuCopySettings final : public Benchmark {
+class GpuCopySettings final : public CopyBenchmark {
  public:
-  explicit GpuCopySettings(InitiatorPtr initiator) : initiator_(std::move(initiator)) {}
+  using CopyBenchmark::CopyBenchmark;
 
   BenchmarkInfo info() const override {
     return gpu_suite_info("gpu.copy_" + initiator_->name() + "_shapes", Category::ExplicitCopy,
-                          initiator_->interface(), initiator_->settings_words() + ": local and peer 0->1",
+                          initiator_->info().interface, initiator_->settings_words() + ": local and peer 0->1",
                           Metric::Bandwidth, {256ull << 20}, {64ull << 20});
   }
-
-  std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
 
   // The local copy on GPU 0 and, with 2 GPUs, the peer copy 0 -> 1 written remotely (src side)
   // and read remotely (dst side), each in every setting.
@@ -42,15 +40,6 @@ class GpuCopySettings final : public Benchmark {
       }
     return out;
   }
-
-  Movement movement(const Context&, const Params& params) const override { return copy_movement(params, *initiator_); }
-
-  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    return prepare_copy(params, initiator_, bytes, ctx.options.seed);
-  }
-
- private:
-  InitiatorPtr initiator_;
 };
 
 std::unique_ptr<Benchmark> settings_sweep(const InitiatorPtr& initiator) {
