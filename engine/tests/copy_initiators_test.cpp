@@ -28,6 +28,7 @@ class FakeInitiator final : public CopyInitiator {
     return {Params{{"knob", std::int64_t{1}}}, Params{{"knob", std::int64_t{2}}}};
   }
   std::string settings_words() const override { return "fake knob settings"; }
+  std::unique_ptr<DeviceCopier> device_copier(int, const Params&) const override { return nullptr; }
   std::unique_ptr<LegCopier> prepare(const Params&, const Leg&, PlacedBuffer&, PlacedBuffer&) const override {
     return nullptr;
   }

@@ -28,6 +28,16 @@ namespace commatlas::gpu {
 
 class PlacedBuffer;
 
+// The initiator's one operation between addresses the driving GPU can already use (its own
+// memory, peer or IPC mappings, mapped host memory): for callers that own their buffers, such as
+// a transport copying into a peer's IPC-mapped inbox.
+class DeviceCopier {
+ public:
+  virtual ~DeviceCopier() = default;
+  // dst[0, bytes) = src[0, bytes), asynchronous on `stream` (a stream of the GPU it was made for).
+  virtual void enqueue(void* dst, const void* src, std::size_t bytes, const Stream& stream) = 0;
+};
+
 // One leg's copies, ready to enqueue: the addresses the initiator uses, resolved on the driving
 // GPU once before timing. Every call is asynchronous on the stream it is given (unless the
 // initiator holds the host for this leg, CopyInitiator::holds_host), so the caller decides how
@@ -79,6 +89,9 @@ class CopyInitiator {
   // Whether copies touching this endpoint return only once the host has done its part
   // (cudaMemcpyAsync on pageable memory): such a copy cannot wait behind a start-blocking kernel.
   virtual bool holds_host(const Endpoint&) const { return false; }
+
+  // The copy on `gpu` in the settings `params` name (the defaults where they name none).
+  virtual std::unique_ptr<DeviceCopier> device_copier(int gpu, const Params& params) const = 0;
 
   // Readies the leg's driving GPU (peer access, kernel modules) and resolves the addresses of
   // `src` and `dst`, which outlive the copier. Throws UsageError on params it cannot use, Skip

@@ -6,6 +6,13 @@
 namespace commatlas::gpu {
 namespace {
 
+class CopyEngineCopier final : public DeviceCopier {
+ public:
+  void enqueue(void* dst, const void* src, std::size_t bytes, const Stream& stream) override {
+    COMMATLAS_GPU_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream.get()));
+  }
+};
+
 class CopyEngineLeg final : public LegCopier {
  public:
   CopyEngineLeg(const Leg& leg, PlacedBuffer& src, PlacedBuffer& dst) : dst_buffer_(dst) {
@@ -20,9 +27,7 @@ class CopyEngineLeg final : public LegCopier {
     dst_ = dst.pointer();
   }
 
-  void enqueue(std::size_t bytes, const Stream& stream) override {
-    COMMATLAS_GPU_CHECK(cudaMemcpyAsync(dst_, src_, bytes, cudaMemcpyDefault, stream.get()));
-  }
+  void enqueue(std::size_t bytes, const Stream& stream) override { copier_.enqueue(dst_, src_, bytes, stream); }
 
   // The setup's toucher poisons again (the owning GPU for device memory, a GPU memset for pinned
   // memory, the CPU for the rest): managed memory first touched by the CPU starts each batch on
@@ -30,6 +35,7 @@ class CopyEngineLeg final : public LegCopier {
   void poison_destination(std::size_t, const Stream&) override { dst_buffer_.poison(); }
 
  private:
+  CopyEngineCopier copier_;
   PlacedBuffer& dst_buffer_;
   const void* src_ = nullptr;
   void* dst_ = nullptr;
@@ -48,6 +54,10 @@ class CopyEngines final : public CopyInitiator {
   // held the host until the start-blocking kernel timed out).
   bool holds_host(const Endpoint& e) const override {
     return e.alloc == "pageable" || (e.alloc == "managed" && !e.hint.empty());
+  }
+
+  std::unique_ptr<DeviceCopier> device_copier(int, const Params&) const override {
+    return std::make_unique<CopyEngineCopier>();
   }
 
   std::unique_ptr<LegCopier> prepare(const Params&, const Leg& leg, PlacedBuffer& src, PlacedBuffer& dst) const override {

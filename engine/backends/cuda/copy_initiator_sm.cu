@@ -8,19 +8,26 @@
 namespace commatlas::gpu {
 namespace {
 
-class SmCopyLeg final : public LegCopier {
+class SmCopier final : public DeviceCopier {
  public:
-  SmCopyLeg(const KernelShape& shape, const Leg& leg, PlacedBuffer& src, PlacedBuffer& dst) : shape_(shape) {
-    // The kernel dereferences both ends from the driving GPU: peer mappings, host mappings.
-    src_ = src.kernel_pointer(leg.exec_gpu);
-    dst_ = dst.kernel_pointer(leg.exec_gpu);
-    sms_ = sm_count(leg.exec_gpu);
-    load_kernels(leg.exec_gpu);
+  SmCopier(int gpu, const KernelShape& shape) : shape_(shape), sms_(sm_count(gpu)) { load_kernels(gpu); }
+
+  void enqueue(void* dst, const void* src, std::size_t bytes, const Stream& stream) override {
+    launch_copy(dst, src, bytes, shape_, sms_, stream.get());
   }
 
-  void enqueue(std::size_t bytes, const Stream& stream) override {
-    launch_copy(dst_, src_, bytes, shape_, sms_, stream.get());
-  }
+ private:
+  KernelShape shape_;
+  int sms_;
+};
+
+class SmCopyLeg final : public LegCopier {
+ public:
+  SmCopyLeg(const KernelShape& shape, const Leg& leg, PlacedBuffer& src, PlacedBuffer& dst)
+      // The kernel dereferences both ends from the driving GPU: peer mappings, host mappings.
+      : src_(src.kernel_pointer(leg.exec_gpu)), dst_(dst.kernel_pointer(leg.exec_gpu)), copier_(leg.exec_gpu, shape) {}
+
+  void enqueue(std::size_t bytes, const Stream& stream) override { copier_.enqueue(dst_, src_, bytes, stream); }
 
   // The copy kernel's own GPU stores the poison through the kernel's pointer: managed pages stay
   // where the warm-up's kernels moved them, as the timed kernels will find them.
@@ -31,10 +38,9 @@ class SmCopyLeg final : public LegCopier {
   }
 
  private:
-  KernelShape shape_;
-  const void* src_ = nullptr;
-  void* dst_ = nullptr;
-  int sms_ = 0;
+  const void* src_;
+  void* dst_;
+  SmCopier copier_;
 };
 
 class SmCopyKernel final : public CopyInitiator {
@@ -62,6 +68,10 @@ class SmCopyKernel final : public CopyInitiator {
   }
   std::string settings_words() const override {
     return "SM copy kernel shapes (vector 4/16 B, unroll 1/4, 1-8 blocks per SM)";
+  }
+
+  std::unique_ptr<DeviceCopier> device_copier(int gpu, const Params& params) const override {
+    return std::make_unique<SmCopier>(gpu, params.has("vector_bytes") ? shape_from(params) : KernelShape{});
   }
 
   std::unique_ptr<LegCopier> prepare(const Params& params, const Leg& leg, PlacedBuffer& src,
