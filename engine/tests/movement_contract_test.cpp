@@ -11,28 +11,12 @@
 #include "core/records.h"
 #include "core/registry.h"
 
-#ifdef COMMATLAS_HAVE_CUDA
-#include "backends/cuda/memory.h"
-#endif
+#include "fake_gpus.h"
 
 namespace commatlas {
 namespace {
 
-class FakeGpus {
- public:
-  explicit FakeGpus(int n) {
-#ifdef COMMATLAS_HAVE_CUDA
-    override_gpu_count_for_tests(n);
-#else
-    (void)n;
-#endif
-  }
-  ~FakeGpus() {
-#ifdef COMMATLAS_HAVE_CUDA
-    override_gpu_count_for_tests(std::nullopt);
-#endif
-  }
-};
+using testing::FakeGpus;
 
 // Operations over a communicator (the vocabulary's participants "all"): their movement says how
 // many take part.

@@ -1,6 +1,7 @@
 // CUDA IPC between MPI ranks of one node, one GPU each: every rank exports its receive buffer (and
-// a flag) once, maps the other ranks' and copies its messages straight into them with a copy
-// engine (cudaMemcpyAsync) or an SM copy kernel.
+// a flag) once, maps the other ranks' and copies its messages straight into them with a GPU copy
+// initiator (backends/cuda/copy_initiator.h): the copy engines (cudaMemcpyAsync) or an SM copy
+// kernel.
 //   ipc.bandwidth       back-to-back copies 0 -> 1 behind a start-blocking kernel, timed on the
 //                       sender's stream (the receiver sits the loop out)
 //   ipc.pingpong        copy + flag write into the peer, the peer's GPU spins on the flag and
@@ -10,7 +11,7 @@
 // The receiver checks what landed in its buffer after the timed loop.
 #include <map>
 
-#include "backends/cuda/copy_plan.h"
+#include "backends/cuda/copy_initiator.h"
 #include "backends/cuda/device_pattern.h"
 #include "backends/cuda/event_timing.h"
 #include "backends/cuda/kernels.h"
@@ -30,10 +31,11 @@ namespace {
 class IpcTransport final : public OnDeviceArena<Transport> {
  public:
   // The arena's send and receive buffers are the messages' source and the inbox the peers write.
-  IpcTransport(Context& ctx, gpu::Engine engine, int device, std::size_t send_bytes, std::size_t recv_bytes)
-      : OnDeviceArena(device, send_bytes, recv_bytes), group_(ctx.group), engine_(engine), rank_(ctx.group.rank()),
-        flag_(MemoryKind::Device, sizeof(std::uint64_t), device), timed_out_(MemoryKind::Pinned, sizeof(int), device),
-        sms_(gpu::sm_count(device)) {
+  IpcTransport(Context& ctx, const gpu::CopyInitiator& initiator, const Params& params, int device,
+               std::size_t send_bytes, std::size_t recv_bytes)
+      : OnDeviceArena(device, send_bytes, recv_bytes), group_(ctx.group), sm_copy_(initiator.mechanism() == Mechanism::SmCopy),
+        rank_(ctx.group.rank()), flag_(MemoryKind::Device, sizeof(std::uint64_t), device),
+        timed_out_(MemoryKind::Pinned, sizeof(int), device), copier_(initiator.device_copier(device, params)) {
     {
       DeviceScope scope(device);
       COMMATLAS_GPU_CHECK(cudaMemsetAsync(flag_.data(), 0, sizeof(std::uint64_t), arena_.stream().get()));
@@ -78,7 +80,7 @@ class IpcTransport final : public OnDeviceArena<Transport> {
   bool times(Protocol p, int end) const override { return p != Protocol::Bandwidth || end == kOriginEnd; }
 
   ProtocolWords words(Protocol p) const override {
-    const std::string copy = engine_ == gpu::Engine::Ce ? "cudaMemcpyAsync (copy engine)" : "SM copy kernel (16-byte vectors)";
+    const std::string copy = sm_copy_ ? "SM copy kernel (16-byte vectors)" : "cudaMemcpyAsync (copy engine)";
     if (p == Protocol::Bandwidth)
       return {"CUDA events on rank 0's stream around back-to-back copies queued behind a start-blocking kernel "
               "(BlockedStart), one MPI rank per GPU",
@@ -157,13 +159,7 @@ class IpcTransport final : public OnDeviceArena<Transport> {
  private:
   static constexpr int kDoneTag = 64;
 
-  void copy_to(int to, std::size_t bytes) {
-    void* dst = inboxes_.at(to)->data();
-    if (engine_ == gpu::Engine::Ce)
-      COMMATLAS_GPU_CHECK(cudaMemcpyAsync(dst, arena_.send(), bytes, cudaMemcpyDeviceToDevice, arena_.stream().get()));
-    else
-      gpu::launch_copy(dst, arena_.send(), bytes, gpu::KernelShape{}, sms_, arena_.stream().get());
-  }
+  void copy_to(int to, std::size_t bytes) { copier_->enqueue(inboxes_.at(to)->data(), arena_.send(), bytes, arena_.stream()); }
 
   // Zero-byte messages to every `to` peer, from every `from` peer, tagged with the data message's tag.
   void signal(const std::vector<PeerMessage>& to, const std::vector<PeerMessage>& from, int tag_base) {
@@ -177,11 +173,11 @@ class IpcTransport final : public OnDeviceArena<Transport> {
   }
 
   Group& group_;
-  gpu::Engine engine_;
+  bool sm_copy_;  // the record's words for the copy
   int rank_;
   GpuBuffer flag_;       // the counter the peer bumps after its copy
   GpuBuffer timed_out_;  // where this rank's wait kernels report a timeout
-  int sms_;
+  std::unique_ptr<gpu::DeviceCopier> copier_;
   MpiComm comm_;
   std::vector<MPI_Request> requests_;
   std::map<int, std::unique_ptr<PeerMapping>> inboxes_;
@@ -189,7 +185,12 @@ class IpcTransport final : public OnDeviceArena<Transport> {
   std::uint64_t sequence_ = 0;
 };
 
-std::string engine_name(gpu::Engine e) { return e == gpu::Engine::Ce ? "ce" : "sm"; }
+// The copy initiators this transport measures, by name (params "engine"), and their mechanisms.
+const std::vector<std::pair<std::string, Mechanism>>& ipc_initiators() {
+  static const std::vector<std::pair<std::string, Mechanism>> all{{"ce", Mechanism::CudaIpcCe},
+                                                                  {"sm", Mechanism::CudaIpcSm}};
+  return all;
+}
 
 BenchmarkInfo ipc_info(Protocol p) {
   const bool latency = p == Protocol::PingPong;
@@ -215,14 +216,16 @@ TransportSpec ipc_spec() {
         return std::nullopt;
       },
       [](Context& ctx, const Params& params, std::size_t s, std::size_t r) -> std::unique_ptr<Transport> {
-        const gpu::Engine engine = params.has("engine") && params.text("engine") == "sm" ? gpu::Engine::Sm : gpu::Engine::Ce;
-        return std::make_unique<IpcTransport>(ctx, engine, ctx.group.local_rank() % gpu_count(), s, r);
+        const std::string name = params.has("engine") ? params.text("engine") : "ce";
+        const gpu::InitiatorPtr initiator = gpu::CopyInitiators::instance().find(name);
+        if (!initiator) throw UsageError("engine=" + name + ": no such GPU copy initiator (ce, sm)");
+        return std::make_unique<IpcTransport>(ctx, *initiator, params, ctx.group.local_rank() % gpu_count(), s, r);
       },
       {{Protocol::Bandwidth, ipc_info(Protocol::Bandwidth)}, {Protocol::PingPong, ipc_info(Protocol::PingPong)}}};
   spec.variants = [](const Context&, Protocol p) {
     std::vector<Params> out;
-    for (gpu::Engine e : {gpu::Engine::Ce, gpu::Engine::Sm})
-      out.push_back(Params{{"engine", engine_name(e)},
+    for (const auto& [name, mechanism] : ipc_initiators())
+      out.push_back(Params{{"engine", name},
                            {"gpus", std::string(test_share_gpu() && gpu_count() < 2 ? "0,0" : "0,1")},
                            {"direction", std::string(p2p_direction(p))}});
     return out;
@@ -230,7 +233,9 @@ TransportSpec ipc_spec() {
   // Device buffers of ranks 0 and 1; a one-way copy into the peer's buffer is the send of this
   // mechanism, so it competes with MPI and NCCL sends between the same GPUs.
   spec.movement = [](const Context&, const Params& p, Protocol protocol) {
-    const Mechanism mechanism = p.has("engine") && p.text("engine") == "sm" ? Mechanism::CudaIpcSm : Mechanism::CudaIpcCe;
+    Mechanism mechanism = Mechanism::CudaIpcCe;
+    for (const auto& [name, m] : ipc_initiators())
+      if (p.has("engine") && p.text("engine") == name) mechanism = m;
     return p2p_movement(protocol, mechanism, gpu_memory(gpu_of_rank(p, 0), "device"), gpu_memory(gpu_of_rank(p, 1), "device"));
   };
   spec.patterns = PatternSide{

@@ -1,5 +1,5 @@
 // What a GPU copy benchmark copies, as plain values: paths, directions, which GPU drives the
-// copy, the SM kernel's shape, and the byte accounting. No CUDA here, so the variant lists and
+// copy, the SM kernel's shape, and the byte accounting (who copies: copy_initiator.h). No CUDA here, so the variant lists and
 // the arithmetic are unit-tested on machines without a GPU (engine/tests/gpu_copy_plan_test.cpp).
 #pragma once
 
@@ -15,7 +15,6 @@
 
 namespace commatlas::gpu {
 
-enum class Engine { Ce, Sm };           // copy engines (cudaMemcpyAsync) or an SM copy kernel
 enum class Path { H2D, D2H, D2D, Peer };
 enum class Direction { Uni, Bi };       // bi: both directions at once, bytes summed
 enum class Side { Src, Dst };           // the GPU that drives the copy: source (remote write) or destination (remote read)
@@ -134,13 +133,6 @@ inline Params to_params(const CopySpec& c) {
   p.set("src_gpu", std::int64_t{c.src_gpu});
   p.set("dst_gpu", std::int64_t{c.dst_gpu});
   p.set("engine_side", to_string(c.side));
-  return p;
-}
-
-// Params of a variant for `engine`: SM copies also name the kernel shape they launch.
-inline Params copy_params(const CopySpec& c, Engine engine, const KernelShape& shape = KernelShape{}) {
-  Params p = to_params(c);
-  if (engine == Engine::Sm) add_shape(p, shape);
   return p;
 }
 
@@ -266,26 +258,12 @@ inline ::commatlas::Endpoint place_of(const Endpoint& e) {
   return host_memory(std::nullopt, e.alloc, e.first_touch);
 }
 
-inline Mechanism copy_mechanism(Engine engine) { return engine == Engine::Ce ? Mechanism::CopyEngine : Mechanism::SmCopy; }
 inline MoveDirection move_direction(Direction d) { return d == Direction::Bi ? MoveDirection::Bi : MoveDirection::Uni; }
 
-// The choices a copy variant records besides its places: who drives it, managed advice, the SM
+// The choices a STREAM variant records besides its places: who drives it, managed advice, the
 // kernel's shape.
 inline void keep_copy_choices(Movement& m, const Params& p) {
   keep_choices(m, p, {"engine_side", "managed_hint", "vector_bytes", "unroll", "blocks_per_sm", "threads_per_block"});
-}
-
-// The movement of a gpu.copy_* variant (params from copy_params()), from its first leg; a
-// bidirectional copy is that leg and its mirror at once.
-inline Movement copy_movement(const Params& p, Engine engine) {
-  if (p.entries().empty()) return movement_of_benchmark(Operation::Copy, MoveDirection::Uni, copy_mechanism(engine));
-  const CopySpec spec = copy_spec_from(p);
-  const std::vector<Leg> legs = legs_of(spec);
-  Movement m = movement_between(Operation::Copy, move_direction(spec.direction), copy_mechanism(engine),
-                                place_of(legs.front().src), place_of(legs.front().dst));
-  keep_copy_choices(m, p);
-  m.cache_working_set_per_byte = 2.0 * static_cast<double>(legs.size());  // every source and destination
-  return m;
 }
 
 // Every ordered pair (uni), or every unordered pair once with both directions at once (bi).
@@ -306,28 +284,6 @@ inline std::vector<Leg> fanout_legs(Fan fan, int root, int gpus, Side side) {
     const int dst = fan == Fan::OneToAll ? g : root;
     out.push_back({{"device", src, "gpu", ""}, {"device", dst, "gpu", ""}, driving_gpu(src, dst, side)});
   }
-  return out;
-}
-
-// gpu.copy_sm_shapes: every valid shape on the local copy and, with 2 GPUs, on the peer copy
-// 0 -> 1 written remotely (src side) and read remotely (dst side).
-inline std::vector<Params> shape_variants(int gpus) {
-  std::vector<CopySpec> specs;
-  if (gpus >= 1) specs.push_back(CopySpec{});  // local d2d on GPU 0
-  if (gpus >= 2)
-    for (Side side : {Side::Src, Side::Dst}) {
-      CopySpec c;
-      c.path = Path::Peer;
-      c.dst_gpu = 1;
-      c.side = side;
-      specs.push_back(c);
-    }
-  std::vector<Params> out;
-  for (const CopySpec& spec : specs)
-    for (int vector_bytes : {4, 16})
-      for (int unroll : {1, 4})
-        for (int blocks_per_sm : {1, 2, 4, 8})
-          out.push_back(copy_params(spec, Engine::Sm, KernelShape{vector_bytes, unroll, blocks_per_sm}));
   return out;
 }
 

@@ -1,9 +1,7 @@
 #include "backends/cuda/copy_workload.h"
 
-#include "backends/cuda/device_pattern.h"
 #include "backends/cuda/event_timing.h"
 #include "backends/cuda/gpu_access.h"
-#include "backends/cuda/kernels.h"
 
 namespace commatlas::gpu {
 
@@ -12,27 +10,14 @@ struct CopyWorkload::LegState {
   PlacedBuffer src;
   PlacedBuffer dst;
   Stream stream;
-  void* src_ptr = nullptr;
-  void* dst_ptr = nullptr;
-  int sms = 0;
+  std::unique_ptr<LegCopier> copier;
 };
 
-namespace {
-
-// cudaMemcpyAsync on pageable memory waits for the stream (h2d) or for the copy (d2h) before it
-// returns, so it cannot be queued behind a kernel that waits for the host: it would deadlock.
-// Managed memory kept on the host by advice behaves the same (seen on H200: every such copy
-// held the host until the start-blocking kernel timed out).
-bool host_synchronous(const Endpoint& e) { return e.alloc == "pageable" || (e.alloc == "managed" && !e.hint.empty()); }
-
-bool host_synchronous(const CopySetup& setup) {
-  if (setup.engine != Engine::Ce) return false;
+bool holds_host(const CopySetup& setup) {
   for (const Leg& leg : setup.legs)
-    if (host_synchronous(leg.src) || host_synchronous(leg.dst)) return true;
+    if (setup.initiator->holds_host(leg.src) || setup.initiator->holds_host(leg.dst)) return true;
   return false;
 }
-
-}  // namespace
 
 std::string copy_timing_text(std::size_t legs, bool host_synchronous) {
   std::string text =
@@ -46,42 +31,18 @@ std::string copy_timing_text(std::size_t legs, bool host_synchronous) {
   return text;
 }
 
-// Figures from the committed 2x H200 runs (results/nvidia-h200-x2/gpu-suite-x8); docs/tiers.md
-// lists them per rule.
-TierRule device_pool_tier_rule() {
-  return {{{"device_alloc", "device_pool"}},
-          "device_pool gives the device figure within 0.5% from 1 MiB up (CE and SM, h2d/d2h/d2d)"};
-}
-
-BenchmarkInfo copy_benchmark_info(Engine engine, const std::string& suffix, const std::string& what,
-                                  std::vector<std::uint64_t> sizes, std::vector<std::uint64_t> quick_sizes) {
-  const bool ce = engine == Engine::Ce;
-  BenchmarkInfo i{(ce ? "gpu.copy_ce" : "gpu.copy_sm") + suffix,
-                       Category::ExplicitCopy,
-                       "gpu",
-                       what + (ce ? "copy engines (cudaMemcpyAsync)" : "SM copy kernel (uint4, unroll 4, grid-stride)"),
-                       Metric::Bandwidth,
-                       RankRange{1, 1},
-                       std::move(sizes),
-                       std::move(quick_sizes)};
-  i.full_tier = {device_pool_tier_rule()};
-  return i;
-}
-
-std::unique_ptr<Workload> prepare_copy(const Params& params, Engine engine, std::uint64_t bytes, std::uint64_t seed) {
-  const CopySpec spec = copy_spec_from(params);
+std::unique_ptr<Workload> prepare_copy(const Params& params, const InitiatorPtr& initiator, std::uint64_t bytes,
+                                       std::uint64_t seed) {
   CopySetup setup;
-  setup.legs = legs_of(spec);
-  setup.engine = engine;
-  if (engine == Engine::Sm) setup.shape = shape_from(params);
+  setup.legs = legs_of(copy_spec_from(params));
+  setup.initiator = initiator;
+  setup.params = params;
   setup.bytes = bytes;
   setup.seed = seed;
   return std::make_unique<CopyWorkload>(setup);
 }
 
 CopyWorkload::CopyWorkload(const CopySetup& setup) : setup_(setup) {
-  if (setup_.engine == Engine::Sm)
-    if (auto problem = shape_problem(setup_.shape)) throw UsageError("bad kernel shape: " + *problem);
   std::uint64_t host_bytes = 0;
   for (const Leg& leg : setup_.legs)
     for (const Endpoint* e : {&leg.src, &leg.dst})
@@ -90,23 +51,7 @@ CopyWorkload::CopyWorkload(const CopySetup& setup) : setup_(setup) {
 
   for (const Leg& leg : setup_.legs) {
     auto state = std::make_unique<LegState>(leg, setup_.bytes);
-    if (setup_.engine == Engine::Sm) {
-      // The kernel dereferences both ends from the driving GPU: peer mappings, host mappings.
-      state->src_ptr = state->src.kernel_pointer(leg.exec_gpu);
-      state->dst_ptr = state->dst.kernel_pointer(leg.exec_gpu);
-      state->sms = sm_count(leg.exec_gpu);
-      load_kernels(leg.exec_gpu);
-    } else {
-      // A peer copy without peer access would be staged through the host: enable it both ways
-      // so the copy engines move the data over the GPU link.
-      for (const Endpoint* e : {&leg.src, &leg.dst})
-        if (e->alloc.rfind("device", 0) == 0 && e->gpu != leg.exec_gpu) {
-          enable_peer_access(leg.exec_gpu, e->gpu);
-          enable_peer_access(e->gpu, leg.exec_gpu);
-        }
-      state->src_ptr = state->src.pointer();
-      state->dst_ptr = state->dst.pointer();
-    }
+    state->copier = setup_.initiator->prepare(setup_.params, leg, state->src, state->dst);
     state->src.fill_pattern(setup_.seed);
     state->dst.poison();
     legs_.push_back(std::move(state));
@@ -120,44 +65,23 @@ Accounting CopyWorkload::accounting() const {
   a.min_sample_s = kEventClockMinSampleSeconds;
   a.bytes_per_op = bytes_per_op(setup_.legs, setup_.bytes);
   a.buffer_bytes = static_cast<double>(setup_.bytes) * static_cast<double>(setup_.legs.size());
-  a.timing = copy_timing_text(setup_.legs.size(), host_synchronous(setup_));
+  a.timing = copy_timing_text(setup_.legs.size(), holds_host(setup_));
   return a;
 }
 
 void CopyWorkload::prepare_batch() {
-  for (const auto& leg : legs_) {
-    if (setup_.engine == Engine::Sm) {
-      // The copy kernel's own GPU stores the poison through the kernel's pointer: managed pages
-      // stay where the warm-up's kernels moved them, as the timed kernels will find them.
-      DeviceScope on(leg->stream.device());
-      poison_with_kernel(leg->dst_ptr, setup_.bytes, leg->stream.get());
-      leg->stream.synchronize();
-    } else {
-      // The setup's toucher poisons again (the owning GPU for device memory, a GPU memset for
-      // pinned memory, the CPU for the rest): managed memory first touched by the CPU starts each
-      // batch on the host, where the record places it.
-      leg->dst.poison();
-    }
-  }
-}
-
-void CopyWorkload::enqueue(std::size_t i) {
-  if (planted_no_move()) return;  // test-only (COMMATLAS_TEST_SKIP_MOVE): CE and SM copies alike
-  LegState& leg = *legs_[i];
-  if (setup_.engine == Engine::Ce)
-    COMMATLAS_GPU_CHECK(cudaMemcpyAsync(leg.dst_ptr, leg.src_ptr, setup_.bytes, cudaMemcpyDefault, leg.stream.get()));
-  else
-    launch_copy(leg.dst_ptr, leg.src_ptr, setup_.bytes, setup_.shape, leg.sms, leg.stream.get());
+  for (const auto& leg : legs_) leg->copier->poison_destination(setup_.bytes, leg->stream);
 }
 
 void CopyWorkload::run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) {
   std::vector<const Stream*> streams;
   for (const auto& leg : legs_) streams.push_back(&leg->stream);
   DeviceScope scope(legs_.front()->stream.device());
-  time_event_samples(streams, samples, ops, seconds, [this](std::size_t i) {
+  const bool move = !planted_no_move();  // test-only (COMMATLAS_TEST_SKIP_MOVE): every initiator alike
+  time_event_samples(streams, samples, ops, seconds, [this, move](std::size_t i) {
     DeviceScope on(legs_[i]->stream.device());
-    enqueue(i);
-  }, host_synchronous(setup_) ? LaunchMode::Immediate : LaunchMode::BlockedStart);
+    if (move) legs_[i]->copier->enqueue(setup_.bytes, legs_[i]->stream);
+  }, holds_host(setup_) ? LaunchMode::Immediate : LaunchMode::BlockedStart);
 }
 
 bool CopyWorkload::resize(std::uint64_t bytes) {

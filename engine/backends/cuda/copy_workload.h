@@ -1,21 +1,21 @@
 // The copy operation every GPU copy benchmark composes (single copies, bidirectional pairs, the
 // pair matrix, fan-out): a set of legs that run at once, each on its own stream of the GPU that
-// drives it, by the copy engines or by the SM copy kernel.
+// drives it, copied by one initiator (copy_initiator.h).
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "backends/cuda/copy_buffers.h"
-#include "backends/cuda/copy_plan.h"
+#include "backends/cuda/copy_initiator.h"
 #include "core/benchmark.h"
 
 namespace commatlas::gpu {
 
 struct CopySetup {
   std::vector<Leg> legs;
-  Engine engine = Engine::Ce;
-  KernelShape shape;  // SM copies only
+  InitiatorPtr initiator;
+  Params params;  // the variant's: the initiator reads its settings (an SM kernel's shape) here
   std::uint64_t bytes = 0;
   std::uint64_t seed = 1;
 };
@@ -23,16 +23,12 @@ struct CopySetup {
 // "CUDA events ..." : how a copy sample is timed, in the words the record carries.
 std::string copy_timing_text(std::size_t legs, bool host_synchronous);
 
-// The info of a copy benchmark that exists once per engine: key "gpu.copy_ce<suffix>" or
-// "gpu.copy_sm<suffix>", its interface, and `what` followed by the engine in words.
-// The tier rule every GPU copy benchmark with a device_alloc choice has (docs/tiers.md).
-TierRule device_pool_tier_rule();
-
-BenchmarkInfo copy_benchmark_info(Engine engine, const std::string& suffix, const std::string& what,
-                                  std::vector<std::uint64_t> sizes, std::vector<std::uint64_t> quick_sizes);
+// Whether any leg's copies hold the host (CopyInitiator::holds_host): then no blocked start.
+bool holds_host(const CopySetup& setup);
 
 // The workload of a gpu.copy_* variant (params from copy_params()): its legs.
-std::unique_ptr<Workload> prepare_copy(const Params& params, Engine engine, std::uint64_t bytes, std::uint64_t seed);
+std::unique_ptr<Workload> prepare_copy(const Params& params, const InitiatorPtr& initiator, std::uint64_t bytes,
+                                       std::uint64_t seed);
 
 class CopyWorkload final : public Workload {
  public:
@@ -47,7 +43,6 @@ class CopyWorkload final : public Workload {
  private:
   void prepare_batch() override;
   struct LegState;
-  void enqueue(std::size_t leg);
   CopySetup setup_;
   std::vector<std::unique_ptr<LegState>> legs_;
 };

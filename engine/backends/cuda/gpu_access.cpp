@@ -1,6 +1,7 @@
 #include "backends/cuda/gpu_access.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "backends/cuda/copy_plan.h"
 #include "backends/cuda/gpu_runtime.h"
@@ -17,6 +18,13 @@ std::vector<std::uint64_t> gpu_bandwidth_sizes() { return transfer_sizes(4096, 2
 
 // --quick is a smoke test: 16 MiB buffers fill in a fraction of 256 MiB's time (the quick run took 21 s on H100).
 std::vector<std::uint64_t> gpu_bandwidth_quick_sizes() { return {64ull << 10, 16ull << 20}; }
+
+BenchmarkInfo gpu_suite_info(std::string key, Category category, std::string description, Metric metric,
+                             std::vector<std::uint64_t> sizes, std::vector<std::uint64_t> quick_sizes,
+                             std::vector<TierRule> full_tier) {
+  return BenchmarkInfo{std::move(key),    category,           "gpu", std::move(description), metric, RankRange{1, 1},
+                       std::move(sizes), std::move(quick_sizes), std::move(full_tier)};
+}
 
 std::optional<std::string> no_gpu_reason() {
   if (gpu_count() > 0) return std::nullopt;

@@ -16,6 +16,12 @@ namespace commatlas::gpu {
 std::vector<std::uint64_t> gpu_bandwidth_sizes();
 std::vector<std::uint64_t> gpu_bandwidth_quick_sizes();
 
+// The info of a GPU-suite benchmark: one process (rank range 1..1), suite "gpu".
+// `full_tier`: the variants only --full measures (BenchmarkInfo::full_tier).
+BenchmarkInfo gpu_suite_info(std::string key, Category category, std::string description, Metric metric,
+                             std::vector<std::uint64_t> sizes, std::vector<std::uint64_t> quick_sizes,
+                             std::vector<TierRule> full_tier = {});
+
 // "no GPU: <why>" when this process sees none, else nullopt.
 std::optional<std::string> no_gpu_reason();
 // no_gpu_reason(), or "needs 2 GPUs, found N".

@@ -90,16 +90,11 @@ class GpuChaseWorkload final : public Workload {
 class GpuPointerChase final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return BenchmarkInfo{"gpu.pointer_chase",
-                         Category::DirectAccess,
-                         "gpu",
-                         "one GPU thread chasing a random chain (256 B stride): local HBM, peer HBM, pinned host, managed",
-                         Metric::Latency,
-                         RankRange{1, 1},
-                         chase_sizes(),
-                         chase_quick_sizes(),
-                         // docs/tiers.md
-                         {{{{"location", "managed"}}, "the local chain's latency within 1% at every size, twice its cost"}}};
+    return gpu_suite_info("gpu.pointer_chase", Category::DirectAccess,
+                          "one GPU thread chasing a random chain (256 B stride): local HBM, peer HBM, pinned host, managed",
+                          Metric::Latency, chase_sizes(), chase_quick_sizes(),
+                          // docs/tiers.md
+                          {{{{"location", "managed"}}, "the local chain's latency within 1% at every size, twice its cost"}});
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
@@ -155,18 +150,13 @@ class HostChaseWorkload final : public Workload {
 class HostChaseGpuMemory final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return BenchmarkInfo{"host.pointer_chase_gpu_memory",
-                         Category::DirectAccess,
-                         "gpu",
-                         "one CPU thread chasing a random chain (256 B stride) through pinned and managed memory "
-                         "(CPU-touched; and prefetched to GPU 0 first, so the CPU faults the pages back)",
-                         Metric::Latency,
-                         RankRange{1, 1},
-                         chase_sizes(),
-                         chase_quick_sizes(),
-                         // docs/tiers.md
-                         {{{{"location", "managed_prefetched"}},
-                           "the managed chain's latency within 5%; 4 GiB points cost 4-5 s each"}}};
+    return gpu_suite_info("host.pointer_chase_gpu_memory", Category::DirectAccess,
+                          "one CPU thread chasing a random chain (256 B stride) through pinned and managed memory "
+                          "(CPU-touched; and prefetched to GPU 0 first, so the CPU faults the pages back)",
+                          Metric::Latency, chase_sizes(), chase_quick_sizes(),
+                          // docs/tiers.md
+                          {{{{"location", "managed_prefetched"}},
+                            "the managed chain's latency within 5%; 4 GiB points cost 4-5 s each"}});
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }

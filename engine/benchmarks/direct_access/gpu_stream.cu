@@ -159,21 +159,17 @@ class GpuStream : public Benchmark {
 
   BenchmarkInfo info() const override {
     static const char* what[] = {"read (sum of every word into one word)", "write (fill)", "copy (b[i] = a[i])"};
-    return BenchmarkInfo{"gpu.stream_" + to_string(kernel_),
-                         Category::DirectAccess,
-                         "gpu",
-                         std::string("STREAM ") + what[static_cast<int>(kernel_)] +
-                             " by GPU 0 on local/peer HBM, pinned host, managed (no hint/prefetched/host-preferred), pageable",
-                         Metric::Bandwidth,
-                         RankRange{1, 1},
-                         gpu_bandwidth_sizes(),
-                         gpu_bandwidth_quick_sizes(),
-                         // docs/tiers.md, from the committed 2x H200 gpu-suite-x8 run
-                         {{{{"location", "managed_prefetched"}}, "prefetched managed memory reads as local HBM within 0.5%"},
-                          {{{"location", "managed"}},
-                           "GPU-first-touched managed memory is local HBM: within 1% of local from 16 MiB, and 3-5x the "
-                           "cost at 1 GiB"},
-                          {{{"location", "managed_host_preferred"}}, "host-preferred managed memory reads as pinned within 1%"}}};
+    return gpu_suite_info("gpu.stream_" + to_string(kernel_), Category::DirectAccess,
+                          std::string("STREAM ") + what[static_cast<int>(kernel_)] +
+                              " by GPU 0 on local/peer HBM, pinned host, managed (no hint/prefetched/host-preferred), pageable",
+                          Metric::Bandwidth, gpu_bandwidth_sizes(), gpu_bandwidth_quick_sizes(),
+                          // docs/tiers.md, from the committed 2x H200 gpu-suite-x8 run
+                          {{{{"location", "managed_prefetched"}}, "prefetched managed memory reads as local HBM within 0.5%"},
+                           {{{"location", "managed"}},
+                            "GPU-first-touched managed memory is local HBM: within 1% of local from 16 MiB, and 3-5x the "
+                            "cost at 1 GiB"},
+                           {{{"location", "managed_host_preferred"}},
+                            "host-preferred managed memory reads as pinned within 1%"}});
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }

@@ -1,36 +1,71 @@
-// A family of GPU copies measured by one engine: which copies (CopySpecs for this many GPUs), at
-// which sizes. gpu.copy_ce/gpu.copy_sm and their _matrix variants are families; adding another is a
-// function that lists its specs and one registration per engine.
+// The GPU copy benchmarks are families: each is written once and registered once, and measures
+// every copy initiator (backends/cuda/copy_initiator.h) it applies to, under the key
+// "gpu.copy_<initiator><suffix>". A family of plain copy variants (gpu.copy_ce / gpu.copy_sm and
+// their _matrix) is a function that lists its CopySpecs; one with its own params or workload
+// (fan-out, latency, the SM shape sweep) is a Benchmark class made per initiator.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "backends/cuda/copy_workload.h"
 #include "backends/cuda/gpu_access.h"
+#include "core/registry.h"
 
 namespace commatlas::gpu {
 
-struct CopyFamily {
-  std::string suffix;  // key: "gpu.copy_ce" / "gpu.copy_sm" + suffix
-  std::string what;    // description, before the engine's words
+// The benchmark a family makes for one initiator, or nullptr where the family does not apply.
+using CopyFamily = std::unique_ptr<Benchmark> (*)(const InitiatorPtr& initiator);
+
+// Registers `family`'s benchmark for every initiator, those registered before and after it.
+bool add_copy_family(CopyFamily family);
+// Every family's benchmark for `initiator`, registered nowhere: what a new initiator gets.
+std::vector<std::unique_ptr<Benchmark>> copy_benchmarks_for(const InitiatorPtr& initiator);
+
+// The tier rule every GPU copy benchmark with a device_alloc choice has (docs/tiers.md).
+TierRule device_pool_tier_rule();
+
+// The info of a copy benchmark: key "gpu.copy_<initiator><suffix>", and `what` followed by the
+// initiator in words; its full tier is device_pool's rule and the initiator's own rules.
+BenchmarkInfo copy_family_info(const CopyInitiator& initiator, const std::string& suffix, const std::string& what,
+                               std::vector<std::uint64_t> sizes, std::vector<std::uint64_t> quick_sizes);
+
+// A family of plain copies: which ones (CopySpecs for this many GPUs), at which sizes.
+struct CopySpecs {
+  std::string suffix;  // key: "gpu.copy_<initiator>" + suffix
+  std::string what;    // description, before the initiator's words
   std::vector<std::uint64_t> sizes, quick_sizes;
   bool needs_two_gpus = false;
   std::vector<CopySpec> (*specs)(int gpus) = nullptr;
-  // Rules that put more of the family's variants in the full tier, beyond device_pool's.
-  std::vector<TierRule> (*full_tier)(Engine engine) = nullptr;
 };
 
-class CopyFamilyBenchmark final : public Benchmark {
+// A copy benchmark of one initiator: GPU-suite, and a plain copy's movement and workload unless
+// the family says otherwise.
+class CopyBenchmark : public Benchmark {
  public:
-  CopyFamilyBenchmark(Engine engine, CopyFamily family) : engine_(engine), family_(std::move(family)) {}
+  explicit CopyBenchmark(InitiatorPtr initiator) : initiator_(std::move(initiator)) {}
+
+  std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
+
+  Movement movement(const Context&, const Params& params) const override { return copy_movement(params, *initiator_); }
+
+  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
+    return prepare_copy(params, initiator_, bytes, ctx.options.seed);
+  }
+
+ protected:
+  InitiatorPtr initiator_;
+};
+
+class CopySpecsBenchmark final : public CopyBenchmark {
+ public:
+  CopySpecsBenchmark(InitiatorPtr initiator, CopySpecs family)
+      : CopyBenchmark(std::move(initiator)), family_(std::move(family)) {}
 
   BenchmarkInfo info() const override {
-    BenchmarkInfo i = copy_benchmark_info(engine_, family_.suffix, family_.what, family_.sizes, family_.quick_sizes);
-    if (family_.full_tier)
-      for (TierRule& rule : family_.full_tier(engine_)) i.full_tier.push_back(std::move(rule));
-    return i;
+    return copy_family_info(*initiator_, family_.suffix, family_.what, family_.sizes, family_.quick_sizes);
   }
 
   std::optional<std::string> unavailable(const Context&) const override {
@@ -39,19 +74,17 @@ class CopyFamilyBenchmark final : public Benchmark {
 
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
-    for (const CopySpec& spec : family_.specs(gpu_count())) out.push_back(copy_params(spec, engine_));
+    for (const CopySpec& spec : family_.specs(gpu_count())) out.push_back(copy_params(spec, *initiator_));
     return out;
   }
 
-  Movement movement(const Context&, const Params& params) const override { return copy_movement(params, engine_); }
-
-  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    return prepare_copy(params, engine_, bytes, ctx.options.seed);
-  }
-
  private:
-  Engine engine_;
-  CopyFamily family_;
+  CopySpecs family_;
 };
 
 }  // namespace commatlas::gpu
+
+// Registers a copy family at static-initialisation time: COMMATLAS_REGISTER_COPY_FAMILY(function).
+#define COMMATLAS_REGISTER_COPY_FAMILY(family)                                 \
+  static const bool COMMATLAS_CONCAT(commatlas_copy_family_, __LINE__) = \
+      ::commatlas::gpu::add_copy_family(family)

@@ -1,19 +1,17 @@
-// gpu.copy_ce_fanout / gpu.copy_sm_fanout: one GPU sending to all others at once (one_to_all)
-// and all others sending to one (all_to_one); bytes are the sum over the copies.
-#include "backends/cuda/copy_workload.h"
-#include "backends/cuda/gpu_access.h"
-#include "core/registry.h"
+// gpu.copy_<initiator>_fanout: one GPU sending to all others at once (one_to_all) and all others
+// sending to one (all_to_one); bytes are the sum over the copies.
+#include "benchmarks/explicit_copy/copy_family.h"
 
 namespace commatlas::gpu {
 namespace {
 
-class GpuCopyFanout final : public Benchmark {
+class GpuCopyFanout final : public CopyBenchmark {
  public:
-  explicit GpuCopyFanout(Engine engine) : engine_(engine) {}
+  using CopyBenchmark::CopyBenchmark;
 
   BenchmarkInfo info() const override {
-    BenchmarkInfo i =
-        copy_benchmark_info(engine_, "_fanout", "one GPU to all others and all to one, at once; ", {256ull << 20}, {64ull << 20});
+    BenchmarkInfo i = copy_family_info(*initiator_, "_fanout", "one GPU to all others and all to one, at once; ",
+                                       {256ull << 20}, {64ull << 20});
     i.full_tier.push_back({{{"root_gpu", "!0"}}, "the same figure as root 0 within 0.2% (one_to_all and all_to_one)"});
     return i;
   }
@@ -26,23 +24,24 @@ class GpuCopyFanout final : public Benchmark {
       for (int root = 0; root < gpu_count(); ++root) {
         Params p{{"fan", to_string(fan)}, {"root_gpu", std::int64_t{root}}, {"gpus", std::int64_t{gpu_count()}},
                  {"device_alloc", std::string("device")}, {"engine_side", to_string(Side::Src)}};
-        if (engine_ == Engine::Sm) add_shape(p, KernelShape{});
+        initiator_->add_params(p);
         out.push_back(p);
       }
     return out;
   }
 
   Movement movement(const Context&, const Params& p) const override {
-    if (p.entries().empty()) return movement_of_benchmark(Operation::Copy, MoveDirection::OneToAll, copy_mechanism(engine_));
+    const Mechanism mechanism = initiator_->mechanism();
+    if (p.entries().empty()) return movement_of_benchmark(Operation::Copy, MoveDirection::OneToAll, mechanism);
     const Fan fan = parse_enum(p.text("fan"), {Fan::OneToAll, Fan::AllToOne}, "fan");
     const int root = static_cast<int>(p.integer("root_gpu"));
     const std::string alloc = p.text("device_alloc");
     // The other end is every other GPU at once: gpu unset, the record's params say how many.
     const auto root_end = gpu_memory(root, alloc), others = gpu_memory(std::nullopt, alloc);
     Movement m = fan == Fan::OneToAll
-                     ? movement_between(Operation::Copy, MoveDirection::OneToAll, copy_mechanism(engine_), root_end, others)
-                     : movement_between(Operation::Copy, MoveDirection::AllToOne, copy_mechanism(engine_), others, root_end);
-    keep_copy_choices(m, p);
+                     ? movement_between(Operation::Copy, MoveDirection::OneToAll, mechanism, root_end, others)
+                     : movement_between(Operation::Copy, MoveDirection::AllToOne, mechanism, others, root_end);
+    keep_initiator_choices(m, p, *initiator_);
     return m;
   }
 
@@ -51,19 +50,17 @@ class GpuCopyFanout final : public Benchmark {
     const Side side = parse_enum(params.text("engine_side"), {Side::Src, Side::Dst}, "engine_side");
     CopySetup setup;
     setup.legs = fanout_legs(fan, static_cast<int>(params.integer("root_gpu")), gpu_count(), side);
-    setup.engine = engine_;
-    if (engine_ == Engine::Sm) setup.shape = shape_from(params);
+    setup.initiator = initiator_;
+    setup.params = params;
     setup.bytes = bytes;
     setup.seed = ctx.options.seed;
     return std::make_unique<CopyWorkload>(setup);
   }
-
- private:
-  Engine engine_;
 };
 
-COMMATLAS_REGISTER_BENCHMARK(GpuCopyFanout, Engine::Ce);
-COMMATLAS_REGISTER_BENCHMARK(GpuCopyFanout, Engine::Sm);
+std::unique_ptr<Benchmark> fanout(const InitiatorPtr& initiator) { return std::make_unique<GpuCopyFanout>(initiator); }
+
+COMMATLAS_REGISTER_COPY_FAMILY(fanout);
 
 }  // namespace
 }  // namespace commatlas::gpu

@@ -1,11 +1,9 @@
-// gpu.copy_latency: what one small copy costs an application that waits for it: the API call,
-// the launch, the copy and the synchronize, timed with the host clock, one copy per sample.
-#include <cstring>
-
+// gpu.copy_latency (the copy engines; an initiator names its own latency key): what one small copy
+// costs an application that waits for it: the call, the launch, the copy and the synchronize,
+// timed with the host clock, one copy per sample.
 #include "backends/cuda/copy_buffers.h"
-#include "backends/cuda/gpu_access.h"
+#include "benchmarks/explicit_copy/copy_family.h"
 #include "core/harness.h"
-#include "core/registry.h"
 #include "core/sizes.h"
 
 namespace commatlas::gpu {
@@ -13,13 +11,11 @@ namespace {
 
 class CopyLatencyWorkload final : public Workload {
  public:
-  CopyLatencyWorkload(const Leg& leg, std::uint64_t bytes, std::uint64_t seed)
-      : bytes_(bytes), seed_(seed), src_(leg.src, bytes), dst_(leg.dst, bytes), stream_(leg.exec_gpu) {
-    for (const Endpoint* e : {&leg.src, &leg.dst})
-      if (e->alloc.rfind("device", 0) == 0 && e->gpu != leg.exec_gpu) {
-        enable_peer_access(leg.exec_gpu, e->gpu);
-        enable_peer_access(e->gpu, leg.exec_gpu);
-      }
+  CopyLatencyWorkload(const CopyInitiator& initiator, const Params& params, const Leg& leg, std::uint64_t bytes,
+                      std::uint64_t seed)
+      : call_(initiator.info().call), bytes_(bytes), seed_(seed), src_(leg.src, bytes), dst_(leg.dst, bytes),
+        stream_(leg.exec_gpu) {
+    copier_ = initiator.prepare(params, leg, src_, dst_);
     src_.fill_pattern(seed);
     dst_.poison();
   }
@@ -27,7 +23,7 @@ class CopyLatencyWorkload final : public Workload {
   Accounting accounting() const override {
     Accounting a;
     a.bytes_per_op = static_cast<double>(bytes_);
-    a.timing = "host steady_clock around one cudaMemcpyAsync + cudaStreamSynchronize per sample";
+    a.timing = "host steady_clock around one " + call_ + " + cudaStreamSynchronize per sample";
     a.latency_includes = "API call + launch + copy + synchronize, as an application sees it";
     a.one_op_per_sample = true;
     return a;
@@ -37,9 +33,8 @@ class CopyLatencyWorkload final : public Workload {
     DeviceScope scope(stream_.device());
     const bool move = !planted_no_move();  // test-only: COMMATLAS_TEST_SKIP_MOVE
     time_host_samples(samples, ops, seconds, [this, move] {
-      if (move)
-        COMMATLAS_GPU_CHECK(cudaMemcpyAsync(dst_.pointer(), src_.pointer(), bytes_, cudaMemcpyDefault, stream_.get()));
-      COMMATLAS_GPU_CHECK(cudaStreamSynchronize(stream_.get()));
+      if (move) copier_->enqueue(bytes_, stream_);
+      stream_.synchronize();
     });
   }
 
@@ -47,27 +42,25 @@ class CopyLatencyWorkload final : public Workload {
   VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
 
  private:
-  void prepare_batch() override { dst_.poison(); }
+  void prepare_batch() override { copier_->poison_destination(bytes_, stream_); }
 
+  std::string call_;
   std::uint64_t bytes_, seed_;
   PlacedBuffer src_, dst_;
   Stream stream_;
+  std::unique_ptr<LegCopier> copier_;
 };
 
-class GpuCopyLatency final : public Benchmark {
+class GpuCopyLatency final : public CopyBenchmark {
  public:
-  BenchmarkInfo info() const override {
-    return BenchmarkInfo{"gpu.copy_latency",
-                         Category::ExplicitCopy,
-                         "gpu",
-                         "launch-inclusive latency of one small cudaMemcpyAsync + synchronize: h2d, d2h, d2d, peer",
-                         Metric::Latency,
-                         RankRange{1, 1},
-                         transfer_sizes(8, 64ull << 10),
-                         {8, 4096, 64ull << 10}};
-  }
+  using CopyBenchmark::CopyBenchmark;
 
-  std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
+  BenchmarkInfo info() const override {
+    return gpu_suite_info(initiator_->info().latency_key, Category::ExplicitCopy,
+                          "launch-inclusive latency of one small " + initiator_->info().call +
+                              " + synchronize: h2d, d2h, d2d, peer",
+                          Metric::Latency, transfer_sizes(8, 64ull << 10), {8, 4096, 64ull << 10});
+  }
 
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
@@ -81,19 +74,23 @@ class GpuCopyLatency final : public Benchmark {
       }
       if (path == Path::Peer) c.dst_gpu = 1;
       c.side = path == Path::H2D ? Side::Dst : Side::Src;
-      out.push_back(to_params(c));
+      out.push_back(copy_params(c, *initiator_));
     }
     return out;
   }
 
-  Movement movement(const Context&, const Params& params) const override { return copy_movement(params, Engine::Ce); }
-
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    return std::make_unique<CopyLatencyWorkload>(legs_of(copy_spec_from(params)).front(), bytes, ctx.options.seed);
+    return std::make_unique<CopyLatencyWorkload>(*initiator_, params, legs_of(copy_spec_from(params)).front(), bytes,
+                                                 ctx.options.seed);
   }
 };
 
-COMMATLAS_REGISTER_BENCHMARK(GpuCopyLatency);
+std::unique_ptr<Benchmark> launch_latency(const InitiatorPtr& initiator) {
+  if (initiator->info().latency_key.empty()) return nullptr;
+  return std::make_unique<GpuCopyLatency>(initiator);
+}
+
+COMMATLAS_REGISTER_COPY_FAMILY(launch_latency);
 
 }  // namespace
 }  // namespace commatlas::gpu

@@ -4,10 +4,13 @@
 //   back_to_back     copies queued behind a start-blocking kernel, CUDA events per sample
 //   graph            `ops` copies captured once into a CUDA graph and replayed, CUDA events around
 //                    each replay (as nccl-tests -G)
-// for the copy engine (cudaMemcpyAsync) and the SM copy kernel. Per-copy time in each mode, so the
-// gap between modes is the launch's cost.
+// for each GPU copy initiator (backends/cuda/copy_initiator.h: the copy engines and the SM copy
+// kernel), whose one copy on raw addresses it times. Per-copy time in each mode, so the gap between
+// modes is the launch's cost.
+#include <algorithm>
 #include <map>
 
+#include "backends/cuda/copy_initiator.h"
 #include "backends/cuda/device_pattern.h"
 #include "backends/cuda/event_timing.h"
 #include "backends/cuda/gpu_access.h"
@@ -20,8 +23,6 @@ namespace commatlas::gpu {
 namespace {
 
 enum class Mode { LaunchIncluded, BackToBack, Graph };
-// Who copies: the copy engines (cudaMemcpyAsync) or the SM copy kernel.
-enum class Copier { Ce, Sm };
 constexpr Mode kModes[] = {Mode::LaunchIncluded, Mode::BackToBack, Mode::Graph};
 
 const char* mode_name(Mode m) {
@@ -39,15 +40,24 @@ Mode mode_from(const std::string& text) {
   throw UsageError("gpu.copy_launch: unknown launch_mode '" + text + "'");
 }
 
+// One copy in the record's words: the two first initiators keep the words their records have
+// always had; another is named by its call.
+std::string copy_words(const CopyInitiator& initiator) {
+  if (initiator.mechanism() == Mechanism::CopyEngine) return "cudaMemcpyAsync (copy engine)";
+  if (initiator.mechanism() == Mechanism::SmCopy) return "SM copy kernel";
+  return initiator.info().call;
+}
+
 class CopyLaunchWorkload final : public Workload {
  public:
-  CopyLaunchWorkload(Copier engine, Mode mode, int src_gpu, int dst_gpu, std::size_t bytes, std::uint64_t seed)
-      : engine_(engine), mode_(mode), bytes_(bytes), allocated_(bytes), seed_(seed),
-        src_(MemoryKind::Device, bytes, src_gpu), dst_(MemoryKind::Device, bytes, dst_gpu), stream_(src_gpu) {
+  CopyLaunchWorkload(const CopyInitiator& initiator, const Params& params, Mode mode, int src_gpu, int dst_gpu,
+                     std::size_t bytes, std::uint64_t seed)
+      : copy_words_(copy_words(initiator)), mode_(mode), bytes_(bytes), allocated_(bytes),
+        seed_(seed), src_(MemoryKind::Device, bytes, src_gpu), dst_(MemoryKind::Device, bytes, dst_gpu),
+        stream_(src_gpu) {
     enable_peer_access(src_gpu, dst_gpu);
     enable_peer_access(dst_gpu, src_gpu);
-    load_kernels(src_gpu);
-    sms_ = sm_count(src_gpu);
+    copier_ = initiator.device_copier(src_gpu, params);
     DeviceScope scope(src_gpu);
     fill_pattern_on_device(src_.data(), bytes_, seed_, stream_.get());
     poison_on_device(dst_.data(), bytes_, stream_.get());
@@ -62,7 +72,7 @@ class CopyLaunchWorkload final : public Workload {
   Accounting accounting() const override {
     Accounting a;
     a.bytes_per_op = static_cast<double>(bytes_);
-    const std::string copy = engine_ == Copier::Ce ? "cudaMemcpyAsync (copy engine)" : "SM copy kernel";
+    const std::string& copy = copy_words_;
     switch (mode_) {
       case Mode::LaunchIncluded:
         a.one_op_per_sample = true;
@@ -141,12 +151,7 @@ class CopyLaunchWorkload final : public Workload {
     stream_.synchronize();
   }
 
-  void copy() {
-    if (engine_ == Copier::Ce)
-      COMMATLAS_GPU_CHECK(cudaMemcpyAsync(dst_.data(), src_.data(), bytes_, cudaMemcpyDeviceToDevice, stream_.get()));
-    else
-      launch_copy(dst_.data(), src_.data(), bytes_, KernelShape{}, sms_, stream_.get());
-  }
+  void copy() { copier_->enqueue(dst_.data(), src_.data(), bytes_, stream_); }
 
   // A graph of |ops| copies (ops < 0: none, the planted no-op's stand-in), captured on first use.
   cudaGraphExec_t graph_of(std::int64_t ops) {
@@ -164,16 +169,29 @@ class CopyLaunchWorkload final : public Workload {
     return exec;
   }
 
-  Copier engine_;
+  std::string copy_words_;  // one copy, in the record's timing text
   Mode mode_;
   std::size_t bytes_;
   std::size_t allocated_;
   std::uint64_t seed_;
   GpuBuffer src_, dst_;
   Stream stream_;
-  int sms_ = 0;
+  std::unique_ptr<DeviceCopier> copier_;
   std::map<std::int64_t, cudaGraphExec_t> graphs_;
 };
+
+// Every copy initiator, by name ("ce" before "sm"): registration order across files is not fixed.
+std::vector<InitiatorPtr> initiators() {
+  std::vector<InitiatorPtr> all = CopyInitiators::instance().all();
+  std::sort(all.begin(), all.end(), [](const InitiatorPtr& a, const InitiatorPtr& b) { return a->name() < b->name(); });
+  return all;
+}
+
+InitiatorPtr initiator_of(const Params& p) {
+  InitiatorPtr initiator = CopyInitiators::instance().find(p.text("engine"));
+  if (!initiator) throw UsageError("gpu.copy_launch: engine=" + p.text("engine") + " is no GPU copy initiator");
+  return initiator;
+}
 
 class GpuCopyLaunch final : public Benchmark {
  public:
@@ -196,22 +214,21 @@ class GpuCopyLaunch final : public Benchmark {
 
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
-    for (const char* engine : {"ce", "sm"})
+    for (const InitiatorPtr& initiator : initiators())
       for (Mode m : kModes)
-        out.push_back(Params{{"engine", std::string(engine)}, {"gpus", std::string("0,1")},
+        out.push_back(Params{{"engine", initiator->name()}, {"gpus", std::string("0,1")},
                              {"launch_mode", std::string(mode_name(m))}});
     return out;
   }
 
   Movement movement(const Context&, const Params& p) const override {
-    const Mechanism mechanism = p.has("engine") && p.text("engine") == "sm" ? Mechanism::SmCopy : Mechanism::CopyEngine;
+    const Mechanism mechanism = p.has("engine") ? initiator_of(p)->mechanism() : Mechanism::CopyEngine;
     return movement_between(Operation::Copy, MoveDirection::Uni, mechanism, gpu_memory(gpu_of_rank(p, 0), "device"),
                             gpu_memory(gpu_of_rank(p, 1), "device"), p, {"launch_mode"});
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    const Copier engine = params.text("engine") == "sm" ? Copier::Sm : Copier::Ce;
-    return std::make_unique<CopyLaunchWorkload>(engine, mode_from(params.text("launch_mode")),
+    return std::make_unique<CopyLaunchWorkload>(*initiator_of(params), params, mode_from(params.text("launch_mode")),
                                                 gpu_of_rank(params, 0).value_or(0), gpu_of_rank(params, 1).value_or(1),
                                                 static_cast<std::size_t>(bytes), ctx.options.seed);
   }

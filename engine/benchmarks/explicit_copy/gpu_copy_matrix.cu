@@ -1,7 +1,6 @@
-// gpu.copy_ce_matrix / gpu.copy_sm_matrix: every ordered GPU pair, one at a time (uni), and
-// every pair in both directions at once (bi), at one large size.
+// gpu.copy_<initiator>_matrix: every ordered GPU pair, one at a time (uni), and every pair in both
+// directions at once (bi), at one large size.
 #include "benchmarks/explicit_copy/copy_family.h"
-#include "core/registry.h"
 
 namespace commatlas::gpu {
 namespace {
@@ -21,12 +20,12 @@ std::vector<CopySpec> every_pair(int gpus) {
   return out;
 }
 
-CopyFamily pair_matrix() {
-  return {"_matrix", "every ordered GPU pair, uni and bi; ", {256ull << 20}, {64ull << 20}, true, every_pair};
+std::unique_ptr<Benchmark> pair_matrix(const InitiatorPtr& initiator) {
+  return std::make_unique<CopySpecsBenchmark>(
+      initiator, CopySpecs{"_matrix", "every ordered GPU pair, uni and bi; ", {256ull << 20}, {64ull << 20}, true, every_pair});
 }
 
-COMMATLAS_REGISTER_BENCHMARK(CopyFamilyBenchmark, Engine::Ce, pair_matrix());
-COMMATLAS_REGISTER_BENCHMARK(CopyFamilyBenchmark, Engine::Sm, pair_matrix());
+COMMATLAS_REGISTER_COPY_FAMILY(pair_matrix);
 
 }  // namespace
 }  // namespace commatlas::gpu

@@ -1,41 +1,56 @@
-// gpu.copy_sm_shapes: the SM copy kernel's shape swept at one large size, on the local copy and
-// on the peer copy driven from either side, so a run shows which shape reaches the link and HBM
-// peaks (and gpu.copy_sm's default shape can be chosen from evidence).
-#include "backends/cuda/copy_workload.h"
-#include "backends/cuda/gpu_access.h"
-#include "core/registry.h"
+// gpu.copy_<initiator>_shapes (gpu.copy_sm_shapes): the settings an initiator offers (the SM copy
+// kernel's shapes) swept at one large size, on the local copy and on the peer copy driven from
+// either side, so a run shows which setting reaches the link and HBM peaks (and the default can be
+// chosen from evidence).
+#include "benchmarks/explicit_copy/copy_family.h"
 
 namespace commatlas::gpu {
 namespace {
 
-class GpuCopySmShapes final : public Benchmark {
+class GpuCopySettings final : public CopyBenchmark {
  public:
+  using CopyBenchmark::CopyBenchmark;
+
   BenchmarkInfo info() const override {
-    BenchmarkInfo i{"gpu.copy_sm_shapes",
-                         Category::ExplicitCopy,
-                         "gpu",
-                         "SM copy kernel shapes (vector 4/16 B, unroll 1/4, 1-8 blocks per SM): local and peer 0->1",
-                         Metric::Bandwidth,
-                         RankRange{1, 1},
-                         {256ull << 20},
-                         {64ull << 20}};
-    i.full_tier = {device_pool_tier_rule(),
-                   {{}, "48 kernel shapes at one size: a tuning study; gpu.copy_sm runs the shape that wins"}};
-    return i;
+    return gpu_suite_info("gpu.copy_" + initiator_->name() + "_shapes", Category::ExplicitCopy,
+                          initiator_->settings_words() + ": local and peer 0->1", Metric::Bandwidth, {256ull << 20},
+                          {64ull << 20},
+                          {device_pool_tier_rule(),
+                           {{}, "the settings swept at one size: a tuning study; gpu.copy_" + initiator_->name() +
+                                    " runs the setting that wins"}});
   }
 
-  std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
-
-  std::vector<Params> variants(const Context&) const override { return shape_variants(gpu_count()); }
-
-  Movement movement(const Context&, const Params& params) const override { return copy_movement(params, Engine::Sm); }
-
-  std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    return prepare_copy(params, Engine::Sm, bytes, ctx.options.seed);
+  // The local copy on GPU 0 and, with 2 GPUs, the peer copy 0 -> 1 written remotely (src side)
+  // and read remotely (dst side), each in every setting.
+  std::vector<Params> variants(const Context&) const override {
+    const int gpus = gpu_count();
+    std::vector<CopySpec> specs;
+    if (gpus >= 1) specs.push_back(CopySpec{});
+    if (gpus >= 2)
+      for (Side side : {Side::Src, Side::Dst}) {
+        CopySpec c;
+        c.path = Path::Peer;
+        c.dst_gpu = 1;
+        c.side = side;
+        specs.push_back(c);
+      }
+    std::vector<Params> out;
+    for (const CopySpec& spec : specs)
+      for (const Params& setting : initiator_->settings()) {
+        Params p = copy_params(spec, *initiator_);
+        for (const auto& [key, value] : setting.entries()) p.set(key, value);
+        out.push_back(p);
+      }
+    return out;
   }
 };
 
-COMMATLAS_REGISTER_BENCHMARK(GpuCopySmShapes);
+std::unique_ptr<Benchmark> settings_sweep(const InitiatorPtr& initiator) {
+  if (initiator->settings().empty()) return nullptr;
+  return std::make_unique<GpuCopySettings>(initiator);
+}
+
+COMMATLAS_REGISTER_COPY_FAMILY(settings_sweep);
 
 }  // namespace
 }  // namespace commatlas::gpu

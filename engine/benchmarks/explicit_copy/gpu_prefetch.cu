@@ -76,14 +76,9 @@ class PrefetchWorkload final : public Workload {
 class GpuPrefetch final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return BenchmarkInfo{"gpu.prefetch",
-                         Category::ExplicitCopy,
-                         "gpu",
-                         "cudaMemPrefetchAsync of managed memory host->GPU and GPU->host",
-                         Metric::Bandwidth,
-                         RankRange{1, 1},
-                         gpu_bandwidth_sizes(),
-                         gpu_bandwidth_quick_sizes()};
+    return gpu_suite_info("gpu.prefetch", Category::ExplicitCopy,
+                          "cudaMemPrefetchAsync of managed memory host->GPU and GPU->host", Metric::Bandwidth,
+                          gpu_bandwidth_sizes(), gpu_bandwidth_quick_sizes());
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
