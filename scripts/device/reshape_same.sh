@@ -4,7 +4,8 @@
 # tree, on one machine, then `commatlas compare` of before against after, and of after against a
 # second identical after run (what the machine's own noise looks like with today's rule).
 #   git archive --format=tar.gz -o .device-carry/before.tar.gz <commit>
-#   OUT=/some/dir BEFORE=.device-carry/before.tar.gz scripts/device/reshape_same.sh   (carry .device-carry)
+#   OUT=/some/dir BEFORE=.device-carry/before.tar.gz [AFTER_RUNS=after] scripts/device/reshape_same.sh
+#   (carry .device-carry)
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
 BEFORE=${BEFORE:-.device-carry/before.tar.gz}
@@ -40,10 +41,12 @@ run() {  # name, engine, python package root
   echo "$1: rc=$? wall=$((SECONDS - t0)) s"
 }
 run before "$W/build-before/engine/commatlas-engine" "$W/before-src/python"
-run after "$PWD/build-after/engine/commatlas-engine" "$PWD/python"
-run after2 "$PWD/build-after/engine/commatlas-engine" "$PWD/python"
+AFTER_RUNS=${AFTER_RUNS:-after after2}  # "after" alone when device time is short
+for name in $AFTER_RUNS; do run "$name" "$PWD/build-after/engine/commatlas-engine" "$PWD/python"; done
 
-for pair in "before after" "after after2"; do
+pairs=("before after")
+[[ " $AFTER_RUNS " == *" after2 "* ]] && pairs+=("after after2")
+for pair in "${pairs[@]}"; do
   set -- $pair
   phase "compare $1 $2"
   PYTHONPATH=$PWD/python python3 -m commatlas compare "$W/$1" "$W/$2" --html "$W/compare-$1-$2.html" > "$W/compare-$1-$2.txt" 2>&1
