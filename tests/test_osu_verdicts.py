@@ -52,7 +52,7 @@ def test_five_rounds_within_three_percent_agree():
 
 def test_a_difference_inside_the_machines_own_spread_is_not_called_a_miss():
     rows = osu.comparison_rows(read_lines(ROUNDS))
-    # 64 KiB ping-pong: 1.059x, outside 3% and outside the reference's own 5.6% spread (the issue-17
+    # 64 KiB ping-pong: 1.059x, outside 3% and outside the reference's own 5.6% spread (the OSU-method
     # rule says "no"), but the engine's own rounds spread 8.5%: the machine did not repeat.
     r = row(rows, "mpi.pingpong", 65536)
     assert (r.rounds, r.agree) == (5, False)

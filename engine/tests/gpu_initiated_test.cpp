@@ -107,12 +107,12 @@ TEST(GpuInitiated, MessagesAreCutIntoFlaggedChunksTheKernelsCanHold) {
 
 TEST(GpuInitiated, EachLaunchModeSaysHowItWasTimedAndWhatItIncludes) {
   for (gi::LaunchMode m : gi::kLaunchModes) {
-    EXPECT_EQ(gi::launch_mode_from_string(gi::to_string(m)), m);
+    EXPECT_EQ(gi::launch_mode_from_string(to_string(m)), m);
     const Accounting a = gi::pingpong_accounting(m, 8, "peer access");
     EXPECT_EQ(a.bytes_per_op, 8);
     EXPECT_NE(a.latency_includes.find("half a round trip"), std::string::npos);
     EXPECT_NE(a.latency_includes.find("peer access"), std::string::npos);
-    EXPECT_EQ(a.one_op_per_sample, m == gi::LaunchMode::LaunchIncluded) << gi::to_string(m);
+    EXPECT_EQ(a.one_op_per_sample, m == gi::LaunchMode::LaunchIncluded) << to_string(m);
   }
   const Accounting persistent = gi::pingpong_accounting(gi::LaunchMode::Persistent, 8, "CUDA IPC mapping");
   EXPECT_NE(persistent.timing.find("%globaltimer"), std::string::npos);

@@ -333,20 +333,9 @@ bool relaxed_poll() {
   return v;
 }
 
-std::string to_string(LaunchMode m) {
-  switch (m) {
-    case LaunchMode::Persistent: return "persistent";
-    case LaunchMode::BackToBack: return "back_to_back";
-    case LaunchMode::Graph: return "graph";
-    case LaunchMode::LaunchIncluded: return "launch_included";
-  }
-  return "unknown";
-}
-
 LaunchMode launch_mode_from_string(const std::string& text) {
-  for (LaunchMode m : kLaunchModes)
-    if (to_string(m) == text) return m;
-  throw UsageError("unknown launch_mode '" + text + "' (persistent, back_to_back, graph, launch_included)");
+  return op_launch_from(text, {LaunchMode::Persistent, LaunchMode::BackToBack, LaunchMode::Graph,
+                               LaunchMode::LaunchIncluded});
 }
 
 Chunking chunking(std::size_t bytes, int max_blocks) {
@@ -587,7 +576,7 @@ std::vector<Params> link_variants(bool pingpong, const std::string& mapping) {
   for (LaunchMode m : kLaunchModes) {
     if (!pingpong && m != LaunchMode::Persistent) continue;  // a stream of messages runs in one kernel
     out.push_back(Params{{"gpus", std::string("0,1")}, {"direction", std::string(pingpong ? "half_round_trip" : "uni")},
-                         {"launch_mode", to_string(m)}, {"mapping", mapping}});
+                         {"launch_mode", std::string(to_string(m))}, {"mapping", mapping}});
   }
   return out;
 }

@@ -35,6 +35,7 @@
 #include "backends/cuda/device_pattern.h"
 #include "backends/cuda/memory.h"
 #include "core/benchmark.h"
+#include "core/launch_mode.h"
 #include "core/error.h"
 #include "transport/transport.h"
 
@@ -83,8 +84,7 @@ bool relaxed_poll();
 // The small-message protocol carries a ping-pong message of `bytes`.
 inline bool uses_ll(std::size_t bytes) { return bytes <= ll_max_bytes(); }
 
-enum class LaunchMode { Persistent, BackToBack, Graph, LaunchIncluded };
-std::string to_string(LaunchMode m);
+using LaunchMode = OpLaunch;
 LaunchMode launch_mode_from_string(const std::string& text);  // throws UsageError
 inline constexpr LaunchMode kLaunchModes[] = {LaunchMode::Persistent, LaunchMode::BackToBack, LaunchMode::Graph,
                                               LaunchMode::LaunchIncluded};

@@ -16,29 +16,18 @@
 #include "backends/cuda/gpu_access.h"
 #include "backends/cuda/kernels.h"
 #include "core/harness.h"
+#include "core/launch_mode.h"
 #include "core/registry.h"
 #include "core/sizes.h"
 
 namespace commatlas::gpu {
 namespace {
 
-enum class Mode { LaunchIncluded, BackToBack, Graph };
+using Mode = OpLaunch;
 constexpr Mode kModes[] = {Mode::LaunchIncluded, Mode::BackToBack, Mode::Graph};
 
-const char* mode_name(Mode m) {
-  switch (m) {
-    case Mode::LaunchIncluded: return "launch_included";
-    case Mode::BackToBack: return "back_to_back";
-    case Mode::Graph: return "graph";
-  }
-  return "unknown";
-}
-
-Mode mode_from(const std::string& text) {
-  for (Mode m : kModes)
-    if (text == mode_name(m)) return m;
-  throw UsageError("gpu.copy_launch: unknown launch_mode '" + text + "'");
-}
+const char* mode_name(Mode m) { return to_string(m); }
+Mode mode_from(const std::string& text) { return op_launch_from(text, {Mode::LaunchIncluded, Mode::BackToBack, Mode::Graph}); }
 
 // One copy in the record's words: the two first initiators keep the words their records have
 // always had; another is named by its call.

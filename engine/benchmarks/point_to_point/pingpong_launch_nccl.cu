@@ -17,6 +17,7 @@
 #include "backends/nccl/nccl_job.h"
 #include "core/all_ranks.h"
 #include "core/harness.h"
+#include "core/launch_mode.h"
 #include "core/registry.h"
 #include "core/sizes.h"
 
@@ -26,23 +27,11 @@ namespace {
 constexpr int kOrigin = 0;
 constexpr int kPeer = 1;
 
-enum class Mode { LaunchIncluded, BackToBack, Graph };
+using Mode = OpLaunch;
 constexpr Mode kModes[] = {Mode::LaunchIncluded, Mode::BackToBack, Mode::Graph};
 
-const char* mode_name(Mode m) {
-  switch (m) {
-    case Mode::LaunchIncluded: return "launch_included";
-    case Mode::BackToBack: return "back_to_back";
-    case Mode::Graph: return "graph";
-  }
-  return "unknown";
-}
-
-Mode mode_from(const std::string& text) {
-  for (Mode m : kModes)
-    if (text == mode_name(m)) return m;
-  throw UsageError("unknown launch_mode '" + text + "' (launch_included, back_to_back, graph)");
-}
+const char* mode_name(Mode m) { return to_string(m); }
+Mode mode_from(const std::string& text) { return op_launch_from(text, {Mode::LaunchIncluded, Mode::BackToBack, Mode::Graph}); }
 
 std::uint64_t sender_seed(std::uint64_t run_seed, int rank) { return run_seed * 7919ull + static_cast<std::uint64_t>(rank) + 17; }
 

@@ -58,7 +58,7 @@ REFUSED_DEVICE_BUFFERS = 3
 # buffers go on to 16 MiB (OSU's -m), where the GPU-aware defaults end and NVLink reaches its plateau.
 LARGEST_BYTES = 4 << 20
 LARGEST_DEVICE_BYTES = 16 << 20
-# The issue-17 rule: engine and reference agree when their medians differ by at most 3% or by
+# The OSU-method rule: engine and reference agree when their medians differ by at most 3% or by
 # the reference's own round-to-round spread, whichever is larger.
 AGREE_FRACTION = 0.03
 
