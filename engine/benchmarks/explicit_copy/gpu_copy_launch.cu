@@ -63,6 +63,8 @@ class CopyLaunchWorkload final : public Workload {
     a.bytes_per_op = static_cast<double>(bytes_);
     const std::string& copy = copy_words_;
     switch (mode_) {
+      case Mode::Persistent:  // not a mode of this benchmark: mode_from refuses it
+        throw UsageError("launch_mode persistent is not measured by this benchmark");
       case Mode::LaunchIncluded:
         a.one_op_per_sample = true;
         a.timing = "host steady_clock around one " + copy + " + cudaStreamSynchronize per sample";
@@ -88,6 +90,8 @@ class CopyLaunchWorkload final : public Workload {
     DeviceScope scope(stream_.device());
     const bool move = !planted_no_move();  // test-only (COMMATLAS_TEST_SKIP_MOVE)
     switch (mode_) {
+      case Mode::Persistent:  // not a mode of this benchmark: mode_from refuses it
+        throw UsageError("launch_mode persistent is not measured by this benchmark");
       case Mode::LaunchIncluded:
         time_host_samples(samples, ops, seconds, [&] {
           if (move) copy();

@@ -72,6 +72,8 @@ class LaunchWorkload final : public Workload {
     const std::string trip = "half a round trip of NCCL send/recv between GPUs 0 and 1 (two NCCL groups: 0->1, then "
                              "1->0), " + how;
     switch (mode_) {
+      case Mode::Persistent:  // not a mode of this benchmark: mode_from refuses it
+        throw UsageError("launch_mode persistent is not measured by this benchmark");
       case Mode::LaunchIncluded:
         a.one_op_per_sample = true;
         a.timing = "host steady_clock around one round trip: both groups enqueued, then the streams synchronized; "
@@ -99,6 +101,8 @@ class LaunchWorkload final : public Workload {
     const std::size_t first = seconds.size();
     const bool move = !planted_no_move();  // test-only (COMMATLAS_TEST_SKIP_MOVE)
     switch (mode_) {
+      case Mode::Persistent:  // not a mode of this benchmark: mode_from refuses it
+        throw UsageError("launch_mode persistent is not measured by this benchmark");
       case Mode::LaunchIncluded:
         time_host_samples(samples, ops, seconds, [&] {
           if (move) round_trip();
