@@ -7,7 +7,7 @@
 
 #include <set>
 
-#include "backends/cuda/copy_initiator.h"
+#include "copy/copy_initiator.h"
 #include "benchmarks/explicit_copy/copy_family.h"
 #include "core/registry.h"
 #include "fake_gpus.h"

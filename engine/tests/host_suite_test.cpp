@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backends/host/host_buffer.h"
-#include "backends/host/memcpy_workload.h"
+#include "copy/memcpy_workload.h"
 #include "backends/host/pointer_chain.h"
 #include "backends/host/worker_pool.h"
 #include "core/error.h"

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "backends/mpi/collective.h"
+#include "collective/collective_mpi.h"
 #include "backends/mpi/gpu_support.h"
 #include "backends/mpi/message_buffers.h"
 #include "transport/mpi_transport_mpi.h"

@@ -1,6 +1,6 @@
 // CUDA IPC between MPI ranks of one node, one GPU each: every rank exports its receive buffer (and
 // a flag) once, maps the other ranks' and copies its messages straight into them with a GPU copy
-// initiator (backends/cuda/copy_initiator.h): the copy engines (cudaMemcpyAsync) or an SM copy
+// initiator (copy/copy_initiator.h): the copy engines (cudaMemcpyAsync) or an SM copy
 // kernel.
 //   ipc.bandwidth       back-to-back copies 0 -> 1 behind a start-blocking kernel, timed on the
 //                       sender's stream (the receiver sits the loop out)
@@ -11,7 +11,7 @@
 // The receiver checks what landed in its buffer after the timed loop.
 #include <map>
 
-#include "backends/cuda/copy_initiator.h"
+#include "copy/copy_initiator.h"
 #include "backends/cuda/device_pattern.h"
 #include "backends/cuda/event_timing.h"
 #include "backends/cuda/kernels.h"

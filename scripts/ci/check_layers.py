@@ -61,16 +61,33 @@ LAYERS: dict[str, list[tuple[str, str]]] = {
         ("backends/cuda/", "NCCL runs on CUDA streams and device buffers"),
         ("backends/mpi/", "a rank-per-GPU NCCL job exchanges its unique id over MPI"),
     ],
+    # How bytes are copied within a process, whatever does the copying: the GPU copy initiators
+    # (copy engine, SM kernels and their shapes: strategies, as nvbandwidth's initiators are), the
+    # one GPU copy workload they plug into, and the host's threaded memcpy.
+    "copy/": [
+        ("core/", "core is below every layer"),
+        ("backends/", "an initiator copies through a library wrapper (CUDA/HIP, the host's threads)"),
+        ("copy/", "its own folder"),
+    ],
+    # The collectives written once per library: the MPI and NCCL call tables and the skeleton each
+    # collective benchmark, pattern and bare reference loop runs through (buffers, timing, check).
+    "collective/": [
+        ("core/", "core is below every layer"),
+        ("backends/", "a collective calls its library through the wrapper"),
+        ("collective/", "its own folder"),
+    ],
     # How messages move between ranks, whatever library moves them: the interface the
     # point-to-point protocols and the patterns are written against once, the protocols' one
     # workload, and one file per transport over its library.
     "transport/": [
         ("core/", "core is below every layer"),
         ("backends/", "a transport moves messages through a library wrapper"),
+        ("copy/", "CUDA IPC moves a message with a copy initiator (copy engine or SM kernel)"),
         ("transport/", "its own folder"),
     ],
-    # One folder per category of the taxonomy: a category uses core, the library wrappers and the
-    # node's facts, never another category (what two categories share belongs in a backend).
+    # One folder per category of the taxonomy: a category uses core, the library wrappers, the node's
+    # facts and the mechanism layers (copy, collective, transport), never another category (what two
+    # categories share belongs in one of those layers).
     "benchmarks/direct_access/": [],
     "benchmarks/explicit_copy/": [],
     "benchmarks/point_to_point/": [],
@@ -86,6 +103,8 @@ BENCHMARK_EDGES = [
     ("core/", "core is below every layer"),
     ("backends/", "benchmarks measure through the library wrappers"),
     ("topology/", "benchmarks read the node's facts"),
+    ("copy/", "copy benchmarks run the copy initiators"),
+    ("collective/", "collective, pattern and reference benchmarks run the collectives"),
     ("transport/", "point-to-point and pattern benchmarks run over the transports"),
     ("{self}", "its own category"),
 ]

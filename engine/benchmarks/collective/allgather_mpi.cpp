@@ -1,6 +1,6 @@
 // mpi.allgather: every rank contributes one block and receives all n of them.
 // Size = the gathered buffer; bus factor (n-1)/n: each rank receives the blocks it does not own.
-#include "backends/mpi/collective.h"
+#include "collective/collective_mpi.h"
 #include "backends/mpi/mpi_check.h"
 
 namespace commatlas {

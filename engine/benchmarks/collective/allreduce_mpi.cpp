@@ -1,7 +1,7 @@
 // mpi.allreduce: float sum over all ranks; every rank ends with the whole reduced buffer.
 // Bus factor 2(n-1)/n (core/collective.h): a bandwidth-optimal allreduce is a reduce-scatter
 // plus an allgather, each moving (n-1)/n of the buffer through every rank.
-#include "backends/mpi/collective.h"
+#include "collective/collective_mpi.h"
 #include "backends/mpi/mpi_check.h"
 
 namespace commatlas {

@@ -1,6 +1,6 @@
 // mpi.alltoall: block k of rank r's send buffer lands as block r of rank k's receive buffer.
 // Size = one rank's send buffer; bus factor (n-1)/n: the part that leaves the rank.
-#include "backends/mpi/collective.h"
+#include "collective/collective_mpi.h"
 #include "backends/mpi/mpi_check.h"
 
 namespace commatlas {

@@ -1,6 +1,6 @@
 // mpi.broadcast: rank 0's buffer to every rank. Bus factor 1: a pipelined broadcast carries
 // the whole buffer over every link once.
-#include "backends/mpi/collective.h"
+#include "collective/collective_mpi.h"
 #include "backends/mpi/mpi_check.h"
 
 namespace commatlas {

@@ -1,8 +1,8 @@
-// MPI collectives on GPU buffers: every definition of backends/mpi/collective.h (allreduce,
+// MPI collectives on GPU buffers: every definition of collective/collective_mpi.h (allreduce,
 // allgather, reduce_scatter, alltoall, broadcast, ...) over device memory of each rank's GPU,
 //   mpi.staged.<op>:    staged through pinned host memory (D2H, MPI call, H2D in the timed op)
 //   mpi.gpu_aware.<op>: device pointers handed to MPI, only when the library is CUDA-aware.
-#include "backends/mpi/collective.h"
+#include "collective/collective_mpi.h"
 #include "backends/mpi/gpu_message_buffers_mpi.h"
 #include "backends/mpi/mpi_comm.h"
 #include "core/registry.h"

@@ -1,49 +1,13 @@
-// The NCCL collectives: what each one calls. Everything else (buffers, timing, the exact check,
-// bus factors) is the shared skeleton of backends/nccl/nccl_collective.h. Each is registered
-// twice: one MPI rank per GPU (nccl.<op>, suite mpi-gpu) and one process driving every GPU
+// The NCCL collectives as benchmarks: what each one calls is the collective layer's table
+// (collective/collective_nccl.h), as are buffers, timing, the exact check and bus factors. Each is
+// registered twice: one MPI rank per GPU (nccl.<op>, suite mpi-gpu) and one process driving every GPU
 // (nccl.single.<op>, suite nccl, for machines without MPI).
-#include "backends/nccl/nccl_check.h"
-#include "backends/nccl/nccl_collective.h"
+#include "collective/collective_nccl.h"
 #include "backends/nccl/nccl_job.h"
 #include "core/registry.h"
 
 namespace commatlas {
 namespace {
-
-const std::vector<NcclCollectiveDef>& nccl_collectives() {
-  static const std::vector<NcclCollectiveDef> defs = {
-      {CollectiveOp::AllReduce,
-       [](const NcclCollectiveCall& c) {
-         COMMATLAS_NCCL(ncclAllReduce(c.send, c.recv, c.shape.send_elements, ncclFloat, ncclSum, c.member.comm.get(), c.member.stream.get()));
-       }},
-      {CollectiveOp::AllGather,
-       [](const NcclCollectiveCall& c) {
-         COMMATLAS_NCCL(ncclAllGather(c.send, c.recv, c.shape.send_elements, ncclFloat, c.member.comm.get(), c.member.stream.get()));
-       }},
-      {CollectiveOp::ReduceScatter,
-       [](const NcclCollectiveCall& c) {
-         COMMATLAS_NCCL(ncclReduceScatter(c.send, c.recv, c.shape.recv_elements, ncclFloat, ncclSum, c.member.comm.get(), c.member.stream.get()));
-       }},
-      {CollectiveOp::AllToAll,
-       // Grouped send/recv, one block to and from every rank (nccl-tests' alltoall).
-       [](const NcclCollectiveCall& c) {
-         const std::size_t block = c.shape.chunk_elements;
-         for (int peer = 0; peer < c.ranks; ++peer) {
-           COMMATLAS_NCCL(ncclSend(c.send + peer * block, block, ncclFloat, peer, c.member.comm.get(), c.member.stream.get()));
-           COMMATLAS_NCCL(ncclRecv(c.recv + peer * block, block, ncclFloat, peer, c.member.comm.get(), c.member.stream.get()));
-         }
-       }},
-      {CollectiveOp::Broadcast,
-       [](const NcclCollectiveCall& c) {
-         COMMATLAS_NCCL(ncclBroadcast(c.send, c.recv, c.shape.send_elements, ncclFloat, kCollectiveRoot, c.member.comm.get(), c.member.stream.get()));
-       }},
-      {CollectiveOp::Reduce,
-       [](const NcclCollectiveCall& c) {
-         COMMATLAS_NCCL(ncclReduce(c.send, c.recv, c.shape.send_elements, ncclFloat, ncclSum, kCollectiveRoot, c.member.comm.get(), c.member.stream.get()));
-       }},
-  };
-  return defs;
-}
 
 class NcclCollective final : public Benchmark {
  public:
@@ -81,8 +45,5 @@ const bool registered = [] {
 }();
 
 }  // namespace
-
-// The bare reference loop of allreduce uses the same definition as nccl.allreduce.
-const NcclCollectiveDef& nccl_allreduce_def() { return nccl_collectives().front(); }
 
 }  // namespace commatlas

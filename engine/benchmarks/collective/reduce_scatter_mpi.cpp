@@ -1,6 +1,6 @@
 // mpi.reduce_scatter: float sum over all ranks; rank k keeps block k (MPI_Reduce_scatter_block).
 // Size = the send buffer; bus factor (n-1)/n: each rank sends the blocks it does not keep.
-#include "backends/mpi/collective.h"
+#include "collective/collective_mpi.h"
 #include "backends/mpi/mpi_check.h"
 
 namespace commatlas {

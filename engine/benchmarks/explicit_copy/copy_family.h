@@ -1,5 +1,5 @@
 // The GPU copy benchmarks are families: each is written once and registered once, and measures
-// every copy initiator (backends/cuda/copy_initiator.h) it applies to, under the key
+// every copy initiator (copy/copy_initiator.h) it applies to, under the key
 // "gpu.copy_<initiator><suffix>". A family of plain copy variants (gpu.copy_ce / gpu.copy_sm and
 // their _matrix) is a function that lists its CopySpecs; one with its own params or workload
 // (fan-out, latency, the SM shape sweep) is a Benchmark class made per initiator.
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "backends/cuda/copy_workload.h"
+#include "copy/copy_workload.h"
 #include "backends/cuda/gpu_access.h"
 #include "core/registry.h"
 

@@ -4,13 +4,13 @@
 //   back_to_back     copies queued behind a start-blocking kernel, CUDA events per sample
 //   graph            `ops` copies captured once into a CUDA graph and replayed, CUDA events around
 //                    each replay (as nccl-tests -G)
-// for each GPU copy initiator (backends/cuda/copy_initiator.h: the copy engines and the SM copy
+// for each GPU copy initiator (copy/copy_initiator.h: the copy engines and the SM copy
 // kernel), whose one copy on raw addresses it times. Per-copy time in each mode, so the gap between
 // modes is the launch's cost.
 #include <algorithm>
 #include <map>
 
-#include "backends/cuda/copy_initiator.h"
+#include "copy/copy_initiator.h"
 #include "backends/cuda/device_pattern.h"
 #include "backends/cuda/event_timing.h"
 #include "backends/cuda/gpu_access.h"

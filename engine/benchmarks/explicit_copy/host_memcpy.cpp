@@ -1,6 +1,6 @@
 // host.memcpy: libc memcpy between host buffers from 1 and N threads, over NUMA node pairs.
 #include "backends/host/host_context.h"
-#include "backends/host/memcpy_workload.h"
+#include "copy/memcpy_workload.h"
 #include "core/registry.h"
 #include "core/sizes.h"
 

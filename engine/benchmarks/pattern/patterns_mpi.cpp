@@ -14,7 +14,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "backends/mpi/collective.h"
+#include "collective/collective_mpi.h"
 #include "benchmarks/pattern/compute.h"
 #include "core/error.h"
 #include "core/harness.h"

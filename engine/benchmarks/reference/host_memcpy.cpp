@@ -12,7 +12,7 @@
 #include <optional>
 
 #include "backends/host/host_context.h"
-#include "backends/host/memcpy_workload.h"
+#include "copy/memcpy_workload.h"
 #include "backends/host/numa.h"
 #include "core/registry.h"
 #include "core/sizes.h"

@@ -1,15 +1,13 @@
 // Bare nccl-tests-style loops of the same NCCL calls as nccl.allreduce and nccl.bandwidth: one
 // event pair around 20 calls, no harness batching, no start-blocking kernel. Run next to them,
 // they show what the harness adds (the goal: nothing beyond 3% at large sizes, 1 us at 8 B).
-#include "backends/nccl/nccl_collective.h"
+#include "collective/collective_nccl.h"
 #include "backends/nccl/nccl_job.h"
 #include "core/registry.h"
 #include "transport/nccl_transport_nccl.h"
 #include "transport/protocol_workload.h"
 
 namespace commatlas {
-
-const NcclCollectiveDef& nccl_allreduce_def();  // benchmarks/collective/collectives_nccl.cu
 
 namespace {
 
@@ -44,7 +42,7 @@ class ReferenceNcclAllReduce final : public ReferenceNcclBase {
     return reference_info("reference.nccl_allreduce", "bare nccl-tests-style loop of ncclAllReduce (compare nccl.allreduce)");
   }
   std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
-    return prepare_nccl_collective(nccl_team(kLaunch, ctx), ctx, nccl_allreduce_def(), bytes, NcclTiming::BareLoop);
+    return prepare_nccl_collective(nccl_team(kLaunch, ctx), ctx, find_nccl_collective(CollectiveOp::AllReduce), bytes, NcclTiming::BareLoop);
   }
 };
 

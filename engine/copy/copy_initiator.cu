@@ -1,4 +1,4 @@
-#include "backends/cuda/copy_initiator.h"
+#include "copy/copy_initiator.h"
 
 #include <stdexcept>
 #include <utility>

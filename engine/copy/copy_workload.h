@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "backends/cuda/copy_buffers.h"
-#include "backends/cuda/copy_initiator.h"
+#include "copy/copy_initiator.h"
 #include "core/benchmark.h"
 
 namespace commatlas::gpu {

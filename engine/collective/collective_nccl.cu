@@ -1,7 +1,10 @@
-#include "backends/nccl/nccl_collective.h"
+#include "collective/collective_nccl.h"
+
+#include <stdexcept>
 
 #include "backends/cuda/event_timing.h"
 #include "backends/cuda/gpu_collective_data.h"
+#include "backends/nccl/nccl_check.h"
 #include "backends/nccl/nccl_job.h"
 #include "core/all_ranks.h"
 #include "core/error.h"
@@ -163,6 +166,47 @@ std::unique_ptr<Workload> prepare_nccl_collective(const NcclTeam& team, Context&
     throw Skip(format_size(bytes) + " holds no whole float block per rank for " + to_string(def.op) + " over " +
                std::to_string(team.ranks()) + " ranks");
   return std::make_unique<NcclCollectiveWorkload>(team, ctx, def, *shape, timing);
+}
+
+const std::vector<NcclCollectiveDef>& nccl_collectives() {
+  static const std::vector<NcclCollectiveDef> defs = {
+      {CollectiveOp::AllReduce,
+       [](const NcclCollectiveCall& c) {
+         COMMATLAS_NCCL(ncclAllReduce(c.send, c.recv, c.shape.send_elements, ncclFloat, ncclSum, c.member.comm.get(), c.member.stream.get()));
+       }},
+      {CollectiveOp::AllGather,
+       [](const NcclCollectiveCall& c) {
+         COMMATLAS_NCCL(ncclAllGather(c.send, c.recv, c.shape.send_elements, ncclFloat, c.member.comm.get(), c.member.stream.get()));
+       }},
+      {CollectiveOp::ReduceScatter,
+       [](const NcclCollectiveCall& c) {
+         COMMATLAS_NCCL(ncclReduceScatter(c.send, c.recv, c.shape.recv_elements, ncclFloat, ncclSum, c.member.comm.get(), c.member.stream.get()));
+       }},
+      {CollectiveOp::AllToAll,
+       // Grouped send/recv, one block to and from every rank (nccl-tests' alltoall).
+       [](const NcclCollectiveCall& c) {
+         const std::size_t block = c.shape.chunk_elements;
+         for (int peer = 0; peer < c.ranks; ++peer) {
+           COMMATLAS_NCCL(ncclSend(c.send + peer * block, block, ncclFloat, peer, c.member.comm.get(), c.member.stream.get()));
+           COMMATLAS_NCCL(ncclRecv(c.recv + peer * block, block, ncclFloat, peer, c.member.comm.get(), c.member.stream.get()));
+         }
+       }},
+      {CollectiveOp::Broadcast,
+       [](const NcclCollectiveCall& c) {
+         COMMATLAS_NCCL(ncclBroadcast(c.send, c.recv, c.shape.send_elements, ncclFloat, kCollectiveRoot, c.member.comm.get(), c.member.stream.get()));
+       }},
+      {CollectiveOp::Reduce,
+       [](const NcclCollectiveCall& c) {
+         COMMATLAS_NCCL(ncclReduce(c.send, c.recv, c.shape.send_elements, ncclFloat, ncclSum, kCollectiveRoot, c.member.comm.get(), c.member.stream.get()));
+       }},
+  };
+  return defs;
+}
+
+const NcclCollectiveDef& find_nccl_collective(CollectiveOp op) {
+  for (const NcclCollectiveDef& def : nccl_collectives())
+    if (def.op == op) return def;
+  throw std::logic_error("no NCCL collective " + to_string(op));
 }
 
 }  // namespace commatlas

@@ -1,4 +1,4 @@
-#include "backends/host/memcpy_workload.h"
+#include "copy/memcpy_workload.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "backends/mpi/collective.h"
+#include "collective/collective_mpi.h"
 
 #include <climits>
 #include <cstring>

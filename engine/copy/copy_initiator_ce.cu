@@ -1,6 +1,6 @@
 // The copy engines: cudaMemcpyAsync on the driving GPU's stream.
 #include "backends/cuda/copy_buffers.h"
-#include "backends/cuda/copy_initiator.h"
+#include "copy/copy_initiator.h"
 #include "backends/cuda/gpu_access.h"
 
 namespace commatlas::gpu {

@@ -1,7 +1,7 @@
 // An SM copy kernel: the driving GPU's SMs load from the source and store to the destination
 // (peer and host memory through their mappings), in the shape the variant's params name.
 #include "backends/cuda/copy_buffers.h"
-#include "backends/cuda/copy_initiator.h"
+#include "copy/copy_initiator.h"
 #include "backends/cuda/device_pattern.h"
 #include "backends/cuda/kernels.h"
 

@@ -1,4 +1,4 @@
-#include "backends/cuda/copy_workload.h"
+#include "copy/copy_workload.h"
 
 #include "backends/cuda/event_timing.h"
 #include "backends/cuda/gpu_access.h"
