@@ -31,6 +31,18 @@ double unix_time() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The part of a point's identity that every record about the point repeats (results, skips and
+// errors in full, stability records beside their result): its size, rank count and repeat.
+void write_size_and_ranks(JsonWriter& w, const PointId& id) {
+  w.key("bytes");
+  if (id.bytes)
+    w.value(static_cast<std::uint64_t>(*id.bytes));
+  else
+    w.null();
+  w.field("ranks", id.ranks);
+  if (id.repeat) w.field("repeat", *id.repeat);
+}
+
 void write_identity(JsonWriter& w, const char* type, const PointId& id) {
   w.field("type", type);
   w.field("point", point_key(id));
@@ -48,13 +60,7 @@ void write_identity(JsonWriter& w, const char* type, const PointId& id) {
     w.key("movement");
     write_movement(w, *id.movement);
   }
-  w.key("bytes");
-  if (id.bytes)
-    w.value(static_cast<std::uint64_t>(*id.bytes));
-  else
-    w.null();
-  w.field("ranks", id.ranks);
-  if (id.repeat) w.field("repeat", *id.repeat);
+  write_size_and_ranks(w, id);
   if (id.placement && id.ranks > 1) write_placement(w, *id.placement);
   if (id.mpi_library) {
     w.key("mpi_library").begin_object();
@@ -267,13 +273,7 @@ std::string stability_record(const PointId& id, const Stability& st, double conf
   w.field("type", "stability");
   w.field("point", point_key(id));
   w.field("benchmark", id.info.key);
-  w.key("bytes");
-  if (id.bytes)
-    w.value(static_cast<std::uint64_t>(*id.bytes));
-  else
-    w.null();
-  w.field("ranks", id.ranks);
-  if (id.repeat) w.field("repeat", *id.repeat);
+  write_size_and_ranks(w, id);
   w.key("stability").begin_object();
   w.field("verdict", to_string(st.verdict));
   if (st.verdict == Repeatability::Unchecked) {
