@@ -3,12 +3,16 @@ build fake engines that answer with recorded JSON (for machines this one is not)
 
 from __future__ import annotations
 
+import atexit
+import functools
+import gzip
 import json
 import os
 import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +113,30 @@ sys.exit(1)
 
 def fixture_json(name: str) -> Any:
     return json.loads((FIXTURES / name).read_text())
+
+
+@functools.cache
+def fixture_run(name: str) -> Path:
+    """tests/fixtures/<name>/ as the reader opens a run: a folder whose large files are stored gzipped
+    (the records cut from results/ by fixtures/cut_results.py) is copied once per session to a
+    temporary folder with them unpacked (name.gz -> name)."""
+    folder = FIXTURES / name
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no fixture {folder}")
+    if not any(folder.rglob("*.gz")):
+        return folder
+    copy = Path(tempfile.mkdtemp(prefix=f"commatlas-fixture-{name}-"))
+    atexit.register(shutil.rmtree, copy, ignore_errors=True)
+    for path in folder.rglob("*"):
+        if not path.is_file():
+            continue
+        target = copy / path.relative_to(folder)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".gz":
+            target.with_suffix("").write_bytes(gzip.decompress(path.read_bytes()))
+        else:
+            shutil.copyfile(path, target)
+    return copy
 
 
 def have_mpiexec() -> bool:

@@ -1,18 +1,17 @@
 """The movement model's promises, checked on the records a real single-GPU run wrote (one H100, committed
-under results/nvidia-h100-x1/atlas-default): the engine declared every movement itself there, so
+under results/nvidia-h100-x1/atlas-default, whole in tests/fixtures/h100-atlas-default): the engine declared every movement itself there, so
 nothing in this test is a fixture written by hand or labelled by a script."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from commatlas.analysis.answers import compute_answers
 from commatlas.io.results import load_run
-from conftest import terminal_map
+from conftest import fixture_run, terminal_map
 
-RUN = Path(__file__).resolve().parent.parent / "results" / "nvidia-h100-x1" / "atlas-default" / "default"
+RUN = fixture_run("h100-atlas-default") / "default"
 
 
 @pytest.fixture(scope="module")

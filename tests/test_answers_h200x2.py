@@ -1,5 +1,5 @@
 """The best-interface map's GPU-to-GPU rows, on the records of the first real multi-GPU run (2x H200,
-NVLink, one rank per GPU under a CUDA-aware Open MPI; committed under results/nvidia-h200-x2/atlas-2gpu).
+NVLink, one rank per GPU under a CUDA-aware Open MPI; committed under results/nvidia-h200-x2/atlas-2gpu, whole in tests/fixtures/h200x2-atlas-2gpu).
 The engine wrote them before it declared `movement.by` and `movement.participants`, so they also
 check the documented fallbacks; the same records with both declared (as the engine writes them
 now) must give the same map. Each test here failed on the map as it was first printed: "GPU 0 ⇄
@@ -12,7 +12,6 @@ import json
 import re
 import shutil
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -22,9 +21,9 @@ from commatlas.io.results import load_run, run_from_records
 from commatlas.report import write_report
 from commatlas.report.bestmap import map_rows
 from commatlas.report.summary import print_summary
-from conftest import terminal_map
+from conftest import fixture_run, terminal_map
 
-RUN = Path(__file__).resolve().parent.parent / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default"
+RUN = fixture_run("h200x2-atlas-2gpu") / "default"
 COLLECTIVES = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast", "reduce")
 
 

@@ -21,6 +21,7 @@ from commatlas.analysis.compare import (  # noqa: E402
 )
 from commatlas.io.results import load_run  # noqa: E402
 from commatlas.report.comparison import headline, write_comparison_html  # noqa: E402
+from conftest import fixture_run  # noqa: E402
 
 
 def one_point(tmp_path: Path, name: str, samples: np.ndarray, metric: str = "bandwidth"):
@@ -89,14 +90,13 @@ def test_a_move_counts_only_when_median_and_fast_end_agree() -> None:
 
 # --- real runs: identical ones are "no change", a real slowdown is found --------------------------
 
-RESULTS = Path(__file__).resolve().parent.parent / "results"
-H100_PAIR = RESULTS / "nvidia-h100-x1" / "atlas-default"
-# Identical default runs back to back, as the engine wrote them: an H100 and an H200 (from
-# results/), and the 2-core CPU VM with Open MPI (tests/fixtures/compare/, see its README).
+H100_PAIR = fixture_run("h100-atlas-default")
+# Identical default runs back to back, as the engine wrote them, whole (each fixture's README says
+# which committed run under results/): an H100, an H200, and the 2-core CPU VM with Open MPI.
 IDENTICAL = {
     "h100": (H100_PAIR / "default", H100_PAIR / "default2"),
-    "h200": (RESULTS / "nvidia-h200-x2" / "atlas-1gpu" / "default", RESULTS / "nvidia-h200-x2" / "atlas-1gpu" / "default2"),
-    "cpu-2core": (RESULTS / "cpu-2core" / "compare-identical" / "a", RESULTS / "cpu-2core" / "compare-identical" / "b"),
+    "h200": (fixture_run("h200x2-atlas-1gpu") / "default", fixture_run("h200x2-atlas-1gpu") / "default2"),
+    "cpu-2core": (fixture_run("cpu-2core-compare-identical") / "a", fixture_run("cpu-2core-compare-identical") / "b"),
 }
 # A 15% slowdown is within what identical runs of the 2-core VM moved under load (up to 300x at
 # points each run called repeatable): only the GPU machines' pairs can show it
@@ -178,7 +178,9 @@ def test_a_uniform_15_percent_slowdown_is_flagged(machine, tmp_path) -> None:
     assert "moved as a whole by -1" in c.rule.text or "moved as a whole by +1" in c.rule.text, c.rule.text
 
 
-H100X2_DEFAULT = RESULTS / "nvidia-h100-x2" / "steady-state" / "after-fix" / "default"
+# Every benchmark of a default run on 2x H100 that has a point the engine called unstable (and the
+# copy engine's and NCCL's, which the torch suite's tests read).
+H100X2_DEFAULT = fixture_run("h100x2-steady-state") / "default"
 
 
 def test_a_point_a_run_calls_unstable_is_neither_changed_nor_unchanged(tmp_path) -> None:

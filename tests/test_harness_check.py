@@ -1,5 +1,5 @@
 """The harness against its bare reference loops (commatlas.analysis.harness_check), on the engine's own
-records: the committed H100 runs (host.memcpy and mpi.pingpong beside reference.host_memcpy and
+records (cut from the committed runs under results/ into tests/fixtures/, each with a README): the H100 runs (host.memcpy and mpi.pingpong beside reference.host_memcpy and
 reference.mpi_pingpong), the 2x H200 NCCL records (written before engines declared movements: the
 four NCCL benchmarks get the movement the engine declares for them today, stated below), and a run
 of the engine built here. Each verdict is also shown to flip when a real figure is moved past the rule."""
@@ -19,18 +19,17 @@ from commatlas.io.records import read_records
 from commatlas.io.results import load_run, run_from_records
 from commatlas.report import write_report
 from commatlas.report.summary import print_summary
-from conftest import FIXTURES, REPO, read_lines, run_cli
+from conftest import FIXTURES, fixture_run, read_lines, run_cli
 
-H100 = REPO / "results" / "nvidia-h100-x1"
-H100_DEFAULT = H100 / "atlas-default" / "default" / "results.jsonl"
-H100_QUICK = H100 / "atlas-quick" / "results.jsonl"
-H200_MPI_GPU = REPO / "results" / "nvidia-h200-x2" / "mpi-gpu-default" / "cuda-ompi.jsonl"
-H200X2 = REPO / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default" / "results.jsonl"
+H100_DEFAULT = fixture_run("h100-atlas-default") / "default" / "results.jsonl"
+H100_QUICK = fixture_run("h100-atlas-quick") / "results.jsonl"
+# NCCL and its bare loops from the mpi-gpu suite on 2x H200 (only those benchmarks).
+H200_MPI_GPU = fixture_run("h200x2-mpi-gpu-default") / "cuda-ompi.jsonl"
+H200X2 = fixture_run("h200x2-atlas-2gpu") / "default" / "results.jsonl"
 HOST = FIXTURES / "report" / "host" / "results.jsonl"
-NCCL_OVERHEAD = REPO / "results" / "nvidia-h200-x2" / "nccl-overhead" / "after-recalibration"
+NCCL_OVERHEAD = fixture_run("h200x2-nccl-overhead")
 # host.memcpy beside its bare loop, 1 and 32 threads, three passes (--repeat 3) on 2x H200's host.
-H200_MEMCPY_PASSES = (REPO / "results" / "nvidia-h200-x2" / "atlas-2gpu-final" / "memcpy-one-thread" / "run"
-                      / "results.jsonl")
+H200_MEMCPY_PASSES = fixture_run("h200x2-memcpy-one-thread") / "results.jsonl"
 KiB, MiB = 1024, 1024 * 1024
 
 
@@ -83,7 +82,8 @@ def declared(records: list[dict]) -> list[dict]:
 
 
 def nccl_overhead_passes() -> list[dict]:
-    """The three back-to-back runs of results/nvidia-h200-x2/nccl-overhead/after-recalibration as
+    """The three back-to-back runs of results/nvidia-h200-x2/nccl-overhead/after-recalibration
+    (tests/fixtures/h200x2-nccl-overhead) as
     three passes of one run (repeat 0, 1, 2), with the movement the engine declares today."""
     records: list[dict] = []
     for repeat, path in enumerate(sorted(NCCL_OVERHEAD.glob("run-*.jsonl"))):

@@ -10,10 +10,10 @@ from rich.console import Console
 
 from commatlas.report import write_report
 from commatlas.report.summary import print_summary
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, fixture_run
 
 VM = FIXTURES / "report" / "host_quick_vm"
-H200 = REPO / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default"
+H200 = fixture_run("h200x2-atlas-2gpu") / "default"
 LINE = "the host memory peak is unknown: no SMBIOS tables at /sys/firmware/dmi/tables/DMI"
 
 

@@ -4,7 +4,8 @@ so under the map, and the findings say what a launch costs.
 
 The records of the 2x H100 device run (scripts/device/gpu_initiated.sh, committed under
 tests/fixtures/gpu_initiated/) hold every mode of the GPU-initiated mechanism, the copies and NCCL;
-a run without launch modes (the committed 2x H200 run) must read exactly as before."""
+a run without launch modes (the committed 2x H200 run, tests/fixtures/h200x2-atlas-2gpu) must read
+exactly as before."""
 from __future__ import annotations
 
 import io
@@ -18,9 +19,10 @@ from commatlas.analysis.answers import USER_LAUNCH_MODES, collect, compute_answe
 from commatlas.analysis.findings import launch_note, mechanism_name
 from commatlas.io.results import load_run, run_from_records
 from commatlas.report.summary import print_summary
+from conftest import fixture_run
 
 ROOT = Path(__file__).resolve().parent.parent
-OLD_RUN = ROOT / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default"
+OLD_RUN = fixture_run("h200x2-atlas-2gpu") / "default"
 DEVICE_RUN = ROOT / "tests" / "fixtures" / "gpu_initiated"
 SCHEMA = ROOT / "schema" / "answers.schema.json"
 

@@ -1,16 +1,17 @@
 """Engine vs the OSU method: verdicts that say what a row means, and the device-buffer reference
 (OSU's -d cuda D D) set beside the device -> device variant of mpi.gpu_aware.*.
 
-Records are real: five interleaved rounds of engine and reference on one H100 machine
-(results/nvidia-h100-x1/osu-compare/rounds.jsonl), a one-pass default run of the same machine, and
-a two-GPU default run whose GPU-aware MPI measured every allocator (results/nvidia-h200-x2/)."""
+Records are real, cut from the committed runs under results/ into tests/fixtures/ (each with a
+README): five interleaved rounds of engine and reference on one H100 machine (h100-osu-rounds: the
+ping-pong and bibw rounds of results/nvidia-h100-x1/osu-compare/rounds.jsonl), a one-pass default run
+of the same machine (h100-atlas-default), and the MPI records of a two-GPU default run whose GPU-aware
+MPI measured every allocator (h200x2-call4)."""
 
 from __future__ import annotations
 
 import copy
 import io
 import json
-from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -20,11 +21,11 @@ from commatlas.analysis.agreement import Kind
 from commatlas.io.records import read_records
 from commatlas.report.summary import print_summary
 from commatlas.io.engine import Engine
-from conftest import REPO, read_lines
+from conftest import fixture_run, read_lines
 
-ROUNDS = REPO / "results" / "nvidia-h100-x1" / "osu-compare" / "rounds.jsonl"
-ONE_PASS = REPO / "results" / "nvidia-h100-x1" / "atlas-default" / "default" / "results.jsonl"
-TWO_GPUS = REPO / "results" / "nvidia-h200-x2" / "atlas-2gpu-final" / "call4" / "default" / "results.jsonl"
+ROUNDS = fixture_run("h100-osu-rounds") / "rounds.jsonl"
+ONE_PASS = fixture_run("h100-atlas-default") / "default" / "results.jsonl"
+TWO_GPUS = fixture_run("h200x2-call4") / "default" / "results.jsonl"
 
 
 def row(rows: list[osu.ComparisonRow], benchmark: str, size: int) -> osu.ComparisonRow:

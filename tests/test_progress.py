@@ -53,16 +53,17 @@ def test_bar_counts_points_and_keeps_other_lines_for_the_log() -> None:
 
 def test_osu_reference_counts_its_tests_at_80_columns() -> None:
     """Was "OSU-method reference ━━━ 0/? 0:00:01 eta": the reference prints figures, not progress
-    events. Its real output (the committed H100 run's engine.log) now counts tests × sizes."""
+    events. Its real output (the committed H100 run's engine.log, tests/fixtures/h100-atlas-default)
+    now counts tests × sizes."""
     import io
-    from pathlib import Path
 
     from rich.console import Console
 
     from commatlas.analysis import osu
     from commatlas.run.progress import PhaseProgress
+    from conftest import fixture_run
 
-    log_path = Path(__file__).resolve().parent.parent / "results/nvidia-h100-x1/atlas-default/default/engine.log"
+    log_path = fixture_run("h100-atlas-default") / "default" / "engine.log"
     lines = log_path.read_text().splitlines(keepends=True)
     start = next(i for i, line in enumerate(lines) if "commatlas-osu-ref" in line and line.startswith("$ "))
     command = lines[start].split()

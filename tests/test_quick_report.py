@@ -1,4 +1,4 @@
-"""The report of the committed --quick run on an H100 (one pass, one node, no --precision): the
+"""The report of the committed --quick run on an H100 (tests/fixtures/h100-atlas-quick; one pass, one node, no --precision): the
 smallest size measured is on the first screen (an 8 B MPI ping-pong, where a bin up to 4 KiB showed
 only 4 KiB), sections with nothing to say are left out, and the OSU table does not claim a 0.0%
 spread from one pass."""
@@ -15,9 +15,9 @@ from commatlas.io.results import load_run
 from commatlas.report import write_report
 from commatlas.report.bestmap import bands, map_rows
 from commatlas.report.summary import print_summary
-from conftest import REPO
+from conftest import fixture_run
 
-QUICK = REPO / "results" / "nvidia-h100-x1" / "atlas-quick"
+QUICK = fixture_run("h100-atlas-quick")
 
 
 @pytest.fixture(scope="module")

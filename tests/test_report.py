@@ -1,6 +1,7 @@
 """The answers and the report, on the engine's own records: the committed default run on 2x H200
-(results/nvidia-h200-x2/atlas-2gpu/default, every record with the movement the engine declared),
-the older committed 2x H200 records written before engines declared movements (must still load),
+(results/nvidia-h200-x2/atlas-2gpu/default, every record with the movement the engine declared;
+whole in tests/fixtures/h200x2-atlas-2gpu), the older committed 2x H200 records written before
+engines declared movements (must still load; tests/fixtures/h200x2-integration),
 and a real host run of the engine built here. One regression test per fault the first
 single-GPU report had (a cache figure over 100% of peak and five others below).
 """
@@ -11,7 +12,6 @@ import json
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -24,11 +24,11 @@ from commatlas.report import write_report
 from commatlas.report.bestmap import map_rows
 from commatlas.report.figures import legend_labels, movement_figures
 from commatlas.report.summary import print_summary
-from conftest import FIXTURES, REPO, read_lines
+from conftest import FIXTURES, REPO, fixture_run, read_lines
 
-H200 = REPO / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default"
+H200 = fixture_run("h200x2-atlas-2gpu") / "default"
 HOST = FIXTURES / "report" / "host"
-OLD_H200 = REPO / "results" / "nvidia-h200-x2" / "integration"
+OLD_H200 = fixture_run("h200x2-integration")
 SCHEMA = REPO / "schema" / "answers.schema.json"
 MiB = 1024 * 1024
 

@@ -2,7 +2,8 @@
 read in the unit of their data and show numbers even for one point, no legend for one line; a
 machine section in words ("1 NUMA node (0)"), reasons without engine source paths; --tune's
 verdicts in report.html and summary.md. Records: real engine runs (tests/fixtures/report/
-host_quick_vm: the engine built here, --quick on a 2-core VM; results/: committed GPU runs)."""
+host_quick_vm: the engine built here, --quick on a 2-core VM; tests/fixtures/h200x2-atlas-2gpu:
+a committed 2x H200 run and its --tune nccl pass)."""
 from __future__ import annotations
 
 import io
@@ -19,11 +20,11 @@ from commatlas.report.bestmap import map_rows
 from commatlas.report.figures import movement_figures
 from commatlas.report.machine import describe_machine
 from commatlas.report.views import print_info
-from conftest import FIXTURES, REPO, fixture_json
+from conftest import FIXTURES, fixture_json, fixture_run
 
 VM = FIXTURES / "report" / "host_quick_vm"
-H200 = REPO / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default"
-TUNE = REPO / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "tune"
+H200 = fixture_run("h200x2-atlas-2gpu") / "default"
+TUNE = fixture_run("h200x2-atlas-2gpu") / "tune"
 
 
 def figures_of(run_dir):

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from commatlas.io.results import ResultsError, group_series, load_run
+from conftest import fixture_run
 
-H200X2 = Path(__file__).resolve().parent.parent / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default"
+H200X2 = fixture_run("h200x2-atlas-2gpu") / "default"
 
 
 def lines_of(path: Path) -> list[str]:

@@ -9,8 +9,9 @@ from pathlib import Path
 from commatlas.analysis.answers import compute_answers
 from commatlas.io.results import load_run
 from commatlas.report.bestmap import map_rows
+from conftest import fixture_run
 
-RUN = Path(__file__).resolve().parent.parent / "results" / "nvidia-h100-x1" / "atlas-default" / "default"
+RUN = fixture_run("h100-atlas-default") / "default"
 
 
 def _clear_winner(answers: dict) -> tuple[str, str]:
@@ -65,7 +66,7 @@ def test_no_finding_builds_on_figures_that_did_not_repeat(tmp_path: Path) -> Non
     assert find_answers(compute_answers(load_run(tmp_path))) == []
 
 
-LIBRARIES_RUN = RUN.parent.parent.parent / "nvidia-h100-x2" / "mpi-libraries" / "run"
+LIBRARIES_RUN = fixture_run("h100x2-mpi-libraries") / "run"
 
 
 def test_the_html_map_marks_every_unstable_cell(tmp_path: Path) -> None:

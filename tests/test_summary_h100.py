@@ -1,18 +1,18 @@
 """The end-of-run summary as printed, on the records of the committed real single-H100 run
-(results/nvidia-h100-x1/atlas-default): its tables read at 80 columns."""
+(results/nvidia-h100-x1/atlas-default, whole in tests/fixtures/h100-atlas-default): its tables read at 80 columns."""
 from __future__ import annotations
 
 import io
 import json
 import re
-from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 from commatlas.report.summary import print_summary
+from conftest import fixture_run
 
-RUN = Path(__file__).resolve().parent.parent / "results" / "nvidia-h100-x1" / "atlas-default" / "default"
+RUN = fixture_run("h100-atlas-default") / "default"
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """The run summary's GPU pair matrices, on the committed default run on 2x H200
-(results/nvidia-h200-x2/atlas-2gpu/default: the pair is the movement's from.gpu -> to.gpu)."""
+(results/nvidia-h200-x2/atlas-2gpu/default, whole in tests/fixtures/h200x2-atlas-2gpu: the pair is the movement's from.gpu -> to.gpu)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from rich.console import Console
 
 from commatlas.analysis.pair_matrix import EMPTY, pair_matrices
 from commatlas.report.summary import print_summary
-from conftest import REPO, read_lines
+from conftest import fixture_run, read_lines
 
-RECORDS = [r for r in read_lines(REPO / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default" / "results.jsonl")
+RECORDS = [r for r in read_lines(fixture_run("h200x2-atlas-2gpu") / "default" / "results.jsonl")
            if r["type"] != "result" or r["benchmark"].endswith("_matrix")]
 
 

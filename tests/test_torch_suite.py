@@ -22,10 +22,11 @@ from commatlas.io.records import read_records
 from commatlas.io.results import load_run
 from commatlas.run.execute import RunOptions, plan_run
 from commatlas.run.selection import Selection
-from conftest import REPO, fixture_json, have_mpiexec, read_lines
+from conftest import REPO, fixture_json, fixture_run, have_mpiexec, read_lines
 
-# Real engine records from 2x H100: the copy engine's host -> GPU copies and NCCL (a rank per GPU).
-H100 = REPO / "results" / "nvidia-h100-x2" / "steady-state" / "after-fix" / "default" / "results.jsonl"
+# Real engine records from 2x H100: the copy engine's host -> GPU copies and NCCL (a rank per GPU),
+# every record of those mechanisms in a default run (tests/fixtures/h100x2-steady-state).
+H100 = fixture_run("h100x2-steady-state") / "default" / "results.jsonl"
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
 
