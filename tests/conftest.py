@@ -9,6 +9,7 @@ import gzip
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -21,6 +22,13 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SCHEMA = REPO / "schema" / "results.schema.json"
+
+# Tests interrupt runs with SIGINT as a user's Ctrl-C would. A test session started with SIGINT
+# ignored (under nohup, or as a background job of a non-interactive shell) passes the ignoring on
+# to every process it starts, and those runs would go on to their end; an ignored disposition is
+# inherited across exec, a handler is not, so installing one here gives the children the default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,

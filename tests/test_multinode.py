@@ -55,7 +55,12 @@ def commatlas(engine: Path, *args: str, env: dict[str, str] | None = None, timeo
 
 
 def records(run_dir: Path) -> list[dict]:
-    return [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines() if line.strip()]
+    """The run's whole records so far (none before the file exists; a line still being written is
+    left for the next look)."""
+    path = run_dir / "results.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines(keepends=True) if line.endswith("\n") and line.strip()]
 
 
 def test_two_nodes_are_two_nodes(engine_path: Path, tmp_path: Path, validator) -> None:
@@ -98,11 +103,13 @@ def test_watchdog_names_the_rank_that_stopped(engine_path: Path, tmp_path: Path)
                      "--launcher", launcher(),
                      env={"COMMATLAS_PID_DIR": str(pid_dir)}, background=True)
     try:
-        rank1 = pid_of(pid_dir, 1)
+        pid_of(pid_dir, 1)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not any(r["type"] == "result" for r in records(run_dir)):
             time.sleep(0.2)
-        os.kill(rank1, signal.SIGSTOP)
+        # Read the pid only now: every launch of the job writes it, and a launch before the measuring
+        # one (the launcher's check) leaves a pid that is gone by the time the first point is written.
+        os.kill(pid_of(pid_dir, 1), signal.SIGSTOP)
         proc.wait(timeout=90)
         err = (pid_dir / "stderr").read_text()
     finally:
