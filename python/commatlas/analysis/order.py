@@ -126,6 +126,8 @@ def judge_order(base: Run, alone: list[AloneRun], directory: Path) -> OrderCheck
                  if any(id(r) in unstable for r in groups.get(p.key, ()))]
         if sides:
             verdict, why = UNSTABLE, f"batches did not repeat ({' and '.join(sides)}): {p.verdict.why}"
+        elif p.verdict.unstable:
+            verdict, why = UNSTABLE, p.verdict.why
         else:
             verdict, why = (DIFFERS if p.verdict.different else AGREES), p.verdict.why
         check.points.append(PointVerdict(p.benchmark, p.variant.removeprefix(", ") or "-", p.size, p.metric,
