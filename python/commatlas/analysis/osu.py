@@ -11,7 +11,6 @@ difference instead of hiding in a loop that pays it too."""
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any, Iterable
 from commatlas.analysis.agreement import Verdict, judge
 from commatlas.io.points import engine_point_key as _point_key
 from commatlas.io.engine import Engine
+from commatlas.io.lines import json_object
 from commatlas.units import format_gbps, format_latency_us
 
 REFERENCE_PROGRAM = "commatlas-osu-ref"
@@ -178,14 +178,8 @@ def reference_total(tests: list[str], sizes: list[int]) -> int:
 
 def _output(line: str) -> dict[str, Any] | None:
     """One of the reference's JSON lines, or None (launcher noise)."""
-    line = line.strip()
-    if not line.startswith("{"):
-        return None
-    try:
-        out = json.loads(line)
-    except json.JSONDecodeError:
-        return None
-    return out if isinstance(out, dict) and out.get("test") in TESTS else None
+    out = json_object(line)
+    return out if out is not None and out.get("test") in TESTS else None
 
 
 def progress_point(line: str) -> dict[str, Any] | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import IO, Any, Callable
 
 from rich.console import Console
@@ -10,19 +9,14 @@ from rich.table import Column
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
+from commatlas.io.lines import json_object
 from commatlas.units import format_gbps, format_latency_us, format_size
 
 
 def parse_event(line: str) -> dict[str, Any] | None:
     """A progress event, or None for anything else the engine or launcher printed."""
-    line = line.strip()
-    if not line.startswith("{"):
-        return None
-    try:
-        event = json.loads(line)
-    except json.JSONDecodeError:
-        return None
-    return event if isinstance(event, dict) and "event" in event else None
+    event = json_object(line)
+    return event if event is not None and "event" in event else None
 
 
 def describe_point(event: dict[str, Any], metric: str | None = None) -> str:

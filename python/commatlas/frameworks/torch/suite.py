@@ -5,7 +5,6 @@ they are written by the same code as every engine record."""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import sys
@@ -15,6 +14,7 @@ from typing import Any, Callable
 
 from commatlas.errors import CommatlasError
 from commatlas.frameworks.torch.catalog import BENCHMARKS, BY_KEY, SUITE, fixed_environment
+from commatlas.io.lines import json_object
 
 WORKER = "commatlas.frameworks.torch.worker"
 QUICK_SIZES = (8, 1 << 20)
@@ -80,14 +80,8 @@ def worker_arguments(part: str, keys: tuple[str, ...], quick: bool, time_budget:
 
 def measurement_of(line: str) -> dict[str, Any] | None:
     """One of the worker's measurement lines, or None (launcher noise, NCCL's words)."""
-    line = line.strip()
-    if not line.startswith("{"):
-        return None
-    try:
-        out = json.loads(line)
-    except json.JSONDecodeError:
-        return None
-    return out if isinstance(out, dict) and out.get("suite") == SUITE and out.get("type") in ("result", "skip", "error") else None
+    out = json_object(line)
+    return out if out is not None and out.get("suite") == SUITE and out.get("type") in ("result", "skip", "error") else None
 
 
 def progress_point(line: str) -> dict[str, Any] | None:
