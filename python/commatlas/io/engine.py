@@ -150,8 +150,8 @@ class Engine:
 def _finished(process: subprocess.Popen, deadline: float) -> tuple[int, str, str] | subprocess.TimeoutExpired:
     try:
         stdout, stderr = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired as e:
-        return e
+    except subprocess.TimeoutExpired:
+        return subprocess.TimeoutExpired(process.args, QUERY_TIMEOUT_S)  # the limit, not what was left of it
     return process.returncode, stdout, stderr
 
 
