@@ -6,14 +6,16 @@ then as the binary `pip install .` puts inside this package.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import os
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from commatlas.errors import CommatlasError, UsageError
 
@@ -68,15 +70,36 @@ class Engine:
         return cls(locate_engine())
 
     def _query(self, *args: str) -> Any:
+        return self._queries([args])[0]()
+
+    def _queries(self, commands: list[tuple[str, ...]]) -> list[Callable[[], Any]]:
+        """Runs the queries side by side (on a GPU machine each one starts the driver, which takes
+        longer than the query); returns, in the same order, one call per query that gives its JSON
+        or raises its error, so that failures are said in the order the queries were asked."""
+        processes: list[subprocess.Popen | OSError] = []
         try:
-            done = subprocess.run(
-                [str(self.path), *args], capture_output=True, text=True, timeout=QUERY_TIMEOUT_S, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as e:
-            raise CommatlasError(f"cannot run {self.path}: {e}") from None
-        raise_for_engine_failure(done.returncode, done.stderr, f"commatlas-engine {args[0]}")
+            for args in commands:
+                try:
+                    processes.append(subprocess.Popen([str(self.path), *args], stdout=subprocess.PIPE,
+                                                      stderr=subprocess.PIPE, text=True))
+                except OSError as e:
+                    processes.append(e)
+            deadline = time.monotonic() + QUERY_TIMEOUT_S
+            done = [p if isinstance(p, OSError) else _finished(p, deadline) for p in processes]
+        finally:
+            for p in processes:
+                if isinstance(p, subprocess.Popen) and p.poll() is None:
+                    p.kill()
+                    p.wait()
+        return [functools.partial(self._answer, args, d) for args, d in zip(commands, done)]
+
+    def _answer(self, args: tuple[str, ...], done: tuple[int, str, str] | OSError | subprocess.TimeoutExpired) -> Any:
+        if isinstance(done, (OSError, subprocess.TimeoutExpired)):
+            raise CommatlasError(f"cannot run {self.path}: {done}")
+        status, stdout, stderr = done
+        raise_for_engine_failure(status, stderr, f"commatlas-engine {args[0]}")
         try:
-            return json.loads(done.stdout)
+            return json.loads(stdout)
         except json.JSONDecodeError as e:
             raise CommatlasError(f"commatlas-engine {args[0]} printed something that is not JSON: {e}") from None
 
@@ -113,12 +136,32 @@ class Engine:
     def topology(self) -> dict[str, Any] | None:
         """The GPU topology, {"gpus": [], "reason": ...} without GPUs, None when this engine
         has no topo command at all (built without the CUDA backend)."""
-        try:
-            return self._query("topo", "--json")
-        except UsageError as e:
-            if "unknown command" in str(e):
-                return None
-            raise
+        return _topology(self._queries([("topo", "--json")])[0])
+
+    def info_topology_benchmarks(self, run_arguments: list[str] | None = None) \
+            -> tuple[dict[str, Any], dict[str, Any] | None, list[dict[str, Any]]]:
+        """info(), topology() and benchmarks(run_arguments), asked side by side; an error is
+        raised as the first of the three that failed would raise it when asked one at a time."""
+        info, topology, benchmarks = self._queries([("info", "--json"), ("topo", "--json"),
+                                                    ("list", "--json", *(run_arguments or []))])
+        return info(), _topology(topology), benchmarks()
+
+
+def _finished(process: subprocess.Popen, deadline: float) -> tuple[int, str, str] | subprocess.TimeoutExpired:
+    try:
+        stdout, stderr = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        return subprocess.TimeoutExpired(process.args, QUERY_TIMEOUT_S)  # the limit, not what was left of it
+    return process.returncode, stdout, stderr
+
+
+def _topology(answer: Callable[[], Any]) -> dict[str, Any] | None:
+    try:
+        return answer()
+    except UsageError as e:
+        if "unknown command" in str(e):
+            return None  # an engine built without the CUDA backend
+        raise
 
 
 def backend_built(info: dict[str, Any], name: str) -> bool:

@@ -119,7 +119,10 @@ def _titled(ax, title: str, width: int) -> int:
     """Sets the title wrapped to `width` characters (a fixed layout would cut a long one at both
     ends); returns its number of lines."""
     text = textwrap.fill(title, width)
-    ax.set_title(text)
+    # At the axes' top, where matplotlib puts it anyway (nothing is drawn above these axes): told
+    # so, it skips searching for what the title must clear, which lays out every y tick label once
+    # more.
+    ax.set_title(text, y=1.0)
     return text.count("\n") + 1
 
 

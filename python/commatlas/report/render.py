@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from markupsafe import Markup
 
@@ -21,7 +21,7 @@ from commatlas.io.results import Point, Result, Run, group_series, load_run
 from commatlas.frameworks.torch import compare as framework_compare
 from commatlas.report import bestmap, figures, machine, multinode, variability
 from commatlas.analysis.findings import launch_note
-from commatlas.report.templating import render
+from commatlas.report.templating import compile_templates, render
 from commatlas.units import format_size
 
 MAX_FLAG_ROWS = 200
@@ -53,8 +53,13 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, allocat
     run = load_run(run_dir)
     out = Path(out_dir) if out_dir else run.directory
     out.mkdir(parents=True, exist_ok=True)
-    context = build_context(run, allocator, library)
-    write_answers(run, context["answers"], out)
+    context, finish_drawing = _context_while_drawing(run, allocator, library)
+    try:
+        # What needs no figure is done while the figures are drawn in worker processes.
+        write_answers(run, context["answers"], out)
+        compile_templates()
+    finally:
+        finish_drawing()
     paths = ReportPaths(out / "report.html", out / "summary.md")
     write_atomically(paths.html, render("report.html.j2", context))
     write_atomically(paths.markdown, render("summary.md.j2", context))
@@ -71,7 +76,10 @@ class Imprecise:
     stopped: str
 
 
-def build_context(run: Run, allocator: str | None = None, library: str | None = None) -> dict:
+def _context_while_drawing(run: Run, allocator: str | None = None,
+                           library: str | None = None) -> tuple[dict, Callable[[], None]]:
+    """The report's context, its figures still being drawn; the call returned waits for them and
+    puts them in place."""
     verified = [r for r in run.results if r.verified_ok]
     unverified = [r for r in run.results if not r.verified_ok]
     series, duplicate_notes = group_series(verified)
@@ -135,8 +143,7 @@ def build_context(run: Run, allocator: str | None = None, library: str | None = 
         # The torch suite beside the engine (what PyTorch adds, the DDP step): its own module.
         framework=_framework_fragment(raw),
     )
-    finish_drawing()
-    return context
+    return context, finish_drawing
 
 
 def _framework_fragment(records: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -18,3 +18,10 @@ _ENV.filters.update(size=format_size, ratio=format_ratio, percent=format_percent
 
 def render(template: str, context: dict[str, Any]) -> str:
     return _ENV.get_template(template).render(**context)
+
+
+def compile_templates() -> None:
+    """Compiles every template ahead of `render` (the environment keeps them compiled): work that
+    can be done while the report's figures are drawn."""
+    for template in _ENV.list_templates():
+        _ENV.get_template(template)

@@ -580,11 +580,10 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     `report=False` leaves the HTML report out (runs made only to be compared)."""
     start = utc_now()
     started = STARTED  # the command's start, imports included, as `time` counts it
-    engine_info = engine.info()
-    topology = engine.topology()
     # `list` with the run options makes the engine validate sizes, NUMA nodes and memory
     # before anything is created, and answers which benchmarks exist.
-    benchmarks = osu.with_references(engine.benchmarks(options.engine_arguments()), engine.path)
+    engine_info, topology, engine_benchmarks = engine.info_topology_benchmarks(options.engine_arguments())
+    benchmarks = osu.with_references(engine_benchmarks, engine.path)
     benchmarks += torch_catalog.listed(gpu_count(topology))
     plan = plan_run(options, engine_info, topology, benchmarks, engine)
     passes = plan_passes(options.repeat, options.sweep_env)
