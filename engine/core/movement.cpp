@@ -139,6 +139,12 @@ std::vector<VocabularyEntry> allocator_vocabulary() {
 #undef COMMATLAS_ROW
 }
 
+std::vector<VocabularyEntry> param_vocabulary() {
+  std::vector<VocabularyEntry> out;
+  for (const ConsumedParam& c : consumed_params()) out.push_back({c.key, c.becomes, {}, {}});
+  return out;
+}
+
 bool allocator_allowed(const std::string& allocator, Memory memory) {
 #define COMMATLAS_CHECK(name, text, where, meaning) \
   if (allocator == text) return std::string(where) == "either" || std::string(where) == to_string(memory);
@@ -233,19 +239,20 @@ std::optional<int> gpu_of_rank(const Params& params, int rank) {
   return std::nullopt;
 }
 
+// One name per idea, each meaning one line of `vocabulary` (80 columns); docs/results-format.md
+// repeats the table (tests/test_vocabulary.py).
 const std::vector<ConsumedParam>& consumed_params() {
   static const std::vector<ConsumedParam> table = {
       {"path", "h2d/d2h/d2d/peer: which endpoint is host and which GPU memory"},
       {"direction", "the direction (uni, bi, half_round_trip)"},
-      {"host_alloc", "allocator of the host-side endpoint"},
-      {"device_alloc", "allocator of the GPU-memory endpoints"},
+      {"allocator", "allocator of every buffer (messages, kernel arrays, prefetched pages)"},
+      {"host_allocator", "allocator of a copy's host-side endpoint"},
+      {"device_allocator", "allocator of a copy's GPU-memory endpoints"},
       {"first_touch", "first_touch of the endpoint; with managed memory also where its pages are"},
       {"src_gpu", "from.gpu"},
       {"dst_gpu", "to.gpu"},
-      {"location", "memory and allocator of the buffer a kernel or chase touches"},
-      {"alloc", "allocator of that buffer"},
-      {"gpu", "gpu of the processor endpoint, or of `by` (stream copy; prefetch: of the GPU-side endpoint)"},
-      {"memory_gpu", "gpu of the memory endpoint"},
+      {"gpu", "the processor's gpu, `by`'s (stream copy), the GPU memory's (prefetch)"},
+      {"memory_gpu", "gpu of the memory endpoint (the running GPU's own, or its peer's)"},
       {"chaser", "the processor endpoint: the GPU's SMs or a CPU core"},
       {"src_numa", "from.numa"},
       {"dst_numa", "to.numa"},
@@ -254,8 +261,7 @@ const std::vector<ConsumedParam>& consumed_params() {
       {"numa_placement", "none: buffers are not placed, so every numa is null"},
       {"fan", "the direction (one_to_all, all_to_one)"},
       {"root_gpu", "gpu of the root endpoint (from for one_to_all, to for all_to_one)"},
-      {"gpus", "the GPUs of the endpoints (fan-out, collectives: how many take part, participants)"},
-      {"allocator", "allocator of the message buffers, and so their memory"},
+      {"gpus", "the endpoints' GPUs; collectives: how many take part (participants)"},
       {"engine", "the mechanism (cuda_ipc_ce, cuda_ipc_sm)"},
   };
   return table;

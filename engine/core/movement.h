@@ -146,6 +146,8 @@ std::vector<VocabularyEntry> direction_vocabulary();
 std::vector<VocabularyEntry> mechanism_vocabulary();
 std::vector<VocabularyEntry> memory_vocabulary();
 std::vector<VocabularyEntry> allocator_vocabulary();
+// The params consumed into a movement (consumed_params below), each with what it becomes.
+std::vector<VocabularyEntry> param_vocabulary();
 // Whether `allocator` is one of the table's names, and its bytes may be in `memory`.
 bool allocator_allowed(const std::string& allocator, Memory memory);
 

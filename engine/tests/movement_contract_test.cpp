@@ -99,10 +99,21 @@ TEST(MovementContract, HostMemcpyIsACpuCopyBetweenHostBuffers) {
 }
 
 #ifdef COMMATLAS_HAVE_CUDA
+// Whether `p` has `key` with the value `want` spells (a text, or an integer's digits).
+bool has_value(const Params& p, const std::string& key, const std::string& want) {
+  for (const auto& [k, v] : p.entries())
+    if (k == key) {
+      if (const auto* text = std::get_if<std::string>(&v)) return *text == want;
+      if (const auto* number = std::get_if<std::int64_t>(&v)) return std::to_string(*number) == want;
+      return false;
+    }
+  return false;
+}
+
 const Params* find_variant(const std::vector<Params>& all, const std::vector<std::pair<std::string, std::string>>& want) {
   for (const Params& p : all) {
     bool ok = true;
-    for (const auto& [k, v] : want) ok = ok && p.has(k) && p.text(k) == v;
+    for (const auto& [k, v] : want) ok = ok && has_value(p, k, v);
     if (ok) return &p;
   }
   return nullptr;
@@ -118,7 +129,7 @@ TEST(MovementContract, GpuCopiesNameWhereTheBytesAre) {
   ASSERT_NE(b, nullptr);
   const auto variants = b->variants(ctx);
 
-  const Params* pinned = find_variant(variants, {{"path", "h2d"}, {"host_alloc", "pinned"}, {"device_alloc", "device"}});
+  const Params* pinned = find_variant(variants, {{"path", "h2d"}, {"host_allocator", "pinned"}, {"device_allocator", "device"}});
   ASSERT_NE(pinned, nullptr);
   const Movement h2d = b->movement(ctx, *pinned);
   std::cout << "gpu.copy_ce " << pinned->describe() << "\n  movement: " << movement_json(h2d) << "\n";
@@ -129,14 +140,14 @@ TEST(MovementContract, GpuCopiesNameWhereTheBytesAre) {
   EXPECT_EQ(h2d.mechanism, Mechanism::CopyEngine);
   EXPECT_EQ(h2d.choices.text("engine_side"), "dst");
 
-  const Params* managed = find_variant(variants, {{"path", "h2d"}, {"host_alloc", "managed"}, {"first_touch", "gpu"}});
+  const Params* managed = find_variant(variants, {{"path", "h2d"}, {"host_allocator", "managed"}, {"first_touch", "gpu"}});
   ASSERT_NE(managed, nullptr);
   const Movement inside = b->movement(ctx, *managed);
   EXPECT_EQ(inside.from->memory, Memory::Gpu) << movement_json(inside);
   EXPECT_EQ(inside.from->allocator, "managed");
   EXPECT_EQ(inside.to->memory, Memory::Gpu);
 
-  const Params* host_preferred = find_variant(variants, {{"path", "h2d"}, {"host_alloc", "managed"}, {"first_touch", "cpu"}});
+  const Params* host_preferred = find_variant(variants, {{"path", "h2d"}, {"host_allocator", "managed"}, {"first_touch", "cpu"}});
   ASSERT_NE(host_preferred, nullptr);
   EXPECT_EQ(b->movement(ctx, *host_preferred).from->memory, Memory::Host);
 }
@@ -150,7 +161,7 @@ TEST(MovementContract, StreamCopyNamesTheGpuThatCopies) {
   const Benchmark* b = Registry::instance().find("gpu.stream_copy");
   ASSERT_NE(b, nullptr);
   const auto variants = b->variants(ctx);
-  const Params* peer = find_variant(variants, {{"location", "peer"}});
+  const Params* peer = find_variant(variants, {{"allocator", "device"}, {"memory_gpu", "1"}});
   ASSERT_NE(peer, nullptr);
   const Movement m = b->movement(ctx, *peer);
   std::cout << "gpu.stream_copy " << peer->describe() << "\n  movement: " << movement_json(m) << "\n";
@@ -161,7 +172,7 @@ TEST(MovementContract, StreamCopyNamesTheGpuThatCopies) {
   EXPECT_EQ(m.by->memory, Memory::Gpu);
   EXPECT_EQ(m.by->gpu, 0);
   EXPECT_FALSE(m.choices.has("gpu"));
-  const Params* local = find_variant(variants, {{"location", "local"}});
+  const Params* local = find_variant(variants, {{"allocator", "device"}, {"memory_gpu", "0"}});
   ASSERT_NE(local, nullptr);
   const Movement here = b->movement(ctx, *local);
   EXPECT_EQ(here.from->gpu, 0);
@@ -222,7 +233,7 @@ TEST(MovementContract, StreamReadHasTheGpuAsItsProcessor) {
   const Benchmark* b = Registry::instance().find("gpu.stream_read");
   ASSERT_NE(b, nullptr);
   const auto variants = b->variants(ctx);
-  const Params* managed = find_variant(variants, {{"location", "managed"}});
+  const Params* managed = find_variant(variants, {{"allocator", "managed"}, {"managed_hint", "none"}});
   ASSERT_NE(managed, nullptr);
   const Movement m = b->movement(ctx, *managed);
   EXPECT_EQ(m.operation, Operation::Read);

@@ -110,9 +110,9 @@ struct Leg {
 struct CopySpec {
   Path path = Path::D2D;
   Direction direction = Direction::Uni;
-  std::string host_alloc;             // h2d/d2h only: pinned, registered, pageable, managed
-  std::string device_alloc = "device";  // device or device_pool
-  std::string first_touch;            // of the host-side buffer (h2d/d2h only)
+  std::string host_allocator;               // h2d/d2h only: pinned, registered, pageable, managed
+  std::string device_allocator = "device";  // device or device_pool
+  std::string first_touch;                  // of the host-side buffer (h2d/d2h only)
   int src_gpu = 0, dst_gpu = 0;
   Side side = Side::Src;
 };
@@ -122,14 +122,14 @@ inline Params to_params(const CopySpec& c) {
   p.set("path", to_string(c.path));
   p.set("direction", to_string(c.direction));
   if (c.path == Path::H2D || c.path == Path::D2H) {
-    p.set("host_alloc", c.host_alloc);
+    p.set("host_allocator", c.host_allocator);
     p.set("first_touch", c.first_touch);
-    if (c.host_alloc == "managed") {
+    if (c.host_allocator == "managed") {
       const std::string hint = c.first_touch == "cpu" ? kHostPreferred : "none";
       p.set("managed_hint", hint);
     }
   }
-  p.set("device_alloc", c.device_alloc);
+  p.set("device_allocator", c.device_allocator);
   p.set("src_gpu", std::int64_t{c.src_gpu});
   p.set("dst_gpu", std::int64_t{c.dst_gpu});
   p.set("engine_side", to_string(c.side));
@@ -140,9 +140,9 @@ inline CopySpec copy_spec_from(const Params& p) {
   CopySpec c;
   c.path = parse_enum(p.text("path"), {Path::H2D, Path::D2H, Path::D2D, Path::Peer}, "path");
   c.direction = parse_enum(p.text("direction"), {Direction::Uni, Direction::Bi}, "direction");
-  if (p.has("host_alloc")) c.host_alloc = p.text("host_alloc");
+  if (p.has("host_allocator")) c.host_allocator = p.text("host_allocator");
   if (p.has("first_touch")) c.first_touch = p.text("first_touch");
-  c.device_alloc = p.text("device_alloc");
+  c.device_allocator = p.text("device_allocator");
   c.src_gpu = static_cast<int>(p.integer("src_gpu"));
   c.dst_gpu = static_cast<int>(p.integer("dst_gpu"));
   c.side = parse_enum(p.text("engine_side"), {Side::Src, Side::Dst}, "engine_side");
@@ -155,9 +155,9 @@ inline std::vector<CopySpec> default_copy_specs(int gpus) {
   std::vector<CopySpec> out;
   if (gpus < 1) return out;
   struct HostCase {
-    const char* alloc;
+    const char* host_allocator;
     const char* touch;
-    const char* device_alloc;
+    const char* device_allocator;
   };
   const HostCase host_cases[] = {{"pinned", "cpu", "device"},    {"pinned", "cpu", "device_pool"},
                                  {"registered", "cpu", "device"}, {"pageable", "cpu", "device"},
@@ -166,9 +166,9 @@ inline std::vector<CopySpec> default_copy_specs(int gpus) {
     for (const HostCase& h : host_cases) {
       CopySpec c;
       c.path = path;
-      c.host_alloc = h.alloc;
+      c.host_allocator = h.host_allocator;
       c.first_touch = h.touch;
-      c.device_alloc = h.device_alloc;
+      c.device_allocator = h.device_allocator;
       // The GPU is the only engine there is: it reads the host (h2d) or writes it (d2h).
       c.side = path == Path::H2D ? Side::Dst : Side::Src;
       out.push_back(c);
@@ -176,14 +176,14 @@ inline std::vector<CopySpec> default_copy_specs(int gpus) {
   CopySpec both;  // h2d and d2h at once over the one PCIe link
   both.path = Path::H2D;
   both.direction = Direction::Bi;
-  both.host_alloc = "pinned";
+  both.host_allocator = "pinned";
   both.first_touch = "cpu";
   both.side = Side::Dst;
   out.push_back(both);
   for (const char* dev : {"device", "device_pool"}) {
     CopySpec c;
     c.path = Path::D2D;
-    c.device_alloc = dev;
+    c.device_allocator = dev;
     out.push_back(c);
   }
   if (gpus >= 2)
@@ -205,7 +205,7 @@ inline std::vector<CopySpec> default_copy_specs(int gpus) {
 inline Endpoint host_endpoint(const CopySpec& c) {
   const std::string touch = c.first_touch.empty() ? "cpu" : c.first_touch;
   const int gpu = c.path == Path::D2H ? c.src_gpu : c.dst_gpu;
-  return Endpoint{c.host_alloc, gpu, touch, c.host_alloc == "managed" && touch == "cpu" ? kHostPreferred : ""};
+  return Endpoint{c.host_allocator, gpu, touch, c.host_allocator == "managed" && touch == "cpu" ? kHostPreferred : ""};
 }
 
 // The GPU whose engine runs a copy from src_gpu to dst_gpu.
@@ -215,7 +215,7 @@ inline int driving_gpu(int src_gpu, int dst_gpu, Side side) { return side == Sid
 // driven from the same side of its own direction.
 inline std::vector<Leg> legs_of(const CopySpec& c) {
   const Endpoint host = host_endpoint(c);
-  auto dev = [&](int g) { return Endpoint{c.device_alloc, g, "gpu", ""}; };
+  auto dev = [&](int g) { return Endpoint{c.device_allocator, g, "gpu", ""}; };
   std::vector<Leg> legs;
   switch (c.path) {
     case Path::H2D:

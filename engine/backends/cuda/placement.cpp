@@ -10,25 +10,6 @@ const Location kAll[] = {Location::Local,   Location::Peer,
                          Location::Pageable};
 }
 
-std::string to_string(Location l) {
-  switch (l) {
-    case Location::Local: return "local";
-    case Location::Peer: return "peer";
-    case Location::Pinned: return "pinned";
-    case Location::Managed: return "managed";
-    case Location::ManagedPrefetched: return "managed_prefetched";
-    case Location::ManagedHostPreferred: return "managed_host_preferred";
-    case Location::Pageable: return "pageable";
-  }
-  return "?";
-}
-
-Location location_from_string(const std::string& text) {
-  for (Location l : kAll)
-    if (to_string(l) == text) return l;
-  throw UsageError("unknown location '" + text + "'");
-}
-
 std::vector<Location> locations(int gpus, bool with_managed_hints) {
   std::vector<Location> out;
   for (Location l : kAll) {
@@ -71,9 +52,27 @@ std::string managed_hint_of(Location l) {
   }
 }
 
-void keep_managed_hint(Movement& m, Location l) {
+Params location_params(Location l, int gpu) {
+  const Endpoint e = endpoint_of(l, gpu);
+  Params p{{"allocator", e.alloc}, {"first_touch", e.first_touch}};
   const std::string hint = managed_hint_of(l);
-  if (!hint.empty()) m.choices.set("managed_hint", hint);
+  if (!hint.empty()) p.set("managed_hint", hint);
+  p.set("gpu", std::int64_t{gpu});
+  p.set("memory_gpu", std::int64_t{e.gpu});
+  return p;
+}
+
+Location location_from(const Params& p) {
+  const std::string allocator = p.text("allocator");
+  const std::string hint = p.has("managed_hint") ? p.text("managed_hint") : "";
+  const int gpu = static_cast<int>(p.integer("gpu"));
+  const int memory_gpu = static_cast<int>(p.integer("memory_gpu"));
+  for (Location l : kAll) {
+    const Endpoint e = endpoint_of(l, gpu);
+    if (e.alloc == allocator && e.gpu == memory_gpu && managed_hint_of(l) == hint) return l;
+  }
+  throw UsageError("no direct-access location is " + allocator + " memory of GPU " + std::to_string(memory_gpu) +
+                   " for GPU " + std::to_string(gpu) + (hint.empty() ? "" : " with managed hint '" + hint + "'"));
 }
 
 void place(const PlacedBuffer& buffer, Location l, int gpu) {

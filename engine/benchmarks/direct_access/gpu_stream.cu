@@ -164,11 +164,12 @@ class GpuStream : public Benchmark {
                               " by GPU 0 on local/peer HBM, pinned host, managed (no hint/prefetched/host-preferred), pageable",
                           Metric::Bandwidth, gpu_bandwidth_sizes(), gpu_bandwidth_quick_sizes(),
                           // docs/tiers.md, from the committed 2x H200 gpu-suite-x8 run
-                          {{{{"location", "managed_prefetched"}}, "prefetched managed memory reads as local HBM within 0.5%"},
-                           {{{"location", "managed"}},
+                          {{{{"allocator", "managed"}, {"managed_hint", "prefetched"}},
+                            "prefetched managed memory reads as local HBM within 0.5%"},
+                           {{{"allocator", "managed"}, {"managed_hint", "none"}},
                             "GPU-first-touched managed memory is local HBM: within 1% of local from 16 MiB, and 3-5x the "
                             "cost at 1 GiB"},
-                           {{{"location", "managed_host_preferred"}},
+                           {{{"allocator", "managed"}, {"managed_hint", kHostPreferred}},
                             "host-preferred managed memory reads as pinned within 1%"}});
   }
 
@@ -177,9 +178,7 @@ class GpuStream : public Benchmark {
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
     for (Location l : locations(gpu_count(), true)) {
-      const Endpoint e = endpoint_of(l, 0);
-      Params p{{"location", to_string(l)}, {"alloc", e.alloc}, {"first_touch", e.first_touch},
-               {"gpu", std::int64_t{0}}, {"memory_gpu", std::int64_t{e.gpu}}};
+      Params p = location_params(l, 0);
       add_shape(p, KernelShape{});
       out.push_back(p);
     }
@@ -191,7 +190,7 @@ class GpuStream : public Benchmark {
                          : kernel_ == StreamKernel::Write ? Operation::Write
                                                           : Operation::Copy;
     if (p.entries().empty()) return movement_of_benchmark(op, MoveDirection::Uni, Mechanism::GpuLoadStore);
-    const Location l = location_from_string(p.text("location"));
+    const Location l = location_from(p);
     const int gpu = static_cast<int>(p.integer("gpu"));
     const auto memory = place_of(l, gpu, true);
     Movement m;
@@ -209,14 +208,13 @@ class GpuStream : public Benchmark {
         m.by = gpu_processor(gpu);
         break;
     }
-    keep_copy_choices(m, p);
-    keep_managed_hint(m, l);
+    keep_copy_choices(m, p);  // the shape, and managed memory's hint
     m.cache_working_set_per_byte = kernel_ == StreamKernel::Copy ? 2 : 1;
     return m;
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    return std::make_unique<StreamWorkload>(kernel_, location_from_string(params.text("location")),
+    return std::make_unique<StreamWorkload>(kernel_, location_from(params),
                                             static_cast<int>(params.integer("gpu")), shape_from(params), bytes,
                                             ctx.options.seed);
   }
