@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/error.h"
+
 namespace commatlas {
 namespace {
 
@@ -60,6 +62,15 @@ std::string to_string(Memory v) {
   case Memory::name:                    \
     return text;
   switch (v) { COMMATLAS_MEMORIES(COMMATLAS_CASE) }
+#undef COMMATLAS_CASE
+  return "unknown";
+}
+
+std::string to_string(Allocator v) {
+#define COMMATLAS_CASE(name, text, ...) \
+  case Allocator::name:                 \
+    return text;
+  switch (v) { COMMATLAS_ALLOCATORS(COMMATLAS_CASE) }
 #undef COMMATLAS_CASE
   return "unknown";
 }
@@ -146,27 +157,53 @@ std::vector<VocabularyEntry> param_vocabulary() {
 }
 
 bool allocator_allowed(const std::string& allocator, Memory memory) {
-#define COMMATLAS_CHECK(name, text, where, meaning) \
-  if (allocator == text) return std::string(where) == "either" || std::string(where) == to_string(memory);
-  COMMATLAS_ALLOCATORS(COMMATLAS_CHECK)
-#undef COMMATLAS_CHECK
-  return false;
+  const std::optional<Allocator> a = allocator_named(allocator);
+  if (!a) return false;
+  const std::optional<Memory> where = memory_of(*a);
+  return !where || *where == memory;
 }
 
-Endpoint host_memory(std::optional<int> numa, std::string allocator, std::string first_touch) {
+std::optional<Allocator> allocator_named(const std::string& name) {
+#define COMMATLAS_CHECK(value, text, ...) \
+  if (name == text) return Allocator::value;
+  COMMATLAS_ALLOCATORS(COMMATLAS_CHECK)
+#undef COMMATLAS_CHECK
+  return std::nullopt;
+}
+
+Allocator parse_allocator(const std::string& name) {
+  if (const std::optional<Allocator> a = allocator_named(name)) return *a;
+  std::string known;
+#define COMMATLAS_NAME(value, text, ...) known += (known.empty() ? "" : ", ") + std::string(text);
+  COMMATLAS_ALLOCATORS(COMMATLAS_NAME)
+#undef COMMATLAS_NAME
+  throw UsageError("unknown allocator '" + name + "' (" + known + ")");
+}
+
+std::optional<Memory> memory_of(Allocator allocator) {
+#define COMMATLAS_CASE(value, text, where, meaning)          \
+  case Allocator::value:                                     \
+    if (std::string(where) == "either") return std::nullopt; \
+    return std::string(where) == "host" ? Memory::Host : Memory::Gpu;
+  switch (allocator) { COMMATLAS_ALLOCATORS(COMMATLAS_CASE) }
+#undef COMMATLAS_CASE
+  return std::nullopt;
+}
+
+Endpoint host_memory(std::optional<int> numa, Allocator allocator, std::string first_touch) {
   Endpoint e;
   e.memory = Memory::Host;
   e.numa = numa;
-  e.allocator = std::move(allocator);
+  e.allocator = to_string(allocator);
   e.first_touch = std::move(first_touch);
   return e;
 }
 
-Endpoint gpu_memory(std::optional<int> gpu, std::string allocator, std::string first_touch) {
+Endpoint gpu_memory(std::optional<int> gpu, Allocator allocator, std::string first_touch) {
   Endpoint e;
   e.memory = Memory::Gpu;
   e.gpu = gpu;
-  e.allocator = std::move(allocator);
+  e.allocator = to_string(allocator);
   e.first_touch = std::move(first_touch);
   return e;
 }

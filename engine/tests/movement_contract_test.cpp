@@ -11,6 +11,10 @@
 #include "core/records.h"
 #include "core/registry.h"
 
+#ifdef COMMATLAS_HAVE_CUDA
+#include "backends/cuda/placement.h"
+#endif
+
 #include "fake_gpus.h"
 
 namespace commatlas {
@@ -98,7 +102,57 @@ TEST(MovementContract, HostMemcpyIsACpuCopyBetweenHostBuffers) {
   EXPECT_TRUE(m.choices.has("threads"));
 }
 
+// The allocator table is the one source of allocator words: each parses back to itself, its
+// memory is the table's, and a word it does not have is a usage error naming those it has.
+TEST(MovementContract, AllocatorWordsComeFromTheTable) {
+  const std::vector<VocabularyEntry> table = allocator_vocabulary();
+  ASSERT_FALSE(table.empty());
+  for (const VocabularyEntry& e : table) {
+    const std::optional<Allocator> a = allocator_named(e.name);
+    ASSERT_TRUE(a) << e.name;
+    EXPECT_EQ(to_string(*a), e.name);
+    EXPECT_EQ(parse_allocator(e.name), *a);
+    const std::string memory = e.attributes.at(0).second;
+    EXPECT_EQ(memory_of(*a) ? to_string(*memory_of(*a)) : "either", memory) << e.name;
+    EXPECT_EQ(host_memory(std::nullopt, *a).allocator, e.name);
+    EXPECT_EQ(gpu_memory(0, *a).allocator, e.name);
+  }
+  EXPECT_FALSE(allocator_named("cudaMalloc"));
+  try {
+    parse_allocator("hbm");
+    ADD_FAILURE() << "an allocator the table lacks was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("device_pool"), std::string::npos) << e.what();
+  }
+}
+
 #ifdef COMMATLAS_HAVE_CUDA
+// The GPU runtime's buffer kinds have no words of their own: each is one of the table's
+// allocators, and back; the one the runtime does not make (malloc) is refused.
+TEST(MovementContract, MemoryKindsAreTableAllocators) {
+  for (MemoryKind k : {MemoryKind::Device, MemoryKind::DevicePool, MemoryKind::Pinned, MemoryKind::Registered,
+                       MemoryKind::Pageable, MemoryKind::Managed}) {
+    EXPECT_EQ(memory_kind_of(allocator_of(k)), k);
+    EXPECT_EQ(memory_kind_from_string(to_string(k)), k);
+    EXPECT_EQ(is_host_memory(k), memory_of(allocator_of(k)) == Memory::Host) << to_string(k);
+  }
+  EXPECT_THROW(memory_kind_of(Allocator::Malloc), UsageError);
+  EXPECT_THROW(memory_kind_from_string("hbm"), UsageError);
+}
+
+// A direct-access location is its params (allocator, managed hint, which GPU's memory), and back.
+TEST(MovementContract, LocationsRoundTripThroughTheirParams) {
+  for (int gpu : {0, 1})
+    for (gpu::Location l : gpu::locations(2, true)) {
+      const Params p = gpu::location_params(l, gpu);
+      EXPECT_EQ(gpu::location_from(p), l) << p.describe();
+      EXPECT_TRUE(allocator_named(p.text("allocator"))) << p.describe();
+    }
+  Params bad = gpu::location_params(gpu::Location::Managed, 0);
+  bad.set("managed_hint", std::string("sideways"));
+  EXPECT_THROW(gpu::location_from(bad), UsageError);
+}
+
 // Whether `p` has `key` with the value `want` spells (a text, or an integer's digits).
 bool has_value(const Params& p, const std::string& key, const std::string& want) {
   for (const auto& [k, v] : p.entries())

@@ -32,15 +32,15 @@ Params location_params(Location l, int gpu);
 // The location those params name; throws UsageError for a combination that is none.
 Location location_from(const Params& p);
 
-// The endpoint that allocates a location's array for a kernel running on `gpu`.
-Endpoint endpoint_of(Location l, int gpu);
+// The buffer that holds a location's array for a kernel running on `gpu`.
+BufferSpec buffer_of(Location l, int gpu);
 // The GPU that owns peer memory for `gpu`.
 inline int peer_of(int gpu) { return gpu == 0 ? 1 : 0; }
 
 // Where a location's bytes are while timed. Managed pages follow whoever touches them: a GPU
 // kernel (or the prefetch) moves CPU-touched pages into the GPU's memory, a CPU chase faults them
 // back to the host; host-preferred advice keeps them on the host.
-::commatlas::Endpoint place_of(Location l, int gpu, bool touched_by_gpu);
+Endpoint place_of(Location l, int gpu, bool touched_by_gpu);
 // The managed-memory advice a location applies ("none", "prefetched", "preferred_location_host"),
 // or "" for non-managed locations.
 std::string managed_hint_of(Location l);

@@ -90,11 +90,13 @@ class GpuChaseWorkload final : public Workload {
 class GpuPointerChase final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return gpu_suite_info("gpu.pointer_chase", Category::DirectAccess,
-                          "one GPU thread chasing a random chain (256 B stride): local HBM, peer HBM, pinned host, managed",
-                          Metric::Latency, chase_sizes(), chase_quick_sizes(),
-                          // docs/tiers.md
-                          {{{{"allocator", "managed"}}, "the local chain's latency within 1% at every size, twice its cost"}});
+    return gpu_suite_info(
+        "gpu.pointer_chase", Category::DirectAccess,
+        "one GPU thread chasing a random chain (256 B stride): local HBM, peer HBM, pinned host, managed",
+        Metric::Latency, chase_sizes(), chase_quick_sizes(),
+        // docs/tiers.md
+        {{{{"allocator", to_string(Allocator::Managed)}},
+          "the local chain's latency within 1% at every size, twice its cost"}});
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
@@ -155,7 +157,7 @@ class HostChaseGpuMemory final : public Benchmark {
                           "(CPU-touched; and prefetched to GPU 0 first, so the CPU faults the pages back)",
                           Metric::Latency, chase_sizes(), chase_quick_sizes(),
                           // docs/tiers.md
-                          {{{{"allocator", "managed"}, {"managed_hint", "prefetched"}},
+                          {{{{"allocator", to_string(Allocator::Managed)}, {"managed_hint", "prefetched"}},
                             "the managed chain's latency within 5%; 4 GiB points cost 4-5 s each"}});
   }
 

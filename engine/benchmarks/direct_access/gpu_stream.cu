@@ -36,18 +36,18 @@ class StreamWorkload final : public Workload {
         fill_key_(pattern_word(seed, 0x57524954ull)), stream_(gpu), sms_(sm_count(gpu)) {
     if (bytes % 16 != 0) throw Skip("STREAM kernels need a size that is a multiple of 16 bytes");
     load_kernels(gpu);
-    const MemoryKind kind = memory_kind_from_string(endpoint_of(where, gpu).alloc);
+    const MemoryKind kind = memory_kind_of(buffer_of(where, gpu).allocator);
     require_kernel_access(kind, gpu);  // before allocating: pageable memory may be out of reach
     if (is_host_memory(kind))
       require_host_bytes(bytes * (kernel == StreamKernel::Copy ? 2 : 1));
     if (kernel_ != StreamKernel::Write) {
-      a_ = std::make_unique<PlacedBuffer>(endpoint_of(where, gpu), bytes);
+      a_ = std::make_unique<PlacedBuffer>(buffer_of(where, gpu), bytes);
       a_->fill_pattern(seed);
       place(*a_, where, gpu);
       a_ptr_ = a_->kernel_pointer(gpu);
     }
     if (kernel_ != StreamKernel::Read) {
-      b_ = std::make_unique<PlacedBuffer>(endpoint_of(where, gpu), bytes);
+      b_ = std::make_unique<PlacedBuffer>(buffer_of(where, gpu), bytes);
       b_->poison();
       place(*b_, where, gpu);
       b_ptr_ = b_->kernel_pointer(gpu);
@@ -159,18 +159,19 @@ class GpuStream : public Benchmark {
 
   BenchmarkInfo info() const override {
     static const char* what[] = {"read (sum of every word into one word)", "write (fill)", "copy (b[i] = a[i])"};
-    return gpu_suite_info("gpu.stream_" + to_string(kernel_), Category::DirectAccess,
-                          std::string("STREAM ") + what[static_cast<int>(kernel_)] +
-                              " by GPU 0 on local/peer HBM, pinned host, managed (no hint/prefetched/host-preferred), pageable",
-                          Metric::Bandwidth, gpu_bandwidth_sizes(), gpu_bandwidth_quick_sizes(),
-                          // docs/tiers.md, from the committed 2x H200 gpu-suite-x8 run
-                          {{{{"allocator", "managed"}, {"managed_hint", "prefetched"}},
-                            "prefetched managed memory reads as local HBM within 0.5%"},
-                           {{{"allocator", "managed"}, {"managed_hint", "none"}},
-                            "GPU-first-touched managed memory is local HBM: within 1% of local from 16 MiB, and 3-5x the "
-                            "cost at 1 GiB"},
-                           {{{"allocator", "managed"}, {"managed_hint", kHostPreferred}},
-                            "host-preferred managed memory reads as pinned within 1%"}});
+    return gpu_suite_info(
+        "gpu.stream_" + to_string(kernel_), Category::DirectAccess,
+        std::string("STREAM ") + what[static_cast<int>(kernel_)] +
+            " by GPU 0 on local/peer HBM, pinned host, managed (no hint/prefetched/host-preferred), pageable",
+        Metric::Bandwidth, gpu_bandwidth_sizes(), gpu_bandwidth_quick_sizes(),
+        // docs/tiers.md, from the committed 2x H200 gpu-suite-x8 run
+        {{{{"allocator", to_string(Allocator::Managed)}, {"managed_hint", "prefetched"}},
+          "prefetched managed memory reads as local HBM within 0.5%"},
+         {{{"allocator", to_string(Allocator::Managed)}, {"managed_hint", "none"}},
+          "GPU-first-touched managed memory is local HBM: within 1% of local from 16 MiB, and 3-5x the "
+          "cost at 1 GiB"},
+         {{{"allocator", to_string(Allocator::Managed)}, {"managed_hint", kHostPreferred}},
+          "host-preferred managed memory reads as pinned within 1%"}});
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }

@@ -13,8 +13,14 @@ namespace {
 class PrefetchWorkload final : public Workload {
  public:
   PrefetchWorkload(Path path, int gpu, std::uint64_t bytes, std::uint64_t seed)
-      : path_(path), gpu_(gpu), bytes_(bytes), seed_(seed), buffer_(Endpoint{"managed", gpu, "cpu", ""}, bytes),
-        stream_(gpu), start_(gpu), stop_(gpu) {
+      : path_(path),
+        gpu_(gpu),
+        bytes_(bytes),
+        seed_(seed),
+        buffer_(BufferSpec{Allocator::Managed, gpu, "cpu", ""}, bytes),
+        stream_(gpu),
+        start_(gpu),
+        stop_(gpu) {
     int concurrent = 0;
     COMMATLAS_GPU_CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, gpu));
     if (!concurrent) throw Skip("GPU " + std::to_string(gpu) + " cannot prefetch managed memory (cudaDevAttrConcurrentManagedAccess = 0)");
@@ -86,8 +92,10 @@ class GpuPrefetch final : public Benchmark {
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
     for (const char* path : {"h2d", "d2h"})
-      out.push_back(Params{{"path", std::string(path)}, {"allocator", std::string("managed")},
-                           {"first_touch", std::string("cpu")}, {"gpu", std::int64_t{0}}});
+      out.push_back(Params{{"path", std::string(path)},
+                           {"allocator", to_string(Allocator::Managed)},
+                           {"first_touch", std::string("cpu")},
+                           {"gpu", std::int64_t{0}}});
     return out;
   }
 
@@ -97,7 +105,8 @@ class GpuPrefetch final : public Benchmark {
     if (p.entries().empty()) return movement_of_benchmark(Operation::Copy, MoveDirection::Uni, Mechanism::Prefetch);
     const Path path = parse_enum(p.text("path"), {Path::H2D, Path::D2H}, "path");
     const int gpu = static_cast<int>(p.integer("gpu"));
-    const std::string allocator = p.text("allocator"), touch = p.text("first_touch");
+    const Allocator allocator = parse_allocator(p.text("allocator"));
+    const std::string touch = p.text("first_touch");
     const auto host = host_memory(std::nullopt, allocator, touch), device = gpu_memory(gpu, allocator, touch);
     return path == Path::H2D ? movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::Prefetch, host, device)
                              : movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::Prefetch, device, host);
