@@ -19,7 +19,6 @@ freshly allocated host memory moves 10-20% between runs, with a 1-2% interval in
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -27,18 +26,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+from commatlas.io.records import read_records  # noqa: E402
+
 BIG = 256 << 20
 
 
 def read(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "results.jsonl" if run_dir.is_dir() else run_dir
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return out
+    """Every record, by commatlas's reader (older param names mapped to today's)."""
+    return read_records(run_dir / "results.jsonl" if run_dir.is_dir() else run_dir)
 
 
 def results(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -133,6 +129,16 @@ def per_point_cost(records: list[dict[str, Any]], benchmark: str, min_bytes: int
     return statistics.mean(costs) if costs else None
 
 
+def variant_of(p: dict[str, Any]) -> str:
+    """A copy's path, or where a STREAM kernel's or chase's array is ("local": the HBM of the GPU
+    that runs it, "peer": another GPU's)."""
+    if p.get("path"):
+        return str(p["path"])
+    if p.get("allocator") == "device":
+        return "local" if p.get("memory_gpu") == p.get("gpu") else "peer"
+    return str(p.get("allocator"))
+
+
 def projection(records: list[dict[str, Any]], gpus: int) -> tuple[float, list[str]]:
     """Projected wall time of the same default run on `gpus` GPUs of one node, from a one-GPU run.
 
@@ -158,8 +164,7 @@ def projection(records: list[dict[str, Any]], gpus: int) -> tuple[float, list[st
     by_variant: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         if r.get("type") == "result" and isinstance(r.get("cost"), dict):
-            p = r.get("params", {})
-            by_variant[(r["benchmark"], str(p.get("path") or p.get("location")))].append(r)
+            by_variant[(r["benchmark"], variant_of(r.get("params", {})))].append(r)
 
     def variant_cost(benchmark: str, where: str) -> float:
         return sum(r["cost"]["wall_s"] for r in by_variant.get((benchmark, where), []))

@@ -20,6 +20,10 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+from commatlas.io.points import params_key  # noqa: E402
+from commatlas.io.records import read_records  # noqa: E402
+
 # What a point says about what it measured; everything else (samples, stats, costs, times, the
 # stop reason) is the measurement itself and may differ.
 FIELDS = ("type", "benchmark", "category", "interface", "suite", "metric", "params", "movement", "bytes", "ranks",
@@ -27,17 +31,21 @@ FIELDS = ("type", "benchmark", "category", "interface", "suite", "metric", "para
           "reason")
 
 
+def point_of(r: dict) -> str:
+    """The point a record measured, its params in today's names: the engine's `point` text spells
+    them as the engine that wrote it did, so a renamed param would make every such point new."""
+    library = json.dumps(r.get("mpi_library"), sort_keys=True) if r.get("mpi_library") else ""
+    params = ",".join(f"{k}={v}" for k, v in params_key(r.get("params") or {}, library))
+    repeat = f"|r{r['repeat']}" if r.get("repeat") is not None else ""
+    return f"{r.get('benchmark')}|{params}|{r.get('bytes')}|{r.get('ranks', 1)}{repeat}"
+
+
 def load(path: Path) -> dict[str, dict]:
+    """Engine records by point, read by commatlas's reader (older param names mapped to today's)."""
     if path.is_dir():
         path = path / "results.jsonl"
-    records = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        r = json.loads(line)
-        if r.get("type") in ("result", "skip", "error") and "point" in r:
-            records[r["point"]] = r
-    return records
+    return {point_of(r): r for r in read_records(path)
+            if r.get("type") in ("result", "skip", "error") and "point" in r}
 
 
 def field(record: dict, name: str):

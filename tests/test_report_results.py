@@ -33,7 +33,7 @@ def test_reads_every_record_type_into_typed_fields():
     assert r.stats.p5_s <= r.stats.median_s <= r.stats.p95_s
     assert r.samples.shape == (r.timing.samples,) and np.all(r.samples > 0)  # 8 samples of 4 GiB
     h2d = next(r for r in run.results if r.benchmark == "gpu.copy_ce" and r.params.get("path") == "h2d"
-               and r.params.get("host_alloc") == "pinned")
+               and r.params.get("host_allocator") == "pinned")
     assert (h2d.movement.source.memory, h2d.movement.source.allocator, h2d.movement.target.gpu) == ("host", "pinned", 0)
     cached = next(r for r in run.results if r.movement.cache_resident)
     assert cached.peak.unknown.startswith("cache-resident") and np.isnan(cached.peak.gbps)

@@ -15,7 +15,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = REPO / "schema" / "results.schema.json"
 DOCS = REPO / "docs" / "results-format.md"
-VOCABULARIES = ("operation", "operation_kind", "direction", "mechanism", "memory", "allocator")
+VOCABULARIES = ("operation", "operation_kind", "direction", "mechanism", "memory", "allocator", "param")
 RECORDED = ("operation", "direction", "mechanism", "memory")  # record fields, so schema enums
 PACKAGE_COPY = REPO / "python" / "commatlas" / "io" / "vocabulary.json"
 
@@ -57,7 +57,7 @@ def docs_tables() -> dict[str, list[tuple[str, str]]]:
     return tables
 
 
-def test_engine_prints_four_vocabularies_with_meanings(vocabulary) -> None:
+def test_engine_prints_every_vocabulary_with_meanings(vocabulary) -> None:
     assert set(vocabulary) == set(VOCABULARIES)
     for name in VOCABULARIES:
         names = [e["name"] for e in vocabulary[name]]

@@ -157,13 +157,14 @@ int cmd_topo() {
 
 // The movement model's closed vocabularies, each value with its meaning and attributes (an
 // operation's kind, participants and directions; a mechanism's interface, display name and
-// colour): the schema's enums, the tables in docs/results-format.md and the Python package's copy
+// colour), and the params a movement consumes (what each becomes): the schema's enums, the tables in
+// docs/results-format.md and the Python package's copy
 // (python/commatlas/vocabulary.json) are checked against this (tests/test_vocabulary.py).
 const std::vector<std::pair<const char*, std::vector<VocabularyEntry>>>& vocabularies() {
   static const std::vector<std::pair<const char*, std::vector<VocabularyEntry>>> tables = {
       {"operation", operation_vocabulary()}, {"operation_kind", operation_kind_vocabulary()},
       {"direction", direction_vocabulary()}, {"mechanism", mechanism_vocabulary()},
-      {"memory", memory_vocabulary()}, {"allocator", allocator_vocabulary()}};
+      {"memory", memory_vocabulary()}, {"allocator", allocator_vocabulary()}, {"param", param_vocabulary()}};
   return tables;
 }
 

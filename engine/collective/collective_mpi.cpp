@@ -143,7 +143,8 @@ BenchmarkInfo MpiCollectiveBenchmark::info() const {
 std::optional<std::string> MpiCollectiveBenchmark::unavailable(const Context& ctx) const { return mpi_run_unavailable(ctx); }
 
 Movement MpiCollectiveBenchmark::movement(const Context& ctx, const Params&) const {
-  return collective_movement(definition_.op, Mechanism::MpiHost, host_memory(std::nullopt, "pageable"), ctx.group.size());
+  return collective_movement(definition_.op, Mechanism::MpiHost, host_memory(std::nullopt, Allocator::Pageable),
+                             ctx.group.size());
 }
 
 std::unique_ptr<Workload> MpiCollectiveBenchmark::prepare(Context& ctx, const Params&, std::uint64_t bytes) const {

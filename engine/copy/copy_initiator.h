@@ -89,9 +89,9 @@ class CopyInitiator {
   // with the measurement behind it (docs/tiers.md): the copy families add them to their own.
   virtual std::vector<TierRule> full_tier() const { return {}; }
 
-  // Whether copies touching this endpoint return only once the host has done its part
+  // Whether copies touching this buffer return only once the host has done its part
   // (cudaMemcpyAsync on pageable memory): such a copy cannot wait behind a start-blocking kernel.
-  virtual bool holds_host(const Endpoint&) const { return false; }
+  virtual bool holds_host(const BufferSpec&) const { return false; }
 
   // The copy on `gpu` in the settings `params` name (the defaults where they name none).
   virtual std::unique_ptr<DeviceCopier> device_copier(int gpu, const Params& params) const = 0;

@@ -18,8 +18,8 @@ class CopyEngineLeg final : public LegCopier {
   CopyEngineLeg(const Leg& leg, PlacedBuffer& src, PlacedBuffer& dst) : dst_buffer_(dst) {
     // A peer copy without peer access would be staged through the host: enable it both ways so
     // the copy engines move the data over the GPU link.
-    for (const Endpoint* e : {&leg.src, &leg.dst})
-      if (e->alloc.rfind("device", 0) == 0 && e->gpu != leg.exec_gpu) {
+    for (const BufferSpec* e : {&leg.src, &leg.dst})
+      if (memory_of(e->allocator) == Memory::Gpu && e->gpu != leg.exec_gpu) {
         enable_peer_access(leg.exec_gpu, e->gpu);
         enable_peer_access(e->gpu, leg.exec_gpu);
       }
@@ -52,13 +52,13 @@ class CopyEngines final : public CopyInitiator {
   // returns, so it cannot be queued behind a kernel that waits for the host: it would deadlock.
   // Managed memory kept on the host by advice behaves the same (seen on H200: every such copy
   // held the host until the start-blocking kernel timed out).
-  bool holds_host(const Endpoint& e) const override {
-    return e.alloc == "pageable" || (e.alloc == "managed" && !e.hint.empty());
+  bool holds_host(const BufferSpec& e) const override {
+    return e.allocator == Allocator::Pageable || (e.allocator == Allocator::Managed && !e.hint.empty());
   }
 
   // docs/tiers.md: registered host memory (the SM kernel's stays in the default run).
   std::vector<TierRule> full_tier() const override {
-    return {{{{"host_alloc", "registered"}},
+    return {{{{"host_allocator", to_string(Allocator::Registered)}},
              "registered host memory gives the pinned figure within 0.9% at every size (CE h2d and d2h)"}};
   }
 

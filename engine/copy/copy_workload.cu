@@ -45,8 +45,8 @@ std::unique_ptr<Workload> prepare_copy(const Params& params, const InitiatorPtr&
 CopyWorkload::CopyWorkload(const CopySetup& setup) : setup_(setup) {
   std::uint64_t host_bytes = 0;
   for (const Leg& leg : setup_.legs)
-    for (const Endpoint* e : {&leg.src, &leg.dst})
-      if (e->alloc == "pinned" || e->alloc == "registered" || e->alloc == "pageable") host_bytes += setup_.bytes;
+    for (const BufferSpec* e : {&leg.src, &leg.dst})
+      if (memory_of(e->allocator) == Memory::Host) host_bytes += setup_.bytes;
   if (host_bytes) require_host_bytes(host_bytes);
 
   for (const Leg& leg : setup_.legs) {

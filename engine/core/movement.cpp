@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/error.h"
+
 namespace commatlas {
 namespace {
 
@@ -60,6 +62,15 @@ std::string to_string(Memory v) {
   case Memory::name:                    \
     return text;
   switch (v) { COMMATLAS_MEMORIES(COMMATLAS_CASE) }
+#undef COMMATLAS_CASE
+  return "unknown";
+}
+
+std::string to_string(Allocator v) {
+#define COMMATLAS_CASE(name, text, ...) \
+  case Allocator::name:                 \
+    return text;
+  switch (v) { COMMATLAS_ALLOCATORS(COMMATLAS_CASE) }
 #undef COMMATLAS_CASE
   return "unknown";
 }
@@ -139,28 +150,60 @@ std::vector<VocabularyEntry> allocator_vocabulary() {
 #undef COMMATLAS_ROW
 }
 
-bool allocator_allowed(const std::string& allocator, Memory memory) {
-#define COMMATLAS_CHECK(name, text, where, meaning) \
-  if (allocator == text) return std::string(where) == "either" || std::string(where) == to_string(memory);
-  COMMATLAS_ALLOCATORS(COMMATLAS_CHECK)
-#undef COMMATLAS_CHECK
-  return false;
+std::vector<VocabularyEntry> param_vocabulary() {
+  std::vector<VocabularyEntry> out;
+  for (const ConsumedParam& c : consumed_params()) out.push_back({c.key, c.becomes, {}, {}});
+  return out;
 }
 
-Endpoint host_memory(std::optional<int> numa, std::string allocator, std::string first_touch) {
+bool allocator_allowed(const std::string& allocator, Memory memory) {
+  const std::optional<Allocator> a = allocator_named(allocator);
+  if (!a) return false;
+  const std::optional<Memory> where = memory_of(*a);
+  return !where || *where == memory;
+}
+
+std::optional<Allocator> allocator_named(const std::string& name) {
+#define COMMATLAS_CHECK(value, text, ...) \
+  if (name == text) return Allocator::value;
+  COMMATLAS_ALLOCATORS(COMMATLAS_CHECK)
+#undef COMMATLAS_CHECK
+  return std::nullopt;
+}
+
+Allocator parse_allocator(const std::string& name) {
+  if (const std::optional<Allocator> a = allocator_named(name)) return *a;
+  std::string known;
+#define COMMATLAS_NAME(value, text, ...) known += (known.empty() ? "" : ", ") + std::string(text);
+  COMMATLAS_ALLOCATORS(COMMATLAS_NAME)
+#undef COMMATLAS_NAME
+  throw UsageError("unknown allocator '" + name + "' (" + known + ")");
+}
+
+std::optional<Memory> memory_of(Allocator allocator) {
+#define COMMATLAS_CASE(value, text, where, meaning)          \
+  case Allocator::value:                                     \
+    if (std::string(where) == "either") return std::nullopt; \
+    return std::string(where) == "host" ? Memory::Host : Memory::Gpu;
+  switch (allocator) { COMMATLAS_ALLOCATORS(COMMATLAS_CASE) }
+#undef COMMATLAS_CASE
+  return std::nullopt;
+}
+
+Endpoint host_memory(std::optional<int> numa, Allocator allocator, std::string first_touch) {
   Endpoint e;
   e.memory = Memory::Host;
   e.numa = numa;
-  e.allocator = std::move(allocator);
+  e.allocator = to_string(allocator);
   e.first_touch = std::move(first_touch);
   return e;
 }
 
-Endpoint gpu_memory(std::optional<int> gpu, std::string allocator, std::string first_touch) {
+Endpoint gpu_memory(std::optional<int> gpu, Allocator allocator, std::string first_touch) {
   Endpoint e;
   e.memory = Memory::Gpu;
   e.gpu = gpu;
-  e.allocator = std::move(allocator);
+  e.allocator = to_string(allocator);
   e.first_touch = std::move(first_touch);
   return e;
 }
@@ -233,19 +276,20 @@ std::optional<int> gpu_of_rank(const Params& params, int rank) {
   return std::nullopt;
 }
 
+// One name per idea, each meaning one line of `vocabulary` (80 columns); docs/results-format.md
+// repeats the table (tests/test_vocabulary.py).
 const std::vector<ConsumedParam>& consumed_params() {
   static const std::vector<ConsumedParam> table = {
       {"path", "h2d/d2h/d2d/peer: which endpoint is host and which GPU memory"},
       {"direction", "the direction (uni, bi, half_round_trip)"},
-      {"host_alloc", "allocator of the host-side endpoint"},
-      {"device_alloc", "allocator of the GPU-memory endpoints"},
+      {"allocator", "allocator of every buffer (messages, kernel arrays, prefetched pages)"},
+      {"host_allocator", "allocator of a copy's host-side endpoint"},
+      {"device_allocator", "allocator of a copy's GPU-memory endpoints"},
       {"first_touch", "first_touch of the endpoint; with managed memory also where its pages are"},
       {"src_gpu", "from.gpu"},
       {"dst_gpu", "to.gpu"},
-      {"location", "memory and allocator of the buffer a kernel or chase touches"},
-      {"alloc", "allocator of that buffer"},
-      {"gpu", "gpu of the processor endpoint, or of `by` (stream copy; prefetch: of the GPU-side endpoint)"},
-      {"memory_gpu", "gpu of the memory endpoint"},
+      {"gpu", "the processor's gpu, `by`'s (stream copy), the GPU memory's (prefetch)"},
+      {"memory_gpu", "gpu of the memory endpoint (the running GPU's own, or its peer's)"},
       {"chaser", "the processor endpoint: the GPU's SMs or a CPU core"},
       {"src_numa", "from.numa"},
       {"dst_numa", "to.numa"},
@@ -254,8 +298,7 @@ const std::vector<ConsumedParam>& consumed_params() {
       {"numa_placement", "none: buffers are not placed, so every numa is null"},
       {"fan", "the direction (one_to_all, all_to_one)"},
       {"root_gpu", "gpu of the root endpoint (from for one_to_all, to for all_to_one)"},
-      {"gpus", "the GPUs of the endpoints (fan-out, collectives: how many take part, participants)"},
-      {"allocator", "allocator of the message buffers, and so their memory"},
+      {"gpus", "the endpoints' GPUs; collectives: how many take part (participants)"},
       {"engine", "the mechanism (cuda_ipc_ce, cuda_ipc_sm)"},
   };
   return table;

@@ -111,6 +111,7 @@ enum class OperationKind { COMMATLAS_OPERATION_KINDS(COMMATLAS_ENUM_NAME) };
 enum class MoveDirection { COMMATLAS_DIRECTIONS(COMMATLAS_ENUM_NAME) };
 enum class Mechanism { COMMATLAS_MECHANISMS(COMMATLAS_ENUM_NAME) };
 enum class Memory { COMMATLAS_MEMORIES(COMMATLAS_ENUM_NAME) };
+enum class Allocator { COMMATLAS_ALLOCATORS(COMMATLAS_ENUM_NAME) };
 #undef COMMATLAS_ENUM_NAME
 
 std::string to_string(Operation v);
@@ -118,6 +119,7 @@ std::string to_string(OperationKind v);
 std::string to_string(MoveDirection v);
 std::string to_string(Mechanism v);
 std::string to_string(Memory v);
+std::string to_string(Allocator v);
 
 // The attributes of an operation and of a mechanism, from their tables above.
 OperationKind kind_of(Operation op);
@@ -146,8 +148,17 @@ std::vector<VocabularyEntry> direction_vocabulary();
 std::vector<VocabularyEntry> mechanism_vocabulary();
 std::vector<VocabularyEntry> memory_vocabulary();
 std::vector<VocabularyEntry> allocator_vocabulary();
+// The params consumed into a movement (consumed_params below), each with what it becomes.
+std::vector<VocabularyEntry> param_vocabulary();
 // Whether `allocator` is one of the table's names, and its bytes may be in `memory`.
 bool allocator_allowed(const std::string& allocator, Memory memory);
+// The allocator a record or a variant's params name; nullopt for a word the table does not have.
+std::optional<Allocator> allocator_named(const std::string& name);
+// The same for a param: a UsageError that lists the table's words for one it does not have.
+Allocator parse_allocator(const std::string& name);
+// The memory an allocator's bytes are in: host or gpu; nullopt for managed memory, whose pages
+// sit where they were touched or advised (the table's "either").
+std::optional<Memory> memory_of(Allocator allocator);
 
 // One end of a movement: where the bytes are while timed, and how that buffer was made.
 // For read/write/load-latency the processor end (the GPU or CPU doing the loads) is an endpoint
@@ -159,8 +170,8 @@ struct Endpoint {
   std::optional<int> rank;     // the rank owning the buffer; unset when every rank has one (collectives)
   std::string node;            // host name; filled by the runner when empty
   bool processor = false;
-  // Choices of this buffer: the allocator ("pinned", "registered", "pageable", "managed", "device",
-  // "device_pool", "malloc", ...) and who wrote it first ("cpu", "gpu"); empty when not a choice.
+  // Choices of this buffer: the allocator (a name of the allocator table, which the builders below
+  // take as an Allocator) and who wrote it first ("cpu", "gpu"); empty when not a choice.
   std::string allocator;
   std::string first_touch;
 };
@@ -193,9 +204,11 @@ struct Movement {
   std::optional<bool> cache_resident;
 };
 
-// Builders for the endpoints benchmarks declare.
-Endpoint host_memory(std::optional<int> numa, std::string allocator, std::string first_touch = "cpu");
-Endpoint gpu_memory(std::optional<int> gpu, std::string allocator, std::string first_touch = "gpu");
+// Builders for the endpoints benchmarks declare: the only way a benchmark or a backend makes one,
+// so that every allocator a record names is one of the table's (a backend's own place types, the
+// GPU runtime's MemoryKind and placements, convert to Allocator and build through these).
+Endpoint host_memory(std::optional<int> numa, Allocator allocator, std::string first_touch = "cpu");
+Endpoint gpu_memory(std::optional<int> gpu, Allocator allocator, std::string first_touch = "gpu");
 Endpoint cpu_processor(std::optional<int> numa);  // the CPU cores doing loads/stores
 Endpoint gpu_processor(std::optional<int> gpu);   // the SMs of a GPU doing loads/stores
 Endpoint no_memory();                             // the harness timing itself

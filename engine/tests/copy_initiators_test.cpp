@@ -116,13 +116,14 @@ TEST(CopyInitiators, CopyEnginesAddNoParamsAndSmKernelsTheirShape) {
 TEST(CopyInitiators, OnlyTheCopyEnginesHoldTheHostOnPageableAndHostPreferredMemory) {
   const InitiatorPtr ce = CopyInitiators::instance().find("ce");
   const InitiatorPtr sm = CopyInitiators::instance().find("sm");
-  const Endpoint pageable{"pageable", 0, "cpu", ""}, pinned{"pinned", 0, "cpu", ""};
-  const Endpoint host_preferred{"managed", 0, "cpu", kHostPreferred}, managed_gpu{"managed", 0, "gpu", ""};
+  const BufferSpec pageable{Allocator::Pageable, 0, "cpu", ""}, pinned{Allocator::Pinned, 0, "cpu", ""};
+  const BufferSpec host_preferred{Allocator::Managed, 0, "cpu", kHostPreferred},
+      managed_gpu{Allocator::Managed, 0, "gpu", ""};
   EXPECT_TRUE(ce->holds_host(pageable));
   EXPECT_TRUE(ce->holds_host(host_preferred));
   EXPECT_FALSE(ce->holds_host(pinned));
   EXPECT_FALSE(ce->holds_host(managed_gpu));
-  for (const Endpoint& e : {pageable, pinned, host_preferred, managed_gpu}) EXPECT_FALSE(sm->holds_host(e));
+  for (const BufferSpec& e : {pageable, pinned, host_preferred, managed_gpu}) EXPECT_FALSE(sm->holds_host(e));
 }
 
 #ifdef COMMATLAS_HAVE_CUDA

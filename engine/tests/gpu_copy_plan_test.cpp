@@ -41,7 +41,8 @@ TEST(GpuCopyPlan, HostAllocatorsSweptForBothHostDirections) {
   for (Path path : {Path::H2D, Path::D2H}) {
     std::set<std::string> allocs;
     for (const CopySpec& s : default_copy_specs(1))
-      if (s.path == path && s.direction == Direction::Uni) allocs.insert(s.host_alloc + "/" + s.first_touch);
+      if (s.path == path && s.direction == Direction::Uni)
+        allocs.insert(to_string(s.host_allocator) + "/" + s.first_touch);
     EXPECT_EQ(allocs, (std::set<std::string>{"pinned/cpu", "registered/cpu", "pageable/cpu", "managed/cpu", "managed/gpu"}))
         << to_string(path);
   }
@@ -54,9 +55,9 @@ TEST(GpuCopyPlan, ParamsRoundTrip) {
     const CopySpec back = copy_spec_from(p);
     EXPECT_EQ(back.path, s.path);
     EXPECT_EQ(back.direction, s.direction);
-    EXPECT_EQ(back.host_alloc, s.host_alloc);
+    EXPECT_EQ(back.host_allocator, s.host_allocator);
     EXPECT_EQ(back.first_touch, s.first_touch);
-    EXPECT_EQ(back.device_alloc, s.device_alloc);
+    EXPECT_EQ(back.device_allocator, s.device_allocator);
     EXPECT_EQ(back.src_gpu, s.src_gpu);
     EXPECT_EQ(back.dst_gpu, s.dst_gpu);
     EXPECT_EQ(back.side, s.side);
@@ -78,7 +79,7 @@ TEST(GpuCopyPlan, BidirectionalCountsBothDirections) {
 
   CopySpec h2d;
   h2d.path = Path::H2D;
-  h2d.host_alloc = "pinned";
+  h2d.host_allocator = Allocator::Pinned;
   h2d.direction = Direction::Bi;
   EXPECT_DOUBLE_EQ(bytes_per_op(legs_of(h2d), size), 2.0 * size);
 }
@@ -86,14 +87,14 @@ TEST(GpuCopyPlan, BidirectionalCountsBothDirections) {
 TEST(GpuCopyPlan, LocalCopyCountsReadPlusWrite) {
   CopySpec local;  // d2d on GPU 0
   EXPECT_DOUBLE_EQ(bytes_per_op(legs_of(local), 4096), 2.0 * 4096);
-  local.device_alloc = "device_pool";
+  local.device_allocator = Allocator::DevicePool;
   EXPECT_DOUBLE_EQ(bytes_per_op(legs_of(local), 4096), 2.0 * 4096);
 }
 
 TEST(GpuCopyPlan, ManagedHostBufferAccountingFollowsWhereThePagesAre) {
   CopySpec c;
   c.path = Path::H2D;
-  c.host_alloc = "managed";
+  c.host_allocator = Allocator::Managed;
   c.first_touch = "cpu";  // kept on the host by advice: crosses PCIe, counted once
   EXPECT_EQ(legs_of(c).front().src.hint, kHostPreferred);
   EXPECT_DOUBLE_EQ(bytes_per_op(legs_of(c), 100), 100.0);
@@ -101,7 +102,7 @@ TEST(GpuCopyPlan, ManagedHostBufferAccountingFollowsWhereThePagesAre) {
   c.first_touch = "gpu";  // pages on the GPU: a copy inside HBM, read + write
   EXPECT_TRUE(legs_of(c).front().src.hint.empty());
   EXPECT_DOUBLE_EQ(bytes_per_op(legs_of(c), 100), 200.0);
-  c.host_alloc = "pinned";
+  c.host_allocator = Allocator::Pinned;
   c.first_touch = "cpu";
   EXPECT_DOUBLE_EQ(bytes_per_op(legs_of(c), 100), 100.0);
   EXPECT_FALSE(to_params(c).has("managed_hint"));

@@ -302,8 +302,8 @@ class NeverCopies final : public Benchmark {
     return i;
   }
   Movement movement(const Context&, const Params&) const override {
-    return movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy, host_memory(0, "pageable"),
-                            host_memory(0, "pageable"));
+    return movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
+                            host_memory(0, Allocator::Pageable), host_memory(0, Allocator::Pageable));
   }
   std::unique_ptr<Workload> prepare(Context&, const Params&, std::uint64_t) const override {
     Accounting a;
@@ -355,8 +355,8 @@ class FailsFirstSize final : public Benchmark {
                          Metric::Bandwidth, RankRange{1, 1}, {8192, 4096}, {4096}};
   }
   Movement movement(const Context&, const Params&) const override {
-    return movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy, host_memory(0, "pageable"),
-                            host_memory(0, "pageable"));
+    return movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
+                            host_memory(0, Allocator::Pageable), host_memory(0, Allocator::Pageable));
   }
   std::unique_ptr<Workload> prepare(Context&, const Params&, std::uint64_t bytes) const override {
     Accounting a;
@@ -406,8 +406,8 @@ class CappedVariant final : public Benchmark {
     return {Params{{"allocator", std::string("managed")}}, Params{{"allocator", std::string("device")}}};
   }
   Movement movement(const Context&, const Params&) const override {
-    return movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy, host_memory(0, "pageable"),
-                            host_memory(0, "pageable"));
+    return movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
+                            host_memory(0, Allocator::Pageable), host_memory(0, Allocator::Pageable));
   }
   std::unique_ptr<Workload> prepare(Context&, const Params& p, std::uint64_t bytes) const override {
     measured.emplace_back(p.text("allocator"), bytes);
@@ -513,8 +513,8 @@ class ThreeSizes final : public Benchmark {
                          Metric::Bandwidth, RankRange{1, 1}, {4096, 8192, 16384}, {4096}};
   }
   Movement movement(const Context&, const Params&) const override {
-    return movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy, host_memory(0, "pageable"),
-                            host_memory(0, "pageable"));
+    return movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
+                            host_memory(0, Allocator::Pageable), host_memory(0, Allocator::Pageable));
   }
   std::unique_ptr<Workload> prepare(Context&, const Params&, std::uint64_t bytes) const override {
     Accounting a;

@@ -159,7 +159,7 @@ TEST_F(HostMemoryFiles, DmidecodeWhereTheKernelHidesTheTables) {
 
 Movement host_copy(std::optional<int> numa) {
   Movement m = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
-                                host_memory(numa, "pageable"), host_memory(numa, "pageable"));
+                                host_memory(numa, Allocator::Pageable), host_memory(numa, Allocator::Pageable));
   m.cache_working_set_per_byte = 2;
   return m;
 }

@@ -11,6 +11,10 @@
 #include "core/records.h"
 #include "core/registry.h"
 
+#ifdef COMMATLAS_HAVE_CUDA
+#include "backends/cuda/placement.h"
+#endif
+
 #include "fake_gpus.h"
 
 namespace commatlas {
@@ -98,11 +102,72 @@ TEST(MovementContract, HostMemcpyIsACpuCopyBetweenHostBuffers) {
   EXPECT_TRUE(m.choices.has("threads"));
 }
 
+// The allocator table is the one source of allocator words: each parses back to itself, its
+// memory is the table's, and a word it does not have is a usage error naming those it has.
+TEST(MovementContract, AllocatorWordsComeFromTheTable) {
+  const std::vector<VocabularyEntry> table = allocator_vocabulary();
+  ASSERT_FALSE(table.empty());
+  for (const VocabularyEntry& e : table) {
+    const std::optional<Allocator> a = allocator_named(e.name);
+    ASSERT_TRUE(a) << e.name;
+    EXPECT_EQ(to_string(*a), e.name);
+    EXPECT_EQ(parse_allocator(e.name), *a);
+    const std::string memory = e.attributes.at(0).second;
+    EXPECT_EQ(memory_of(*a) ? to_string(*memory_of(*a)) : "either", memory) << e.name;
+    EXPECT_EQ(host_memory(std::nullopt, *a).allocator, e.name);
+    EXPECT_EQ(gpu_memory(0, *a).allocator, e.name);
+  }
+  EXPECT_FALSE(allocator_named("cudaMalloc"));
+  try {
+    parse_allocator("hbm");
+    ADD_FAILURE() << "an allocator the table lacks was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("device_pool"), std::string::npos) << e.what();
+  }
+}
+
 #ifdef COMMATLAS_HAVE_CUDA
+// The GPU runtime's buffer kinds have no words of their own: each is one of the table's
+// allocators, and back; the one the runtime does not make (malloc) is refused.
+TEST(MovementContract, MemoryKindsAreTableAllocators) {
+  for (MemoryKind k : {MemoryKind::Device, MemoryKind::DevicePool, MemoryKind::Pinned, MemoryKind::Registered,
+                       MemoryKind::Pageable, MemoryKind::Managed}) {
+    EXPECT_EQ(memory_kind_of(allocator_of(k)), k);
+    EXPECT_EQ(memory_kind_from_string(to_string(k)), k);
+    EXPECT_EQ(is_host_memory(k), memory_of(allocator_of(k)) == Memory::Host) << to_string(k);
+  }
+  EXPECT_THROW(memory_kind_of(Allocator::Malloc), UsageError);
+  EXPECT_THROW(memory_kind_from_string("hbm"), UsageError);
+}
+
+// A direct-access location is its params (allocator, managed hint, which GPU's memory), and back.
+TEST(MovementContract, LocationsRoundTripThroughTheirParams) {
+  for (int gpu : {0, 1})
+    for (gpu::Location l : gpu::locations(2, true)) {
+      const Params p = gpu::location_params(l, gpu);
+      EXPECT_EQ(gpu::location_from(p), l) << p.describe();
+      EXPECT_TRUE(allocator_named(p.text("allocator"))) << p.describe();
+    }
+  Params bad = gpu::location_params(gpu::Location::Managed, 0);
+  bad.set("managed_hint", std::string("sideways"));
+  EXPECT_THROW(gpu::location_from(bad), UsageError);
+}
+
+// Whether `p` has `key` with the value `want` spells (a text, or an integer's digits).
+bool has_value(const Params& p, const std::string& key, const std::string& want) {
+  for (const auto& [k, v] : p.entries())
+    if (k == key) {
+      if (const auto* text = std::get_if<std::string>(&v)) return *text == want;
+      if (const auto* number = std::get_if<std::int64_t>(&v)) return std::to_string(*number) == want;
+      return false;
+    }
+  return false;
+}
+
 const Params* find_variant(const std::vector<Params>& all, const std::vector<std::pair<std::string, std::string>>& want) {
   for (const Params& p : all) {
     bool ok = true;
-    for (const auto& [k, v] : want) ok = ok && p.has(k) && p.text(k) == v;
+    for (const auto& [k, v] : want) ok = ok && has_value(p, k, v);
     if (ok) return &p;
   }
   return nullptr;
@@ -118,7 +183,7 @@ TEST(MovementContract, GpuCopiesNameWhereTheBytesAre) {
   ASSERT_NE(b, nullptr);
   const auto variants = b->variants(ctx);
 
-  const Params* pinned = find_variant(variants, {{"path", "h2d"}, {"host_alloc", "pinned"}, {"device_alloc", "device"}});
+  const Params* pinned = find_variant(variants, {{"path", "h2d"}, {"host_allocator", "pinned"}, {"device_allocator", "device"}});
   ASSERT_NE(pinned, nullptr);
   const Movement h2d = b->movement(ctx, *pinned);
   std::cout << "gpu.copy_ce " << pinned->describe() << "\n  movement: " << movement_json(h2d) << "\n";
@@ -129,14 +194,14 @@ TEST(MovementContract, GpuCopiesNameWhereTheBytesAre) {
   EXPECT_EQ(h2d.mechanism, Mechanism::CopyEngine);
   EXPECT_EQ(h2d.choices.text("engine_side"), "dst");
 
-  const Params* managed = find_variant(variants, {{"path", "h2d"}, {"host_alloc", "managed"}, {"first_touch", "gpu"}});
+  const Params* managed = find_variant(variants, {{"path", "h2d"}, {"host_allocator", "managed"}, {"first_touch", "gpu"}});
   ASSERT_NE(managed, nullptr);
   const Movement inside = b->movement(ctx, *managed);
   EXPECT_EQ(inside.from->memory, Memory::Gpu) << movement_json(inside);
   EXPECT_EQ(inside.from->allocator, "managed");
   EXPECT_EQ(inside.to->memory, Memory::Gpu);
 
-  const Params* host_preferred = find_variant(variants, {{"path", "h2d"}, {"host_alloc", "managed"}, {"first_touch", "cpu"}});
+  const Params* host_preferred = find_variant(variants, {{"path", "h2d"}, {"host_allocator", "managed"}, {"first_touch", "cpu"}});
   ASSERT_NE(host_preferred, nullptr);
   EXPECT_EQ(b->movement(ctx, *host_preferred).from->memory, Memory::Host);
 }
@@ -150,7 +215,7 @@ TEST(MovementContract, StreamCopyNamesTheGpuThatCopies) {
   const Benchmark* b = Registry::instance().find("gpu.stream_copy");
   ASSERT_NE(b, nullptr);
   const auto variants = b->variants(ctx);
-  const Params* peer = find_variant(variants, {{"location", "peer"}});
+  const Params* peer = find_variant(variants, {{"allocator", "device"}, {"memory_gpu", "1"}});
   ASSERT_NE(peer, nullptr);
   const Movement m = b->movement(ctx, *peer);
   std::cout << "gpu.stream_copy " << peer->describe() << "\n  movement: " << movement_json(m) << "\n";
@@ -161,7 +226,7 @@ TEST(MovementContract, StreamCopyNamesTheGpuThatCopies) {
   EXPECT_EQ(m.by->memory, Memory::Gpu);
   EXPECT_EQ(m.by->gpu, 0);
   EXPECT_FALSE(m.choices.has("gpu"));
-  const Params* local = find_variant(variants, {{"location", "local"}});
+  const Params* local = find_variant(variants, {{"allocator", "device"}, {"memory_gpu", "0"}});
   ASSERT_NE(local, nullptr);
   const Movement here = b->movement(ctx, *local);
   EXPECT_EQ(here.from->gpu, 0);
@@ -222,7 +287,7 @@ TEST(MovementContract, StreamReadHasTheGpuAsItsProcessor) {
   const Benchmark* b = Registry::instance().find("gpu.stream_read");
   ASSERT_NE(b, nullptr);
   const auto variants = b->variants(ctx);
-  const Params* managed = find_variant(variants, {{"location", "managed"}});
+  const Params* managed = find_variant(variants, {{"allocator", "managed"}, {"managed_hint", "none"}});
   ASSERT_NE(managed, nullptr);
   const Movement m = b->movement(ctx, *managed);
   EXPECT_EQ(m.operation, Operation::Read);

@@ -39,12 +39,14 @@ Movement copy(Endpoint from, Endpoint to, MoveDirection d = MoveDirection::Uni) 
 
 TEST(PeakOf, HostToGpuIsThePcieLinkAndBiDoublesIt) {
   const Topology t = h200x2();
-  const auto uni = peak_of(copy(host_memory(std::nullopt, "pinned"), gpu_memory(0, "device")), 256 * MiB, t, kCpuCache);
+  const auto uni = peak_of(copy(host_memory(std::nullopt, Allocator::Pinned), gpu_memory(0, Allocator::Device)),
+                           256 * MiB, t, kCpuCache);
   EXPECT_TRUE(uni.applies);
   EXPECT_NEAR(uni.gbps, 63.015, 1e-3);
   EXPECT_FALSE(uni.cache_resident);  // crosses a link: no cache makes it faster
-  const auto bi = peak_of(copy(host_memory(std::nullopt, "pinned"), gpu_memory(0, "device"), MoveDirection::Bi),
-                          256 * MiB, t, kCpuCache);
+  const auto bi =
+      peak_of(copy(host_memory(std::nullopt, Allocator::Pinned), gpu_memory(0, Allocator::Device), MoveDirection::Bi),
+              256 * MiB, t, kCpuCache);
   EXPECT_NEAR(bi.gbps, 2 * 63.015, 2e-3);
 }
 
@@ -52,7 +54,7 @@ TEST(PeakOf, HostToGpuIsThePcieLinkAndBiDoublesIt) {
 // inside GPU 0, 32 MiB of source + destination that fits the 50 MiB L2: no HBM peak, so no 101%.
 TEST(PeakOf, LocalCopyInL2IsCacheResidentWithoutANumber) {
   const Topology t = h200x2();
-  const Movement local = copy(gpu_memory(0, "managed"), gpu_memory(0, "device"));
+  const Movement local = copy(gpu_memory(0, Allocator::Managed), gpu_memory(0, Allocator::Device));
   const auto small = peak_of(local, 16 * MiB, t, kCpuCache);
   EXPECT_TRUE(small.cache_resident);
   EXPECT_EQ(small.gbps, 0);
@@ -64,15 +66,19 @@ TEST(PeakOf, LocalCopyInL2IsCacheResidentWithoutANumber) {
 
 TEST(PeakOf, PeerCopiesUseThePairAndSumBothDirections) {
   const Topology t = h200x2();
-  EXPECT_DOUBLE_EQ(peak_of(copy(gpu_memory(0, "device"), gpu_memory(1, "device")), MiB, t, kCpuCache).gbps, 478.125);
   EXPECT_DOUBLE_EQ(
-      peak_of(copy(gpu_memory(0, "device"), gpu_memory(1, "device"), MoveDirection::Bi), MiB, t, kCpuCache).gbps, 956.25);
+      peak_of(copy(gpu_memory(0, Allocator::Device), gpu_memory(1, Allocator::Device)), MiB, t, kCpuCache).gbps,
+      478.125);
+  EXPECT_DOUBLE_EQ(peak_of(copy(gpu_memory(0, Allocator::Device), gpu_memory(1, Allocator::Device), MoveDirection::Bi),
+                           MiB, t, kCpuCache)
+                       .gbps,
+                   956.25);
 }
 
 TEST(PeakOf, HostMemoryAndHostBufferMpiHaveNoPeakButAReason) {
   const Topology t = h200x2();
   Movement memcpy_move = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
-                                          host_memory(0, "pageable"), host_memory(0, "pageable"));
+                                          host_memory(0, Allocator::Pageable), host_memory(0, Allocator::Pageable));
   memcpy_move.cache_working_set_per_byte = 2;
   const auto big = peak_of(memcpy_move, 1024 * MiB, t, kCpuCache);
   EXPECT_TRUE(big.applies);
@@ -80,7 +86,7 @@ TEST(PeakOf, HostMemoryAndHostBufferMpiHaveNoPeakButAReason) {
   EXPECT_NE(big.unknown.find("no host memory peak"), std::string::npos) << big.unknown;
   EXPECT_TRUE(peak_of(memcpy_move, 4 * MiB, t, kCpuCache).cache_resident);
 
-  Endpoint a = host_memory(std::nullopt, "pageable"), b = a;
+  Endpoint a = host_memory(std::nullopt, Allocator::Pageable), b = a;
   a.rank = 0;
   b.rank = 1;
   const auto mpi = peak_of(movement_between(Operation::SendRecv, MoveDirection::Uni, Mechanism::MpiHost, a, b), MiB, t,
@@ -91,8 +97,9 @@ TEST(PeakOf, HostMemoryAndHostBufferMpiHaveNoPeakButAReason) {
 
 TEST(PeakOf, CollectivesCompareWithTheLinkAndNodesApartAreUnknown) {
   const Topology t = h200x2();
-  Movement nccl = movement_between(Operation::Allreduce, MoveDirection::AllToAll, Mechanism::Nccl,
-                                   gpu_memory(std::nullopt, "device"), gpu_memory(std::nullopt, "device"));
+  Movement nccl =
+      movement_between(Operation::Allreduce, MoveDirection::AllToAll, Mechanism::Nccl,
+                       gpu_memory(std::nullopt, Allocator::Device), gpu_memory(std::nullopt, Allocator::Device));
   EXPECT_DOUBLE_EQ(peak_of(nccl, MiB, t, kCpuCache).gbps, 478.125);
   nccl.same_node = false;
   const auto apart = peak_of(nccl, MiB, t, kCpuCache);
@@ -103,7 +110,7 @@ TEST(PeakOf, CollectivesCompareWithTheLinkAndNodesApartAreUnknown) {
 TEST(PeakOf, LatencyChasesClaimNoBandwidthButCanBeCacheResident) {
   const Topology t = h200x2();
   Movement chase = movement_between(Operation::LoadLatency, MoveDirection::Uni, Mechanism::GpuLoadStore,
-                                    gpu_memory(0, "device"), gpu_processor(0));
+                                    gpu_memory(0, Allocator::Device), gpu_processor(0));
   chase.cache_working_set_per_byte = 1;
   const auto in_l2 = peak_of(chase, MiB, t, kCpuCache);
   EXPECT_FALSE(in_l2.applies);
@@ -113,12 +120,13 @@ TEST(PeakOf, LatencyChasesClaimNoBandwidthButCanBeCacheResident) {
 
 TEST(PeakOf, StreamCopyOverALinkCountsReadsInAndWritesOut) {
   const Topology t = h200x2();
-  Movement pinned = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::GpuLoadStore,
-                                     host_memory(std::nullopt, "pinned"), host_memory(std::nullopt, "pinned"));
+  Movement pinned =
+      movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::GpuLoadStore,
+                       host_memory(std::nullopt, Allocator::Pinned), host_memory(std::nullopt, Allocator::Pinned));
   pinned.by = gpu_processor(0);
   EXPECT_NEAR(peak_of(pinned, MiB, t, kCpuCache).gbps, 2 * 63.015, 2e-3);
-  Movement peer = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::GpuLoadStore, gpu_memory(1, "device"),
-                                   gpu_memory(1, "device"));
+  Movement peer = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::GpuLoadStore,
+                                   gpu_memory(1, Allocator::Device), gpu_memory(1, Allocator::Device));
   peer.by = gpu_processor(0);
   peer.cache_working_set_per_byte = 2;
   const auto p = peak_of(peer, MiB, t, kCpuCache);

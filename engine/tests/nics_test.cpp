@@ -129,8 +129,8 @@ Nic test_nic(const std::string& name, double gbit) {
 }
 
 Movement between_nodes(Operation op, MoveDirection d) {
-  Movement m = movement_between(op, d, Mechanism::MpiHost, host_memory(std::nullopt, "malloc"),
-                                host_memory(std::nullopt, "malloc"));
+  Movement m = movement_between(op, d, Mechanism::MpiHost, host_memory(std::nullopt, Allocator::Malloc),
+                                host_memory(std::nullopt, Allocator::Malloc));
   if (participants_of(kind_of(op)) == "all") m.participants = 2;
   m.same_node = false;
   return m;

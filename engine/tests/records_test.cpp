@@ -74,10 +74,10 @@ TEST(ResultRecord, UnknownPeakSaysWhyAndHasNoFraction) {
 }
 
 TEST(Records, EveryTypeCarriesTheMovement) {
-  Movement m = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CopyEngine,
-                                host_memory(std::nullopt, "pinned"), gpu_memory(0, "device"),
-                                Params{{"engine_side", std::string("dst")}, {"path", std::string("h2d")}},
-                                {"engine_side"});
+  Movement m =
+      movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CopyEngine,
+                       host_memory(std::nullopt, Allocator::Pinned), gpu_memory(0, Allocator::Device),
+                       Params{{"engine_side", std::string("dst")}, {"path", std::string("h2d")}}, {"engine_side"});
   m.to->node = "node-a";
   const BenchmarkInfo info = test_info();
   const PointId id{info, nullptr, 8ull, 1, std::nullopt, nullptr, &m};
@@ -97,7 +97,7 @@ TEST(Records, EveryTypeCarriesTheMovement) {
 
 TEST(Records, TheMoverApartFromThePlacesAndTheParticipantsAreWrittenWhenDeclared) {
   Movement copy = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::GpuLoadStore,
-                                   gpu_memory(1, "device"), gpu_memory(1, "device"));
+                                   gpu_memory(1, Allocator::Device), gpu_memory(1, Allocator::Device));
   copy.by = gpu_processor(0);
   const BenchmarkInfo info = test_info();
   const std::string r = result_record(PointId{info, nullptr, 8ull, 1, std::nullopt, nullptr, &copy},
@@ -105,7 +105,8 @@ TEST(Records, TheMoverApartFromThePlacesAndTheParticipantsAreWrittenWhenDeclared
   EXPECT_TRUE(contains(r, "\"by\":{\"memory\":\"gpu\",\"gpu\":0,\"numa\":null,\"rank\":null,\"node\":null,"
                           "\"processor\":true,\"allocator\":null,\"first_touch\":null}")) << r;
 
-  const Movement all = collective_movement(CollectiveOp::AllReduce, Mechanism::Nccl, gpu_memory(std::nullopt, "device"), 4);
+  const Movement all =
+      collective_movement(CollectiveOp::AllReduce, Mechanism::Nccl, gpu_memory(std::nullopt, Allocator::Device), 4);
   const std::string c = result_record(PointId{info, nullptr, 8ull, 1, std::nullopt, nullptr, &all},
                                       measurement(8, {1e-6}));
   EXPECT_TRUE(contains(c, "\"participants\":4,")) << c;
@@ -116,12 +117,13 @@ TEST(Records, TheMoverApartFromThePlacesAndTheParticipantsAreWrittenWhenDeclared
 // and "harness" for a bare reference loop, whatever it moves.
 TEST(Records, TheInterfaceComesFromTheMovement) {
   const BenchmarkInfo info = test_info();
-  Movement ipc = movement_between(Operation::SendRecv, MoveDirection::Uni, Mechanism::CudaIpcSm, gpu_memory(0, "device"),
-                                  gpu_memory(1, "device"));
+  Movement ipc = movement_between(Operation::SendRecv, MoveDirection::Uni, Mechanism::CudaIpcSm,
+                                  gpu_memory(0, Allocator::Device), gpu_memory(1, Allocator::Device));
   const std::string r = skip_record(PointId{info, nullptr, 8ull, 2, std::nullopt, nullptr, &ipc}, "no GPU");
   EXPECT_TRUE(contains(r, "\"interface\":\"cuda_ipc\",")) << r;
-  Movement bare = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
-                                   host_memory(std::nullopt, "pageable"), host_memory(std::nullopt, "pageable"));
+  Movement bare =
+      movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
+                       host_memory(std::nullopt, Allocator::Pageable), host_memory(std::nullopt, Allocator::Pageable));
   bare.reference_of = "host.memcpy";
   const std::string b = skip_record(PointId{info, nullptr, 8ull, 1, std::nullopt, nullptr, &bare}, "none");
   EXPECT_TRUE(contains(b, "\"interface\":\"harness\",")) << b;

@@ -193,8 +193,10 @@ Topology three_gpus() {
 
 TEST(WireRoute, FollowsTheMovementAndTheNodesLinks) {
   const Topology t = three_gpus();
-  const WireRoute peer = wire_route(movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CopyEngine,
-                                                     gpu_memory(1, "device"), gpu_memory(0, "device")), t);
+  const WireRoute peer =
+      wire_route(movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CopyEngine,
+                                  gpu_memory(1, Allocator::Device), gpu_memory(0, Allocator::Device)),
+                 t);
   EXPECT_TRUE(peer.applies);
   EXPECT_TRUE(peer.not_judged.empty()) << peer.not_judged;
   EXPECT_EQ(peer.link, WireLink::Nvlink);
@@ -202,25 +204,32 @@ TEST(WireRoute, FollowsTheMovementAndTheNodesLinks) {
   EXPECT_FALSE(peer.host_end);
   EXPECT_EQ(peer.path, "GPU 0 <-> GPU 1 over NVLink");
 
-  const WireRoute over_pcie = wire_route(movement_between(Operation::Copy, MoveDirection::Bi, Mechanism::SmCopy,
-                                                          gpu_memory(0, "device"), gpu_memory(2, "device")), t);
+  const WireRoute over_pcie =
+      wire_route(movement_between(Operation::Copy, MoveDirection::Bi, Mechanism::SmCopy,
+                                  gpu_memory(0, Allocator::Device), gpu_memory(2, Allocator::Device)),
+                 t);
   EXPECT_EQ(over_pcie.link, WireLink::Pcie);
   EXPECT_FALSE(over_pcie.host_end);
 
-  const WireRoute h2d = wire_route(movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CopyEngine,
-                                                    host_memory(0, "pinned"), gpu_memory(0, "device")), t);
+  const WireRoute h2d =
+      wire_route(movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CopyEngine,
+                                  host_memory(0, Allocator::Pinned), gpu_memory(0, Allocator::Device)),
+                 t);
   EXPECT_TRUE(h2d.applies);
   EXPECT_EQ(h2d.link, WireLink::Pcie);
   EXPECT_TRUE(h2d.host_end);
 
   // A GPU reading a peer's memory: the processor end is a GPU place too.
   const WireRoute read = wire_route(movement_between(Operation::Read, MoveDirection::Uni, Mechanism::GpuLoadStore,
-                                                     gpu_memory(1, "device"), gpu_processor(0)), t);
+                                                     gpu_memory(1, Allocator::Device), gpu_processor(0)),
+                                    t);
   EXPECT_EQ(read.link, WireLink::Nvlink);
 
   // Host-staged MPI between the NVLinked pair still crosses PCIe, twice.
-  const WireRoute staged = wire_route(movement_between(Operation::SendRecv, MoveDirection::Uni, Mechanism::MpiStaged,
-                                                       gpu_memory(0, "device"), gpu_memory(1, "device")), t);
+  const WireRoute staged =
+      wire_route(movement_between(Operation::SendRecv, MoveDirection::Uni, Mechanism::MpiStaged,
+                                  gpu_memory(0, Allocator::Device), gpu_memory(1, Allocator::Device)),
+                 t);
   EXPECT_EQ(staged.link, WireLink::Pcie);
   EXPECT_FALSE(staged.host_end);
 }
@@ -230,24 +239,29 @@ TEST(WireRoute, LeavesOutWhatCrossesNoLinkOrDeclaresNoBytesPerLink) {
   const auto route = [&](Operation op, MoveDirection d, Mechanism mech, Endpoint from, Endpoint to) {
     return wire_route(movement_between(op, d, mech, std::move(from), std::move(to)), t);
   };
-  EXPECT_FALSE(route(Operation::Copy, MoveDirection::Uni, Mechanism::SmCopy, gpu_memory(0, "device"),
-                     gpu_memory(0, "device")).applies);  // within one GPU
-  EXPECT_FALSE(route(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy, host_memory(0, "pageable"),
-                     host_memory(0, "pageable")).applies);
+  EXPECT_FALSE(route(Operation::Copy, MoveDirection::Uni, Mechanism::SmCopy, gpu_memory(0, Allocator::Device),
+                     gpu_memory(0, Allocator::Device))
+                   .applies);  // within one GPU
+  EXPECT_FALSE(route(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy, host_memory(0, Allocator::Pageable),
+                     host_memory(0, Allocator::Pageable))
+                   .applies);
   EXPECT_FALSE(route(Operation::PingPong, MoveDirection::HalfRoundTrip, Mechanism::MpiGpuAware,
-                     gpu_memory(0, "device"), gpu_memory(1, "device")).applies);
-  EXPECT_FALSE(route(Operation::LoadLatency, MoveDirection::Uni, Mechanism::GpuLoadStore, gpu_memory(1, "device"),
-                     gpu_processor(0)).applies);
-  EXPECT_FALSE(route(Operation::Allreduce, MoveDirection::AllToAll, Mechanism::Nccl, gpu_memory(0, "device"),
-                     gpu_memory(1, "device")).applies);
+                     gpu_memory(0, Allocator::Device), gpu_memory(1, Allocator::Device))
+                   .applies);
+  EXPECT_FALSE(route(Operation::LoadLatency, MoveDirection::Uni, Mechanism::GpuLoadStore,
+                     gpu_memory(1, Allocator::Device), gpu_processor(0))
+                   .applies);
+  EXPECT_FALSE(route(Operation::Allreduce, MoveDirection::AllToAll, Mechanism::Nccl, gpu_memory(0, Allocator::Device),
+                     gpu_memory(1, Allocator::Device))
+                   .applies);
   Movement between_nodes = movement_between(Operation::SendRecv, MoveDirection::Uni, Mechanism::MpiGpuAware,
-                                            gpu_memory(0, "device"), gpu_memory(0, "device"));
+                                            gpu_memory(0, Allocator::Device), gpu_memory(0, Allocator::Device));
   between_nodes.same_node = false;
   EXPECT_FALSE(wire_route(between_nodes, t).applies);
 
   // Applies, but cannot be judged here: it says why.
-  const WireRoute missing = route(Operation::Copy, MoveDirection::Uni, Mechanism::CopyEngine, gpu_memory(0, "device"),
-                                  gpu_memory(7, "device"));
+  const WireRoute missing = route(Operation::Copy, MoveDirection::Uni, Mechanism::CopyEngine,
+                                  gpu_memory(0, Allocator::Device), gpu_memory(7, Allocator::Device));
   EXPECT_TRUE(missing.applies);
   EXPECT_NE(missing.not_judged.find("GPU 7 is not in this node's topology"), std::string::npos) << missing.not_judged;
 }
@@ -290,8 +304,8 @@ class FakeWitness final : public WireWitness {
 };
 
 Movement peer_copy() {
-  return movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CopyEngine, gpu_memory(0, "device"),
-                          gpu_memory(1, "device"));
+  return movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CopyEngine, gpu_memory(0, Allocator::Device),
+                          gpu_memory(1, Allocator::Device));
 }
 
 Measurement measured(double bytes_per_op, double seconds_per_op, std::int64_t ops_per_sample) {
@@ -380,7 +394,7 @@ TEST(WitnessPass, NoCountersNoPassAndTheRecordSaysWhy) {
 
   // A point that crosses no link gets no wire check at all.
   const Movement local = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::SmCopy,
-                                          gpu_memory(0, "device"), gpu_memory(0, "device"));
+                                          gpu_memory(0, Allocator::Device), gpu_memory(0, Allocator::Device));
   EXPECT_FALSE(witness_wire(w, ctx, local, measured(64 * kMiB, 2e-4, 1), &available));
 }
 

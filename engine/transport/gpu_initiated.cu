@@ -582,7 +582,7 @@ std::vector<Params> link_variants(bool pingpong, const std::string& mapping) {
 }
 
 Movement link_movement(bool pingpong, const Params& p, bool ranks) {
-  Endpoint from = gpu_memory(gpu_of_rank(p, 0), "device"), to = gpu_memory(gpu_of_rank(p, 1), "device");
+  Endpoint from = gpu_memory(gpu_of_rank(p, 0), Allocator::Device), to = gpu_memory(gpu_of_rank(p, 1), Allocator::Device);
   if (ranks) {
     from.rank = 0;
     to.rank = 1;

@@ -236,7 +236,8 @@ TransportSpec ipc_spec() {
     Mechanism mechanism = Mechanism::CudaIpcCe;
     for (const auto& [name, m] : ipc_initiators())
       if (p.has("engine") && p.text("engine") == name) mechanism = m;
-    return p2p_movement(protocol, mechanism, gpu_memory(gpu_of_rank(p, 0), "device"), gpu_memory(gpu_of_rank(p, 1), "device"));
+    return p2p_movement(protocol, mechanism, gpu_memory(gpu_of_rank(p, 0), Allocator::Device),
+                        gpu_memory(gpu_of_rank(p, 1), Allocator::Device));
   };
   spec.patterns = PatternSide{
       "ipc", true, false, [](const Context& ctx) { return rank_gpu(ctx.group); },

@@ -239,7 +239,8 @@ TransportSpec nccl_spec(NcclLaunch launch) {
   };
   // Device buffers of GPUs 0 and 1: ranks 0 and 1 with one rank per GPU, one process otherwise.
   spec.movement = [launch](const Context&, const Params& p, Protocol protocol) {
-    Endpoint from = gpu_memory(gpu_of_rank(p, 0), "device"), to = gpu_memory(gpu_of_rank(p, 1), "device");
+    Endpoint from = gpu_memory(gpu_of_rank(p, 0), Allocator::Device),
+             to = gpu_memory(gpu_of_rank(p, 1), Allocator::Device);
     if (launch == NcclLaunch::RankPerProcess) {
       from.rank = 0;
       to.rank = 1;

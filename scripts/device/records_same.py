@@ -22,6 +22,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "python"))
+from commatlas.io.points import params_key  # noqa: E402
+from commatlas.io.records import read_records  # noqa: E402
+
 # Paths (dotted) whose value is a measurement or follows from one.
 MEASURED = {
     "time", "cost", "stats", "samples_s", "bandwidth_gbps", "latency_us", "peak.fraction",
@@ -44,13 +48,19 @@ def read(run: Path) -> dict[str, dict[str, Any]]:
         print(f"records_same: no results.jsonl at {run}", file=sys.stderr)
         sys.exit(2)
     points: dict[str, dict[str, Any]] = {}
-    for line in path.read_text().splitlines():
-        if not line.strip():
-            continue
-        record = json.loads(line)
+    for record in read_records(path):  # older param names mapped to today's
         if record.get("type") in ("result", "skip", "error") and "point" in record:
-            points[f'{record["type"]} {record["point"]}'] = record
+            points[f'{record["type"]} {point_of(record)}'] = record
     return points
+
+
+def point_of(r: dict[str, Any]) -> str:
+    """The point a record measured, its params in today's names (the engine's `point` text spells
+    them as the engine that wrote it did, so it is the key's old spelling, not compared)."""
+    library = json.dumps(r.get("mpi_library"), sort_keys=True) if r.get("mpi_library") else ""
+    params = ",".join(f"{k}={v}" for k, v in params_key(r.get("params") or {}, library))
+    repeat = f"|r{r['repeat']}" if r.get("repeat") is not None else ""
+    return f"{r.get('benchmark')}|{params}|{r.get('bytes')}|{r.get('ranks', 1)}{repeat}"
 
 
 def leaves(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -71,6 +81,8 @@ def main(argv: list[str]) -> int:
     differs: dict[str, list[tuple[str, Any, Any]]] = defaultdict(list)
     for key in common:
         a, b = leaves(before[key]), leaves(after[key])
+        a.pop("point", None)
+        b.pop("point", None)
         for path in sorted(a.keys() | b.keys()):
             if a.get(path, "<absent>") != b.get(path, "<absent>"):
                 differs[path].append((key, a.get(path, "<absent>"), b.get(path, "<absent>")))

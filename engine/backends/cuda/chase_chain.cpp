@@ -16,9 +16,9 @@ std::size_t links_for(std::size_t bytes) {
 }  // namespace
 
 ChaseChain::ChaseChain(Location where, int gpu, std::size_t bytes, std::uint64_t seed)
-    : cycle_(links_for(bytes), seed), buffer_(endpoint_of(where, gpu), cycle_.size() * kStride) {
-  const Endpoint& e = buffer_.where();
-  if (e.alloc == "device") {
+    : cycle_(links_for(bytes), seed), buffer_(buffer_of(where, gpu), cycle_.size() * kStride) {
+  const BufferSpec& e = buffer_.where();
+  if (e.allocator == Allocator::Device) {
     // Only the link table crosses PCIe; the owning GPU spreads it over the chain.
     GpuBuffer table(MemoryKind::Device, cycle_.size() * sizeof(std::uint32_t), e.gpu);
     DeviceScope scope(e.gpu);

@@ -10,8 +10,8 @@
 
 namespace commatlas::gpu {
 
-PlacedBuffer::PlacedBuffer(const Endpoint& where, std::size_t bytes)
-    : where_(where), buffer_(memory_kind_from_string(where.alloc), bytes, where.gpu), used_(bytes) {
+PlacedBuffer::PlacedBuffer(const BufferSpec& where, std::size_t bytes)
+    : where_(where), buffer_(memory_kind_of(where.allocator), bytes, where.gpu), used_(bytes) {
   if (where_.hint == kHostPreferred) advise_host_preferred(buffer_.data(), bytes, where_.gpu);
 }
 
@@ -63,8 +63,8 @@ Verification PlacedBuffer::check_pattern(std::uint64_t seed) const {
     bad = find_mismatch_on_device(buffer_.device_view(), bytes(), seed, s.get());
   }
   if (bad < bytes()) {
-    v.detail = "byte " + std::to_string(bad) + " of " + std::to_string(bytes()) + " (" + where_.alloc + " on GPU " +
-               std::to_string(where_.gpu) + ") differs from the pattern";
+    v.detail = "byte " + std::to_string(bad) + " of " + std::to_string(bytes()) + " (" + to_string(where_.allocator) +
+               " on GPU " + std::to_string(where_.gpu) + ") differs from the pattern";
     return v;
   }
   v.ok = true;

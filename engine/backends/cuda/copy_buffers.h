@@ -1,4 +1,4 @@
-// A GPU-suite buffer placed the way an Endpoint says: allocator, owning GPU, and who touches it
+// A GPU-suite buffer made the way a BufferSpec says: allocator, owning GPU, and who touches it
 // first. Filling with the pattern and poisoning are done by that first toucher (the CPU or the
 // owning GPU), because for managed memory that decides where the pages live when timing starts.
 #pragma once
@@ -13,7 +13,7 @@ namespace commatlas::gpu {
 
 class PlacedBuffer {
  public:
-  PlacedBuffer(const Endpoint& where, std::size_t bytes);
+  PlacedBuffer(const BufferSpec& where, std::size_t bytes);
 
   // Works on the first `bytes` from now on (fill, poison, check, bytes()): a size sweep runs
   // inside the buffer made for its largest size. Throws std::logic_error past the allocation.
@@ -31,13 +31,13 @@ class PlacedBuffer {
   // mapped). For kernels on `gpu`, throws Skip when that GPU cannot dereference this memory.
   void* pointer() const { return buffer_.data(); }
   void* kernel_pointer(int gpu) const;
-  const Endpoint& where() const { return where_; }
+  const BufferSpec& where() const { return where_; }
   MemoryKind kind() const { return buffer_.kind(); }
   std::size_t bytes() const { return used_; }
 
  private:
   bool cpu_first() const;
-  Endpoint where_;
+  BufferSpec where_;
   GpuBuffer buffer_;
   std::size_t used_;
 };

@@ -81,10 +81,12 @@ inline KernelShape shape_from(const Params& p) {
   return s;
 }
 
-// One end of a copy: an allocator (MemoryKind name), the GPU that owns it (device kinds) or whose
-// context allocates it (host kinds), and who writes it first (decides where managed pages land).
-struct Endpoint {
-  std::string alloc;
+// A buffer a GPU benchmark makes: its allocator, the GPU that owns it (device allocators) or whose
+// context allocates it (host ones), who writes it first (decides where managed pages land) and
+// the managed advice. Not a place of the movement model: place_of below says where its bytes
+// are, as the core Endpoint the record carries.
+struct BufferSpec {
+  Allocator allocator = Allocator::Device;
   int gpu = 0;
   std::string first_touch;  // "cpu" or "gpu"
   std::string hint;         // managed only: "" (none) or kHostPreferred
@@ -94,15 +96,16 @@ struct Endpoint {
 // first copy migrates the pages to the GPU and every later "h2d" copy is a copy inside HBM.
 inline const std::string kHostPreferred = "preferred_location_host";
 
-// Where the pages of an endpoint are while copies run: GPU memory for device allocators and for
+// Where the pages of a buffer are while copies run: GPU memory for device allocators and for
 // GPU-touched managed memory without advice (nothing moves those pages back to the host).
-inline bool resident_on_gpu(const Endpoint& e) {
-  return e.alloc.rfind("device", 0) == 0 || (e.alloc == "managed" && e.first_touch == "gpu" && e.hint.empty());
+inline bool resident_on_gpu(const BufferSpec& b) {
+  return memory_of(b.allocator) == Memory::Gpu ||
+         (b.allocator == Allocator::Managed && b.first_touch == "gpu" && b.hint.empty());
 }
 
 // One copy stream: src -> dst, driven by `exec_gpu` (whose stream/copy engine/SMs do the work).
 struct Leg {
-  Endpoint src, dst;
+  BufferSpec src, dst;
   int exec_gpu = 0;
 };
 
@@ -110,9 +113,9 @@ struct Leg {
 struct CopySpec {
   Path path = Path::D2D;
   Direction direction = Direction::Uni;
-  std::string host_alloc;             // h2d/d2h only: pinned, registered, pageable, managed
-  std::string device_alloc = "device";  // device or device_pool
-  std::string first_touch;            // of the host-side buffer (h2d/d2h only)
+  Allocator host_allocator = Allocator::Pinned;    // h2d/d2h only: pinned, registered, pageable, managed
+  Allocator device_allocator = Allocator::Device;  // device or device_pool
+  std::string first_touch;                  // of the host-side buffer (h2d/d2h only)
   int src_gpu = 0, dst_gpu = 0;
   Side side = Side::Src;
 };
@@ -122,14 +125,14 @@ inline Params to_params(const CopySpec& c) {
   p.set("path", to_string(c.path));
   p.set("direction", to_string(c.direction));
   if (c.path == Path::H2D || c.path == Path::D2H) {
-    p.set("host_alloc", c.host_alloc);
+    p.set("host_allocator", to_string(c.host_allocator));
     p.set("first_touch", c.first_touch);
-    if (c.host_alloc == "managed") {
+    if (c.host_allocator == Allocator::Managed) {
       const std::string hint = c.first_touch == "cpu" ? kHostPreferred : "none";
       p.set("managed_hint", hint);
     }
   }
-  p.set("device_alloc", c.device_alloc);
+  p.set("device_allocator", to_string(c.device_allocator));
   p.set("src_gpu", std::int64_t{c.src_gpu});
   p.set("dst_gpu", std::int64_t{c.dst_gpu});
   p.set("engine_side", to_string(c.side));
@@ -140,9 +143,9 @@ inline CopySpec copy_spec_from(const Params& p) {
   CopySpec c;
   c.path = parse_enum(p.text("path"), {Path::H2D, Path::D2H, Path::D2D, Path::Peer}, "path");
   c.direction = parse_enum(p.text("direction"), {Direction::Uni, Direction::Bi}, "direction");
-  if (p.has("host_alloc")) c.host_alloc = p.text("host_alloc");
+  if (p.has("host_allocator")) c.host_allocator = parse_allocator(p.text("host_allocator"));
   if (p.has("first_touch")) c.first_touch = p.text("first_touch");
-  c.device_alloc = p.text("device_alloc");
+  c.device_allocator = parse_allocator(p.text("device_allocator"));
   c.src_gpu = static_cast<int>(p.integer("src_gpu"));
   c.dst_gpu = static_cast<int>(p.integer("dst_gpu"));
   c.side = parse_enum(p.text("engine_side"), {Side::Src, Side::Dst}, "engine_side");
@@ -155,20 +158,21 @@ inline std::vector<CopySpec> default_copy_specs(int gpus) {
   std::vector<CopySpec> out;
   if (gpus < 1) return out;
   struct HostCase {
-    const char* alloc;
+    Allocator host_allocator;
     const char* touch;
-    const char* device_alloc;
+    Allocator device_allocator;
   };
-  const HostCase host_cases[] = {{"pinned", "cpu", "device"},    {"pinned", "cpu", "device_pool"},
-                                 {"registered", "cpu", "device"}, {"pageable", "cpu", "device"},
-                                 {"managed", "cpu", "device"},    {"managed", "gpu", "device"}};
+  const HostCase host_cases[] = {
+      {Allocator::Pinned, "cpu", Allocator::Device},     {Allocator::Pinned, "cpu", Allocator::DevicePool},
+      {Allocator::Registered, "cpu", Allocator::Device}, {Allocator::Pageable, "cpu", Allocator::Device},
+      {Allocator::Managed, "cpu", Allocator::Device},    {Allocator::Managed, "gpu", Allocator::Device}};
   for (Path path : {Path::H2D, Path::D2H})
     for (const HostCase& h : host_cases) {
       CopySpec c;
       c.path = path;
-      c.host_alloc = h.alloc;
+      c.host_allocator = h.host_allocator;
       c.first_touch = h.touch;
-      c.device_alloc = h.device_alloc;
+      c.device_allocator = h.device_allocator;
       // The GPU is the only engine there is: it reads the host (h2d) or writes it (d2h).
       c.side = path == Path::H2D ? Side::Dst : Side::Src;
       out.push_back(c);
@@ -176,14 +180,14 @@ inline std::vector<CopySpec> default_copy_specs(int gpus) {
   CopySpec both;  // h2d and d2h at once over the one PCIe link
   both.path = Path::H2D;
   both.direction = Direction::Bi;
-  both.host_alloc = "pinned";
+  both.host_allocator = Allocator::Pinned;
   both.first_touch = "cpu";
   both.side = Side::Dst;
   out.push_back(both);
-  for (const char* dev : {"device", "device_pool"}) {
+  for (Allocator dev : {Allocator::Device, Allocator::DevicePool}) {
     CopySpec c;
     c.path = Path::D2D;
-    c.device_alloc = dev;
+    c.device_allocator = dev;
     out.push_back(c);
   }
   if (gpus >= 2)
@@ -202,10 +206,11 @@ inline std::vector<CopySpec> default_copy_specs(int gpus) {
 
 // The host-side buffer of an h2d/d2h copy: CPU-touched managed memory is kept on the host by
 // advice, so the copy crosses the host link; GPU-touched managed memory stays where it landed.
-inline Endpoint host_endpoint(const CopySpec& c) {
+inline BufferSpec host_buffer(const CopySpec& c) {
   const std::string touch = c.first_touch.empty() ? "cpu" : c.first_touch;
   const int gpu = c.path == Path::D2H ? c.src_gpu : c.dst_gpu;
-  return Endpoint{c.host_alloc, gpu, touch, c.host_alloc == "managed" && touch == "cpu" ? kHostPreferred : ""};
+  return BufferSpec{c.host_allocator, gpu, touch,
+                    c.host_allocator == Allocator::Managed && touch == "cpu" ? kHostPreferred : ""};
 }
 
 // The GPU whose engine runs a copy from src_gpu to dst_gpu.
@@ -214,8 +219,8 @@ inline int driving_gpu(int src_gpu, int dst_gpu, Side side) { return side == Sid
 // The copies a variant runs at once. Bidirectional is the forward copy plus its mirror, each
 // driven from the same side of its own direction.
 inline std::vector<Leg> legs_of(const CopySpec& c) {
-  const Endpoint host = host_endpoint(c);
-  auto dev = [&](int g) { return Endpoint{c.device_alloc, g, "gpu", ""}; };
+  const BufferSpec host = host_buffer(c);
+  auto dev = [&](int g) { return BufferSpec{c.device_allocator, g, "gpu", ""}; };
   std::vector<Leg> legs;
   switch (c.path) {
     case Path::H2D:
@@ -252,10 +257,11 @@ inline double bytes_per_op(const std::vector<Leg>& legs, std::uint64_t size) {
   return sum;
 }
 
-// Where an endpoint's bytes are while copies run, as the movement model names it.
-inline ::commatlas::Endpoint place_of(const Endpoint& e) {
-  if (resident_on_gpu(e)) return gpu_memory(e.gpu, e.alloc, e.first_touch);
-  return host_memory(std::nullopt, e.alloc, e.first_touch);
+// Where a buffer's bytes are while copies run, as the movement model names it: the core
+// Endpoint, made by its builders.
+inline Endpoint place_of(const BufferSpec& b) {
+  if (resident_on_gpu(b)) return gpu_memory(b.gpu, b.allocator, b.first_touch);
+  return host_memory(std::nullopt, b.allocator, b.first_touch);
 }
 
 inline MoveDirection move_direction(Direction d) { return d == Direction::Bi ? MoveDirection::Bi : MoveDirection::Uni; }
@@ -282,7 +288,8 @@ inline std::vector<Leg> fanout_legs(Fan fan, int root, int gpus, Side side) {
     if (g == root) continue;
     const int src = fan == Fan::OneToAll ? root : g;
     const int dst = fan == Fan::OneToAll ? g : root;
-    out.push_back({{"device", src, "gpu", ""}, {"device", dst, "gpu", ""}, driving_gpu(src, dst, side)});
+    out.push_back(
+        {{Allocator::Device, src, "gpu", ""}, {Allocator::Device, dst, "gpu", ""}, driving_gpu(src, dst, side)});
   }
   return out;
 }

@@ -6,28 +6,26 @@
 
 namespace commatlas {
 
-std::string to_string(MemoryKind kind) {
+Allocator allocator_of(MemoryKind kind) {
   switch (kind) {
-    case MemoryKind::Device: return "device";
-    case MemoryKind::DevicePool: return "device_pool";
-    case MemoryKind::Pinned: return "pinned";
-    case MemoryKind::Registered: return "registered";
-    case MemoryKind::Pageable: return "pageable";
-    case MemoryKind::Managed: return "managed";
+    case MemoryKind::Device: return Allocator::Device;
+    case MemoryKind::DevicePool: return Allocator::DevicePool;
+    case MemoryKind::Pinned: return Allocator::Pinned;
+    case MemoryKind::Registered: return Allocator::Registered;
+    case MemoryKind::Pageable: return Allocator::Pageable;
+    case MemoryKind::Managed: return Allocator::Managed;
   }
-  return "unknown";
+  return Allocator::Device;
 }
 
-MemoryKind memory_kind_from_string(const std::string& name) {
+MemoryKind memory_kind_of(Allocator allocator) {
   for (MemoryKind k : {MemoryKind::Device, MemoryKind::DevicePool, MemoryKind::Pinned, MemoryKind::Registered,
                        MemoryKind::Pageable, MemoryKind::Managed})
-    if (to_string(k) == name) return k;
-  throw UsageError("unknown allocator '" + name + "' (device, device_pool, pinned, registered, pageable, managed)");
+    if (allocator_of(k) == allocator) return k;
+  throw UsageError("allocator '" + to_string(allocator) + "' is not one the GPU runtime makes");
 }
 
-bool is_host_memory(MemoryKind kind) {
-  return kind == MemoryKind::Pinned || kind == MemoryKind::Registered || kind == MemoryKind::Pageable;
-}
+bool is_host_memory(MemoryKind kind) { return memory_of(allocator_of(kind)) == Memory::Host; }
 
 DeviceScope::DeviceScope(int device) {
   COMMATLAS_GPU_CHECK(cudaGetDevice(&previous_));

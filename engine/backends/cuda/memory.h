@@ -8,11 +8,12 @@
 #include <string>
 
 #include "backends/cuda/gpu_runtime.h"
+#include "core/movement.h"
 
 namespace commatlas {
 
-// Where a buffer's memory comes from. The allocator is a benchmark parameter, so these names
-// appear in records (to_string) and on the command line.
+// Which GPU-runtime call makes a buffer. Its names are the allocator table's (core/movement.h):
+// a MemoryKind converts to and from an Allocator, and has no words of its own.
 enum class MemoryKind {
   Device,      // cudaMalloc
   DevicePool,  // cudaMallocAsync from the device's default memory pool
@@ -22,9 +23,14 @@ enum class MemoryKind {
   Managed,     // cudaMallocManaged
 };
 
-std::string to_string(MemoryKind kind);
-MemoryKind memory_kind_from_string(const std::string& name);  // throws UsageError
-bool is_host_memory(MemoryKind kind);                          // Pinned, Registered, Pageable
+Allocator allocator_of(MemoryKind kind);
+// Throws UsageError for an allocator the GPU runtime does not make (malloc: the host MPI
+// patterns' word for what the GPU benchmarks call pageable).
+MemoryKind memory_kind_of(Allocator allocator);
+inline std::string to_string(MemoryKind kind) { return to_string(allocator_of(kind)); }
+// A param's allocator name; throws UsageError.
+inline MemoryKind memory_kind_from_string(const std::string& name) { return memory_kind_of(parse_allocator(name)); }
+bool is_host_memory(MemoryKind kind);  // Pinned, Registered, Pageable: the table's host allocators
 
 // Makes `device` current for the scope and restores the previous device after. Nothing in the
 // engine changes a thread's current device for longer than a scope: an MPI library takes the

@@ -10,25 +10,6 @@ const Location kAll[] = {Location::Local,   Location::Peer,
                          Location::Pageable};
 }
 
-std::string to_string(Location l) {
-  switch (l) {
-    case Location::Local: return "local";
-    case Location::Peer: return "peer";
-    case Location::Pinned: return "pinned";
-    case Location::Managed: return "managed";
-    case Location::ManagedPrefetched: return "managed_prefetched";
-    case Location::ManagedHostPreferred: return "managed_host_preferred";
-    case Location::Pageable: return "pageable";
-  }
-  return "?";
-}
-
-Location location_from_string(const std::string& text) {
-  for (Location l : kAll)
-    if (to_string(l) == text) return l;
-  throw UsageError("unknown location '" + text + "'");
-}
-
 std::vector<Location> locations(int gpus, bool with_managed_hints) {
   std::vector<Location> out;
   for (Location l : kAll) {
@@ -39,26 +20,26 @@ std::vector<Location> locations(int gpus, bool with_managed_hints) {
   return out;
 }
 
-Endpoint endpoint_of(Location l, int gpu) {
+BufferSpec buffer_of(Location l, int gpu) {
   switch (l) {
-    case Location::Local: return {"device", gpu, "gpu", ""};
-    case Location::Peer: return {"device", peer_of(gpu), "gpu", ""};
-    case Location::Pinned: return {"pinned", gpu, "cpu", ""};
-    case Location::Pageable: return {"pageable", gpu, "cpu", ""};
-    default: return {"managed", gpu, "cpu", ""};
+    case Location::Local: return {Allocator::Device, gpu, "gpu", ""};
+    case Location::Peer: return {Allocator::Device, peer_of(gpu), "gpu", ""};
+    case Location::Pinned: return {Allocator::Pinned, gpu, "cpu", ""};
+    case Location::Pageable: return {Allocator::Pageable, gpu, "cpu", ""};
+    default: return {Allocator::Managed, gpu, "cpu", ""};
   }
 }
 
-::commatlas::Endpoint place_of(Location l, int gpu, bool touched_by_gpu) {
-  const Endpoint e = endpoint_of(l, gpu);
+Endpoint place_of(Location l, int gpu, bool touched_by_gpu) {
+  const BufferSpec b = buffer_of(l, gpu);
   switch (l) {
     case Location::Local:
-    case Location::Peer: return gpu_memory(e.gpu, e.alloc, e.first_touch);
+    case Location::Peer: return gpu_memory(b.gpu, b.allocator, b.first_touch);
     case Location::Managed:
     case Location::ManagedPrefetched:
-      if (touched_by_gpu) return gpu_memory(gpu, e.alloc, e.first_touch);
-      return host_memory(std::nullopt, e.alloc, e.first_touch);
-    default: return host_memory(std::nullopt, e.alloc, e.first_touch);
+      if (touched_by_gpu) return gpu_memory(gpu, b.allocator, b.first_touch);
+      return host_memory(std::nullopt, b.allocator, b.first_touch);
+    default: return host_memory(std::nullopt, b.allocator, b.first_touch);
   }
 }
 
@@ -71,9 +52,28 @@ std::string managed_hint_of(Location l) {
   }
 }
 
-void keep_managed_hint(Movement& m, Location l) {
+Params location_params(Location l, int gpu) {
+  const BufferSpec b = buffer_of(l, gpu);
+  Params p{{"allocator", to_string(b.allocator)}, {"first_touch", b.first_touch}};
   const std::string hint = managed_hint_of(l);
-  if (!hint.empty()) m.choices.set("managed_hint", hint);
+  if (!hint.empty()) p.set("managed_hint", hint);
+  p.set("gpu", std::int64_t{gpu});
+  p.set("memory_gpu", std::int64_t{b.gpu});
+  return p;
+}
+
+Location location_from(const Params& p) {
+  const Allocator allocator = parse_allocator(p.text("allocator"));
+  const std::string hint = p.has("managed_hint") ? p.text("managed_hint") : "";
+  const int gpu = static_cast<int>(p.integer("gpu"));
+  const int memory_gpu = static_cast<int>(p.integer("memory_gpu"));
+  for (Location l : kAll) {
+    const BufferSpec b = buffer_of(l, gpu);
+    if (b.allocator == allocator && b.gpu == memory_gpu && managed_hint_of(l) == hint) return l;
+  }
+  throw UsageError("no direct-access location is " + to_string(allocator) + " memory of GPU " +
+                   std::to_string(memory_gpu) + " for GPU " + std::to_string(gpu) +
+                   (hint.empty() ? "" : " with managed hint '" + hint + "'"));
 }
 
 void place(const PlacedBuffer& buffer, Location l, int gpu) {

@@ -21,25 +21,29 @@ enum class Location {
   Pageable,              // malloc: only where cudaDevAttrPageableMemoryAccess says the GPU can
 };
 
-std::string to_string(Location l);
-Location location_from_string(const std::string& text);  // throws UsageError
 // Every location, peer only when there is a second GPU.
 std::vector<Location> locations(int gpus, bool with_managed_hints);
 
-// The endpoint that allocates a location's array for a kernel running on `gpu`.
-Endpoint endpoint_of(Location l, int gpu);
+// A location in a variant's params, in the record's words: `allocator` and `first_touch` of the
+// array, `managed_hint` (managed memory only), `gpu` (the one whose kernel runs) and `memory_gpu`
+// (whose memory the array is: `gpu` itself, or its peer). No word of its own: the record's
+// endpoint and choices say the same.
+Params location_params(Location l, int gpu);
+// The location those params name; throws UsageError for a combination that is none.
+Location location_from(const Params& p);
+
+// The buffer that holds a location's array for a kernel running on `gpu`.
+BufferSpec buffer_of(Location l, int gpu);
 // The GPU that owns peer memory for `gpu`.
 inline int peer_of(int gpu) { return gpu == 0 ? 1 : 0; }
 
 // Where a location's bytes are while timed. Managed pages follow whoever touches them: a GPU
 // kernel (or the prefetch) moves CPU-touched pages into the GPU's memory, a CPU chase faults them
 // back to the host; host-preferred advice keeps them on the host.
-::commatlas::Endpoint place_of(Location l, int gpu, bool touched_by_gpu);
+Endpoint place_of(Location l, int gpu, bool touched_by_gpu);
 // The managed-memory advice a location applies ("none", "prefetched", "preferred_location_host"),
 // or "" for non-managed locations.
 std::string managed_hint_of(Location l);
-// Records the hint as a choice where the location has one.
-void keep_managed_hint(Movement& m, Location l);
 
 // Applies the location's managed-memory hint or prefetch (a no-op for the others); after the
 // buffer has been filled, so the CPU first touch is what the hint then moves or keeps.

@@ -117,8 +117,8 @@ int bind_rank_to_gpu(const Group& group) {
 
 Endpoint message_place(MemoryKind allocator, std::optional<int> gpu) {
   // The source is filled by cudaMemcpyAsync from a host shadow: managed pages land on the GPU.
-  if (is_host_memory(allocator)) return host_memory(std::nullopt, to_string(allocator), "cpu");
-  return gpu_memory(gpu, to_string(allocator), "gpu");
+  if (is_host_memory(allocator)) return host_memory(std::nullopt, allocator_of(allocator), "cpu");
+  return gpu_memory(gpu, allocator_of(allocator), "gpu");
 }
 
 // Figures from the committed 2x H200 runs (results/nvidia-h200-x2/mpi-gpu-default); docs/tiers.md
@@ -127,17 +127,17 @@ std::vector<TierRule> gpu_message_tier_rules(GpuMessagePath path, bool bibw) {
   std::vector<TierRule> rules;
   const bool staged = path == GpuMessagePath::Staged;
   if (staged)
-    rules.push_back({{{"allocator", "managed"}},
+    rules.push_back({{{"allocator", to_string(Allocator::Managed)}},
                      "staging copies managed memory like device memory; the GPU-aware path shows managed"});
   if (bibw)
     rules.push_back({{{"gpus", "0,0"}},
                      "two ranks on one GPU: both directions cross the same HBM, 45 s for a figure no link has"});
   if (staged) return rules;
-  for (const char* host : {"pinned", "pageable"})
-    rules.push_back({{{"allocator", host}},
+  for (Allocator host : {Allocator::Pinned, Allocator::Pageable})
+    rules.push_back({{{"allocator", to_string(host)}},
                      "host buffers handed to the GPU-aware path: 1.2 s per point on H100 (2 ranks, one GPU), mpi.* has "
                      "host buffers"});
-  rules.push_back({{{"allocator", "managed"}},
+  rules.push_back({{{"allocator", to_string(Allocator::Managed)}},
                    "managed memory through GPU-aware MPI is flat from 256 KiB: 3.6-4.5 GB/s up to 64 MiB on 2x H200, "
                    "0.41/0.46 GB/s at 1/16 MiB with both ranks on one H200, where the 16 MiB point alone took 26 s",
                    1ull << 20});

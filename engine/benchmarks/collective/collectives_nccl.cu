@@ -24,7 +24,8 @@ class NcclCollective final : public Benchmark {
     return {Params{{"launch", to_string(launch_)}, {"gpus", job_devices(launch_, const_cast<Context&>(ctx))}}};
   }
   Movement movement(const Context& ctx, const Params& p) const override {
-    Movement m = collective_movement(def_.op, Mechanism::Nccl, gpu_memory(std::nullopt, "device"), job_size(launch_, ctx, p));
+    Movement m = collective_movement(def_.op, Mechanism::Nccl, gpu_memory(std::nullopt, Allocator::Device),
+                                     job_size(launch_, ctx, p));
     keep_choices(m, p, {"launch"});
     return m;
   }

@@ -16,22 +16,22 @@ namespace {
 constexpr std::int64_t kStepsPerOp = 16384;
 
 Params chase_params(Location l, int gpu, const char* chaser) {
-  const Endpoint e = endpoint_of(l, gpu);
-  return Params{{"location", to_string(l)}, {"alloc", e.alloc},       {"first_touch", e.first_touch},
-                {"chaser", std::string(chaser)}, {"gpu", std::int64_t{gpu}}, {"memory_gpu", std::int64_t{e.gpu}},
-                {"stride_bytes", std::int64_t{ChaseChain::kStride}}, {"loads_per_op", std::int64_t{kStepsPerOp}}};
+  Params p = location_params(l, gpu);
+  p.set("chaser", std::string(chaser));
+  p.set("stride_bytes", std::int64_t{ChaseChain::kStride});
+  p.set("loads_per_op", std::int64_t{kStepsPerOp});
+  return p;
 }
 
 // A chase: dependent loads from the chain's memory by one GPU thread or one CPU thread.
 Movement chase_movement(const Params& p, bool gpu_chases) {
   const Mechanism mechanism = gpu_chases ? Mechanism::GpuLoadStore : Mechanism::CpuLoadStore;
   if (p.entries().empty()) return movement_of_benchmark(Operation::LoadLatency, MoveDirection::Uni, mechanism);
-  const Location l = location_from_string(p.text("location"));
+  const Location l = location_from(p);
   const int gpu = static_cast<int>(p.integer("gpu"));
   Movement m = movement_between(Operation::LoadLatency, MoveDirection::Uni, mechanism, place_of(l, gpu, gpu_chases),
                                 gpu_chases ? gpu_processor(gpu) : cpu_processor(std::nullopt), p,
-                                {"stride_bytes", "loads_per_op"});
-  keep_managed_hint(m, l);
+                                {"stride_bytes", "loads_per_op", "managed_hint"});
   m.cache_working_set_per_byte = 1;
   return m;
 }
@@ -90,11 +90,13 @@ class GpuChaseWorkload final : public Workload {
 class GpuPointerChase final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return gpu_suite_info("gpu.pointer_chase", Category::DirectAccess,
-                          "one GPU thread chasing a random chain (256 B stride): local HBM, peer HBM, pinned host, managed",
-                          Metric::Latency, chase_sizes(), chase_quick_sizes(),
-                          // docs/tiers.md
-                          {{{{"location", "managed"}}, "the local chain's latency within 1% at every size, twice its cost"}});
+    return gpu_suite_info(
+        "gpu.pointer_chase", Category::DirectAccess,
+        "one GPU thread chasing a random chain (256 B stride): local HBM, peer HBM, pinned host, managed",
+        Metric::Latency, chase_sizes(), chase_quick_sizes(),
+        // docs/tiers.md
+        {{{{"allocator", to_string(Allocator::Managed)}},
+          "the local chain's latency within 1% at every size, twice its cost"}});
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
@@ -109,7 +111,7 @@ class GpuPointerChase final : public Benchmark {
   Movement movement(const Context&, const Params& p) const override { return chase_movement(p, true); }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    return std::make_unique<GpuChaseWorkload>(location_from_string(params.text("location")),
+    return std::make_unique<GpuChaseWorkload>(location_from(params),
                                               static_cast<int>(params.integer("gpu")), bytes, ctx.options.seed);
   }
 };
@@ -155,7 +157,7 @@ class HostChaseGpuMemory final : public Benchmark {
                           "(CPU-touched; and prefetched to GPU 0 first, so the CPU faults the pages back)",
                           Metric::Latency, chase_sizes(), chase_quick_sizes(),
                           // docs/tiers.md
-                          {{{{"location", "managed_prefetched"}},
+                          {{{{"allocator", to_string(Allocator::Managed)}, {"managed_hint", "prefetched"}},
                             "the managed chain's latency within 5%; 4 GiB points cost 4-5 s each"}});
   }
 
@@ -171,7 +173,7 @@ class HostChaseGpuMemory final : public Benchmark {
   Movement movement(const Context&, const Params& p) const override { return chase_movement(p, false); }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    return std::make_unique<HostChaseWorkload>(location_from_string(params.text("location")),
+    return std::make_unique<HostChaseWorkload>(location_from(params),
                                                static_cast<int>(params.integer("gpu")), bytes, ctx.options.seed);
   }
 };

@@ -36,18 +36,18 @@ class StreamWorkload final : public Workload {
         fill_key_(pattern_word(seed, 0x57524954ull)), stream_(gpu), sms_(sm_count(gpu)) {
     if (bytes % 16 != 0) throw Skip("STREAM kernels need a size that is a multiple of 16 bytes");
     load_kernels(gpu);
-    const MemoryKind kind = memory_kind_from_string(endpoint_of(where, gpu).alloc);
+    const MemoryKind kind = memory_kind_of(buffer_of(where, gpu).allocator);
     require_kernel_access(kind, gpu);  // before allocating: pageable memory may be out of reach
     if (is_host_memory(kind))
       require_host_bytes(bytes * (kernel == StreamKernel::Copy ? 2 : 1));
     if (kernel_ != StreamKernel::Write) {
-      a_ = std::make_unique<PlacedBuffer>(endpoint_of(where, gpu), bytes);
+      a_ = std::make_unique<PlacedBuffer>(buffer_of(where, gpu), bytes);
       a_->fill_pattern(seed);
       place(*a_, where, gpu);
       a_ptr_ = a_->kernel_pointer(gpu);
     }
     if (kernel_ != StreamKernel::Read) {
-      b_ = std::make_unique<PlacedBuffer>(endpoint_of(where, gpu), bytes);
+      b_ = std::make_unique<PlacedBuffer>(buffer_of(where, gpu), bytes);
       b_->poison();
       place(*b_, where, gpu);
       b_ptr_ = b_->kernel_pointer(gpu);
@@ -159,17 +159,19 @@ class GpuStream : public Benchmark {
 
   BenchmarkInfo info() const override {
     static const char* what[] = {"read (sum of every word into one word)", "write (fill)", "copy (b[i] = a[i])"};
-    return gpu_suite_info("gpu.stream_" + to_string(kernel_), Category::DirectAccess,
-                          std::string("STREAM ") + what[static_cast<int>(kernel_)] +
-                              " by GPU 0 on local/peer HBM, pinned host, managed (no hint/prefetched/host-preferred), pageable",
-                          Metric::Bandwidth, gpu_bandwidth_sizes(), gpu_bandwidth_quick_sizes(),
-                          // docs/tiers.md, from the committed 2x H200 gpu-suite-x8 run
-                          {{{{"location", "managed_prefetched"}}, "prefetched managed memory reads as local HBM within 0.5%"},
-                           {{{"location", "managed"}},
-                            "GPU-first-touched managed memory is local HBM: within 1% of local from 16 MiB, and 3-5x the "
-                            "cost at 1 GiB"},
-                           {{{"location", "managed_host_preferred"}},
-                            "host-preferred managed memory reads as pinned within 1%"}});
+    return gpu_suite_info(
+        "gpu.stream_" + to_string(kernel_), Category::DirectAccess,
+        std::string("STREAM ") + what[static_cast<int>(kernel_)] +
+            " by GPU 0 on local/peer HBM, pinned host, managed (no hint/prefetched/host-preferred), pageable",
+        Metric::Bandwidth, gpu_bandwidth_sizes(), gpu_bandwidth_quick_sizes(),
+        // docs/tiers.md, from the committed 2x H200 gpu-suite-x8 run
+        {{{{"allocator", to_string(Allocator::Managed)}, {"managed_hint", "prefetched"}},
+          "prefetched managed memory reads as local HBM within 0.5%"},
+         {{{"allocator", to_string(Allocator::Managed)}, {"managed_hint", "none"}},
+          "GPU-first-touched managed memory is local HBM: within 1% of local from 16 MiB, and 3-5x the "
+          "cost at 1 GiB"},
+         {{{"allocator", to_string(Allocator::Managed)}, {"managed_hint", kHostPreferred}},
+          "host-preferred managed memory reads as pinned within 1%"}});
   }
 
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
@@ -177,9 +179,7 @@ class GpuStream : public Benchmark {
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
     for (Location l : locations(gpu_count(), true)) {
-      const Endpoint e = endpoint_of(l, 0);
-      Params p{{"location", to_string(l)}, {"alloc", e.alloc}, {"first_touch", e.first_touch},
-               {"gpu", std::int64_t{0}}, {"memory_gpu", std::int64_t{e.gpu}}};
+      Params p = location_params(l, 0);
       add_shape(p, KernelShape{});
       out.push_back(p);
     }
@@ -191,7 +191,7 @@ class GpuStream : public Benchmark {
                          : kernel_ == StreamKernel::Write ? Operation::Write
                                                           : Operation::Copy;
     if (p.entries().empty()) return movement_of_benchmark(op, MoveDirection::Uni, Mechanism::GpuLoadStore);
-    const Location l = location_from_string(p.text("location"));
+    const Location l = location_from(p);
     const int gpu = static_cast<int>(p.integer("gpu"));
     const auto memory = place_of(l, gpu, true);
     Movement m;
@@ -209,14 +209,13 @@ class GpuStream : public Benchmark {
         m.by = gpu_processor(gpu);
         break;
     }
-    keep_copy_choices(m, p);
-    keep_managed_hint(m, l);
+    keep_copy_choices(m, p);  // the shape, and managed memory's hint
     m.cache_working_set_per_byte = kernel_ == StreamKernel::Copy ? 2 : 1;
     return m;
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    return std::make_unique<StreamWorkload>(kernel_, location_from_string(params.text("location")),
+    return std::make_unique<StreamWorkload>(kernel_, location_from(params),
                                             static_cast<int>(params.integer("gpu")), shape_from(params), bytes,
                                             ctx.options.seed);
   }

@@ -78,8 +78,11 @@ class HostPointerChase final : public Benchmark {
   }
 
   Movement movement(const Context&, const Params& p) const override {
-    Movement m = movement_between(Operation::LoadLatency, MoveDirection::Uni, Mechanism::CpuLoadStore,
-                                  host_memory(p.has("mem_numa") ? std::optional<int>(static_cast<int>(p.integer("mem_numa"))) : std::nullopt, "pageable"), cpu_processor(p.has("cpu_numa") ? std::optional<int>(static_cast<int>(p.integer("cpu_numa"))) : std::nullopt));
+    Movement m = movement_between(
+        Operation::LoadLatency, MoveDirection::Uni, Mechanism::CpuLoadStore,
+        host_memory(p.has("mem_numa") ? std::optional<int>(static_cast<int>(p.integer("mem_numa"))) : std::nullopt,
+                    Allocator::Pageable),
+        cpu_processor(p.has("cpu_numa") ? std::optional<int>(static_cast<int>(p.integer("cpu_numa"))) : std::nullopt));
     m.cache_working_set_per_byte = 1;
     return m;
   }

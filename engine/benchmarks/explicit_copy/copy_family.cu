@@ -28,7 +28,7 @@ std::vector<std::unique_ptr<Benchmark>> copy_benchmarks_for(const InitiatorPtr& 
 // Figures from the committed 2x H200 runs (results/nvidia-h200-x2/gpu-suite-x8); docs/tiers.md
 // lists them per rule.
 TierRule device_pool_tier_rule() {
-  return {{{"device_alloc", "device_pool"}},
+  return {{{"device_allocator", to_string(Allocator::DevicePool)}},
           "device_pool gives the device figure within 0.5% from 1 MiB up (CE and SM, h2d/d2h/d2d)"};
 }
 

@@ -24,7 +24,7 @@ bool add_copy_family(CopyFamily family);
 // Every family's benchmark for `initiator`, registered nowhere: what a new initiator gets.
 std::vector<std::unique_ptr<Benchmark>> copy_benchmarks_for(const InitiatorPtr& initiator);
 
-// The tier rule every GPU copy benchmark with a device_alloc choice has (docs/tiers.md).
+// The tier rule every GPU copy benchmark with a device_allocator choice has (docs/tiers.md).
 TierRule device_pool_tier_rule();
 
 // The info of a copy benchmark: key "gpu.copy_<initiator><suffix>", and `what` followed by the

@@ -22,8 +22,11 @@ class GpuCopyFanout final : public CopyBenchmark {
     std::vector<Params> out;
     for (Fan fan : {Fan::OneToAll, Fan::AllToOne})
       for (int root = 0; root < gpu_count(); ++root) {
-        Params p{{"fan", to_string(fan)}, {"root_gpu", std::int64_t{root}}, {"gpus", std::int64_t{gpu_count()}},
-                 {"device_alloc", std::string("device")}, {"engine_side", to_string(Side::Src)}};
+        Params p{{"fan", to_string(fan)},
+                 {"root_gpu", std::int64_t{root}},
+                 {"gpus", std::int64_t{gpu_count()}},
+                 {"device_allocator", to_string(Allocator::Device)},
+                 {"engine_side", to_string(Side::Src)}};
         initiator_->add_params(p);
         out.push_back(p);
       }
@@ -35,9 +38,9 @@ class GpuCopyFanout final : public CopyBenchmark {
     if (p.entries().empty()) return movement_of_benchmark(Operation::Copy, MoveDirection::OneToAll, mechanism);
     const Fan fan = parse_enum(p.text("fan"), {Fan::OneToAll, Fan::AllToOne}, "fan");
     const int root = static_cast<int>(p.integer("root_gpu"));
-    const std::string alloc = p.text("device_alloc");
+    const Allocator allocator = parse_allocator(p.text("device_allocator"));
     // The other end is every other GPU at once: gpu unset, the record's params say how many.
-    const auto root_end = gpu_memory(root, alloc), others = gpu_memory(std::nullopt, alloc);
+    const auto root_end = gpu_memory(root, allocator), others = gpu_memory(std::nullopt, allocator);
     Movement m = fan == Fan::OneToAll
                      ? movement_between(Operation::Copy, MoveDirection::OneToAll, mechanism, root_end, others)
                      : movement_between(Operation::Copy, MoveDirection::AllToOne, mechanism, others, root_end);

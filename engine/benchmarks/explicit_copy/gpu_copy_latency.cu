@@ -69,7 +69,7 @@ class GpuCopyLatency final : public CopyBenchmark {
       CopySpec c;
       c.path = path;
       if (path == Path::H2D || path == Path::D2H) {
-        c.host_alloc = "pinned";
+        c.host_allocator = Allocator::Pinned;
         c.first_touch = "cpu";
       }
       if (path == Path::Peer) c.dst_gpu = 1;

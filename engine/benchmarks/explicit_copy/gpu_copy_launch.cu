@@ -216,8 +216,9 @@ class GpuCopyLaunch final : public Benchmark {
 
   Movement movement(const Context&, const Params& p) const override {
     const Mechanism mechanism = p.has("engine") ? initiator_of(p)->mechanism() : Mechanism::CopyEngine;
-    return movement_between(Operation::Copy, MoveDirection::Uni, mechanism, gpu_memory(gpu_of_rank(p, 0), "device"),
-                            gpu_memory(gpu_of_rank(p, 1), "device"), p, {"launch_mode"});
+    return movement_between(Operation::Copy, MoveDirection::Uni, mechanism,
+                            gpu_memory(gpu_of_rank(p, 0), Allocator::Device),
+                            gpu_memory(gpu_of_rank(p, 1), Allocator::Device), p, {"launch_mode"});
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {

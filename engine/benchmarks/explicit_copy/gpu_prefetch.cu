@@ -13,8 +13,14 @@ namespace {
 class PrefetchWorkload final : public Workload {
  public:
   PrefetchWorkload(Path path, int gpu, std::uint64_t bytes, std::uint64_t seed)
-      : path_(path), gpu_(gpu), bytes_(bytes), seed_(seed), buffer_(Endpoint{"managed", gpu, "cpu", ""}, bytes),
-        stream_(gpu), start_(gpu), stop_(gpu) {
+      : path_(path),
+        gpu_(gpu),
+        bytes_(bytes),
+        seed_(seed),
+        buffer_(BufferSpec{Allocator::Managed, gpu, "cpu", ""}, bytes),
+        stream_(gpu),
+        start_(gpu),
+        stop_(gpu) {
     int concurrent = 0;
     COMMATLAS_GPU_CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, gpu));
     if (!concurrent) throw Skip("GPU " + std::to_string(gpu) + " cannot prefetch managed memory (cudaDevAttrConcurrentManagedAccess = 0)");
@@ -84,8 +90,13 @@ class GpuPrefetch final : public Benchmark {
   std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
 
   std::vector<Params> variants(const Context&) const override {
-    return {Params{{"path", std::string("h2d")}, {"host_alloc", std::string("managed")}, {"first_touch", std::string("cpu")}, {"gpu", std::int64_t{0}}},
-            Params{{"path", std::string("d2h")}, {"host_alloc", std::string("managed")}, {"first_touch", std::string("cpu")}, {"gpu", std::int64_t{0}}}};
+    std::vector<Params> out;
+    for (const char* path : {"h2d", "d2h"})
+      out.push_back(Params{{"path", std::string(path)},
+                           {"allocator", to_string(Allocator::Managed)},
+                           {"first_touch", std::string("cpu")},
+                           {"gpu", std::int64_t{0}}});
+    return out;
   }
 
   // The managed pages move between host memory and the GPU's memory; the allocator is managed at
@@ -94,8 +105,9 @@ class GpuPrefetch final : public Benchmark {
     if (p.entries().empty()) return movement_of_benchmark(Operation::Copy, MoveDirection::Uni, Mechanism::Prefetch);
     const Path path = parse_enum(p.text("path"), {Path::H2D, Path::D2H}, "path");
     const int gpu = static_cast<int>(p.integer("gpu"));
-    const std::string alloc = p.text("host_alloc"), touch = p.text("first_touch");
-    const auto host = host_memory(std::nullopt, alloc, touch), device = gpu_memory(gpu, alloc, touch);
+    const Allocator allocator = parse_allocator(p.text("allocator"));
+    const std::string touch = p.text("first_touch");
+    const auto host = host_memory(std::nullopt, allocator, touch), device = gpu_memory(gpu, allocator, touch);
     return path == Path::H2D ? movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::Prefetch, host, device)
                              : movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::Prefetch, device, host);
   }

@@ -43,9 +43,13 @@ class HostMemcpy final : public Benchmark {
   // Without placement the NUMA params are absent and every numa stays unknown. The node the
   // threads run on is not where the bytes are: a choice.
   Movement movement(const Context&, const Params& p) const override {
-    Movement m = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
-                                  host_memory(p.has("src_numa") ? std::optional<int>(static_cast<int>(p.integer("src_numa"))) : std::nullopt, "pageable"),
-                                  host_memory(p.has("dst_numa") ? std::optional<int>(static_cast<int>(p.integer("dst_numa"))) : std::nullopt, "pageable"), p, {"threads", "cpu_numa"});
+    Movement m = movement_between(
+        Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
+        host_memory(p.has("src_numa") ? std::optional<int>(static_cast<int>(p.integer("src_numa"))) : std::nullopt,
+                    Allocator::Pageable),
+        host_memory(p.has("dst_numa") ? std::optional<int>(static_cast<int>(p.integer("dst_numa"))) : std::nullopt,
+                    Allocator::Pageable),
+        p, {"threads", "cpu_numa"});
     m.cache_working_set_per_byte = 2;
     return m;
   }

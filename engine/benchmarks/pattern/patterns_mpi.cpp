@@ -377,11 +377,9 @@ class PatternBenchmark final : public Benchmark {
     m.direction = MoveDirection::AllToAll;
     m.mechanism = spec_->mechanism;
     if (params.entries().empty()) return m;  // benchmark-wide record: no variant known
-    Endpoint e;
-    e.memory = side_.on_gpu ? Memory::Gpu : Memory::Host;
-    if (side_.on_gpu && side_.gpu) e.gpu = side_.gpu(ctx);
-    e.allocator = side_.on_gpu ? "device" : "malloc";
-    e.first_touch = side_.on_gpu ? "gpu" : "cpu";
+    const Endpoint e =
+        side_.on_gpu ? gpu_memory(side_.gpu ? std::optional<int>(side_.gpu(ctx)) : std::nullopt, Allocator::Device)
+                     : host_memory(std::nullopt, Allocator::Malloc);
     m.from = e;
     m.to = e;
     m.participants = ctx.group.size();

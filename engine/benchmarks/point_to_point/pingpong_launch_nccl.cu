@@ -283,7 +283,8 @@ class NcclPingPongLaunch final : public Benchmark {
     return out;
   }
   Movement movement(const Context&, const Params& p) const override {
-    Endpoint from = gpu_memory(gpu_of_rank(p, 0), "device"), to = gpu_memory(gpu_of_rank(p, 1), "device");
+    Endpoint from = gpu_memory(gpu_of_rank(p, 0), Allocator::Device),
+             to = gpu_memory(gpu_of_rank(p, 1), Allocator::Device);
     if (launch_ == NcclLaunch::RankPerProcess) {
       from.rank = 0;
       to.rank = 1;

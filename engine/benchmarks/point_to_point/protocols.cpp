@@ -24,8 +24,8 @@ class ProtocolBenchmarkOf final : public Benchmark {
   }
   Movement movement(const Context& ctx, const Params& p) const override {
     if (spec_->movement) return spec_->movement(ctx, p, entry_.protocol);
-    return p2p_movement(entry_.protocol, spec_->mechanism, host_memory(std::nullopt, "pageable"),
-                        host_memory(std::nullopt, "pageable"));
+    return p2p_movement(entry_.protocol, spec_->mechanism, host_memory(std::nullopt, Allocator::Pageable),
+                        host_memory(std::nullopt, Allocator::Pageable));
   }
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
     if (spec_->refuse_size)

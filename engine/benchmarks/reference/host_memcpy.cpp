@@ -93,8 +93,8 @@ class HostMemcpyReference final : public Benchmark {
   Movement movement(const Context&, const Params& p) const override {
     auto node = [&](const char* key) { return p.has(key) ? std::optional<int>(static_cast<int>(p.integer(key))) : std::nullopt; };
     Movement m = movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy,
-                                  host_memory(node("src_numa"), "pageable"), host_memory(node("dst_numa"), "pageable"), p,
-                                  {"threads", "cpu_numa"});
+                                  host_memory(node("src_numa"), Allocator::Pageable),
+                                  host_memory(node("dst_numa"), Allocator::Pageable), p, {"threads", "cpu_numa"});
     m.cache_working_set_per_byte = 2;
     m.reference_of = "host.memcpy";
     return m;

@@ -93,8 +93,8 @@ class ReferenceMpiPingPong final : public Benchmark {
   }
   std::optional<std::string> unavailable(const Context& ctx) const override { return mpi_run_unavailable(ctx); }
   Movement movement(const Context&, const Params&) const override {
-    Movement m = p2p_movement(Protocol::PingPong, Mechanism::MpiHost, host_memory(std::nullopt, "pageable"),
-                              host_memory(std::nullopt, "pageable"));
+    Movement m = p2p_movement(Protocol::PingPong, Mechanism::MpiHost, host_memory(std::nullopt, Allocator::Pageable),
+                              host_memory(std::nullopt, Allocator::Pageable));
     m.reference_of = "mpi.pingpong";
     return m;
   }

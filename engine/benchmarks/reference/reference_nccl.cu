@@ -32,8 +32,8 @@ class ReferenceNcclBase : public Benchmark {
 class ReferenceNcclAllReduce final : public ReferenceNcclBase {
  public:
   Movement movement(const Context& ctx, const Params& p) const override {
-    Movement m = collective_movement(CollectiveOp::AllReduce, Mechanism::Nccl, gpu_memory(std::nullopt, "device"),
-                                     job_size(kLaunch, ctx, p));
+    Movement m = collective_movement(CollectiveOp::AllReduce, Mechanism::Nccl,
+                                     gpu_memory(std::nullopt, Allocator::Device), job_size(kLaunch, ctx, p));
     keep_choices(m, p, {"launch"});
     m.reference_of = "nccl.allreduce";
     return m;
@@ -49,7 +49,8 @@ class ReferenceNcclAllReduce final : public ReferenceNcclBase {
 class ReferenceNcclSendRecv final : public ReferenceNcclBase {
  public:
   Movement movement(const Context&, const Params& p) const override {
-    Endpoint from = gpu_memory(gpu_of_rank(p, 0), "device"), to = gpu_memory(gpu_of_rank(p, 1), "device");
+    Endpoint from = gpu_memory(gpu_of_rank(p, 0), Allocator::Device),
+             to = gpu_memory(gpu_of_rank(p, 1), Allocator::Device);
     from.rank = 0;
     to.rank = 1;
     Movement m = movement_between(Operation::SendRecv, MoveDirection::Uni, Mechanism::Nccl, from, to, p, {"launch"});

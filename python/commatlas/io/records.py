@@ -4,11 +4,14 @@ schema/results.schema.json describes all five.
 
 Reading: `lines` frames the file (only the last line may be cut short, by a writer killed
 mid-record), `read_records` gives the records as dicts to raw consumers (resume, the end of a run,
-the OSU rows, multi-node soaks), and commatlas.io.results builds its typed Run on the same frames."""
+the OSU rows, multi-node soaks), and commatlas.io.results builds its typed Run on the same frames.
+Both give params in today's names (`current_params`: older records' spellings are mapped once,
+here)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import fnmatch
 import json
 import os
 import sys
@@ -26,6 +29,26 @@ ENGINE_LOG = "engine.log"
 UNSET = "(unset)"
 # Variables that change what communication libraries do: results without them are not comparable.
 ENVIRONMENT_PREFIXES = ("NCCL_", "UCX_", "OMPI_", "MPICH_", "CUDA_", "HSA_", "I_MPI_", "FI_", "SLURM_")
+
+# Params of older records in today's words, so that an old run and a new one match point by point
+# (compare, repeats, the harness check): the engine names a buffer's allocator as the record's
+# endpoint does (`allocator`; `host_allocator` and `device_allocator` where a copy's two ends are
+# chosen apart), and the direct-access kernels' `location` became the allocator, `memory_gpu`
+# (already there) and `managed_hint`. Each row: the benchmarks it applies to (fnmatch patterns),
+# the old name, the old value it applies to (None: any), the new name (None: the param goes, the
+# others say it) and the new value (None: the same). The first row that matches a param decides.
+_DIRECT_ACCESS = ("gpu.stream_*", "gpu.pointer_chase", "host.pointer_chase_gpu_memory")
+PARAM_ALIASES: tuple[tuple[tuple[str, ...], str, str | None, str | None, str | None], ...] = (
+    (("gpu.prefetch",), "host_alloc", None, "allocator", None),
+    (("*",), "host_alloc", None, "host_allocator", None),
+    (("*",), "device_alloc", None, "device_allocator", None),
+    (_DIRECT_ACCESS, "alloc", None, "allocator", None),
+    (_DIRECT_ACCESS, "location", "managed", "managed_hint", "none"),
+    (_DIRECT_ACCESS, "location", "managed_prefetched", "managed_hint", "prefetched"),
+    (_DIRECT_ACCESS, "location", "managed_host_preferred", "managed_hint", "preferred_location_host"),
+    (_DIRECT_ACCESS, "location", None, None, None),  # local, peer, pinned, pageable
+)
+_OLD_NAMES = frozenset(row[1] for row in PARAM_ALIASES)
 
 
 def utc_now() -> dt.datetime:
@@ -153,6 +176,23 @@ def lines(data: bytes) -> Iterator[tuple[int, int, int, bool]]:
         pos = end + 1
 
 
+def current_params(benchmark: str, params: dict[str, Any]) -> dict[str, Any]:
+    """`params` in today's names (PARAM_ALIASES), in their order; the same dict when none is old."""
+    if not _OLD_NAMES.intersection(params):
+        return params
+    out: dict[str, Any] = {}
+    for name, value in params.items():
+        for benchmarks, old, old_value, new, new_value in PARAM_ALIASES:
+            if name == old and (old_value is None or value == old_value) \
+                    and any(fnmatch.fnmatchcase(benchmark, b) for b in benchmarks):
+                if new is not None:
+                    out[new] = value if new_value is None else new_value
+                break
+        else:
+            out[name] = value
+    return out
+
+
 def read_records(path: Path) -> list[dict[str, Any]]:
     """Every complete record; a line cut short by a killed engine is left out, not fatal."""
     return read_records_and_bad_lines(path)[0]
@@ -164,7 +204,11 @@ def read_records_and_bad_lines(path: Path) -> tuple[list[dict[str, Any]], list[i
     data = path.read_bytes()
     for number, start, end, _ in lines(data):
         try:
-            records.append(json.loads(data[start:end].decode("utf-8", errors="replace")))
+            record = json.loads(data[start:end].decode("utf-8", errors="replace"))
         except json.JSONDecodeError:
             bad.append(number)
+            continue
+        if isinstance(record, dict) and isinstance(record.get("params"), dict):
+            record["params"] = current_params(str(record.get("benchmark", "")), record["params"])
+        records.append(record)
     return records, bad

@@ -17,7 +17,7 @@ import numpy as np
 
 from commatlas.errors import UsageError
 from commatlas.io.points import ParamsKey, SeriesKey, params_key, series_key
-from commatlas.io.records import RESULTS_FILE, lines
+from commatlas.io.records import RESULTS_FILE, current_params, lines
 from commatlas.io.residency import measure_residency
 
 RECORD_TYPES = ("meta", "result", "skip", "error", "stability", "end")
@@ -379,7 +379,7 @@ def _identity(r: dict[str, Any], number: int) -> dict[str, Any]:
     if not isinstance(params, dict):
         raise TypeError("params is not an object")
     return dict(benchmark=str(r["benchmark"]), category=str(r["category"]), interface=str(r["interface"]),
-                suite=str(r.get("suite", "")), metric=str(r["metric"]), params=params,
+                suite=str(r.get("suite", "")), metric=str(r["metric"]), params=current_params(str(r["benchmark"]), params),
                 bytes=None if r.get("bytes") is None else int(r["bytes"]), ranks=int(r.get("ranks", 1)),
                 time=float(r.get("time") or 0.0), line=number,
                 repeat=None if r.get("repeat") is None else int(r["repeat"]),

@@ -203,9 +203,9 @@ def result(identity: dict[str, Any], per_op: list[float], bytes_per_op: float, m
 
 def copy_cases(torch: Any) -> list[dict[str, Any]]:
     cases = []
-    for host_alloc in ("pinned", "pageable"):
+    for host_allocator in ("pinned", "pageable"):
         for path in ("h2d", "d2h"):
-            cases.append({"path": path, "host_alloc": host_alloc, "src_gpu": 0, "dst_gpu": 0})
+            cases.append({"path": path, "host_allocator": host_allocator, "src_gpu": 0, "dst_gpu": 0})
     if torch.cuda.device_count() >= 2:
         cases += [{"path": "peer", "src_gpu": 0, "dst_gpu": 1}, {"path": "peer", "src_gpu": 1, "dst_gpu": 0}]
     return cases
@@ -214,9 +214,9 @@ def copy_cases(torch: Any) -> list[dict[str, Any]]:
 def run_copies(ctx: Context, sizes: list[int], budget_s: float, repeat: int | None, env: dict[str, str]) -> None:
     torch = ctx.torch
     for case in copy_cases(torch):
-        path, pinned = case["path"], case.get("host_alloc") == "pinned"
+        path, pinned = case["path"], case.get("host_allocator") == "pinned"
         non_blocking = pinned or path == "peer"
-        host_end = endpoint("host", None, case.get("host_alloc", ""), ctx.node)
+        host_end = endpoint("host", None, case.get("host_allocator", ""), ctx.node)
         src_end = host_end if path == "h2d" else endpoint("gpu", case["src_gpu"], "device", ctx.node)
         dst_end = host_end if path == "d2h" else endpoint("gpu", case["dst_gpu"], "device", ctx.node)
         params = {**case, "non_blocking": non_blocking}
