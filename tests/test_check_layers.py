@@ -52,6 +52,10 @@ def test_upward_and_sideways_includes_each_get_a_line(tmp_path: Path) -> None:
           "benchmarks/point_to_point/ipc.h")                                          # sideways category
     plant(engine, "transport/x.cu", "backends/mpi/m.h", "benchmarks/pattern/q.h")    # upward from transport
     plant(engine, "benchmarks/point_to_point/p.cpp", "transport/transport.h")       # over the transports
+    plant(engine, "benchmarks/explicit_copy/c.cu", "copy/copy_initiator.h", "collective/collective_mpi.h")
+    plant(engine, "transport/i.cu", "copy/copy_initiator.h")                          # IPC copies with an initiator
+    plant(engine, "copy/w.cu", "backends/cuda/memory.h", "transport/transport.h")     # upward from copy
+    plant(engine, "collective/k.cpp", "backends/mpi/m.h", "copy/copy_workload.h")     # sideways between layers
     plant(engine, "app/main.cpp", "benchmarks/pattern/q.h", "build_info.h")          # the app: anything
     plant(engine, "tests/t.cpp", "benchmarks/pattern/q.h")                            # tests: not checked
 
@@ -61,12 +65,16 @@ def test_upward_and_sideways_includes_each_get_a_line(tmp_path: Path) -> None:
         "engine/backends/host/h.cpp:2: backends/host includes backends/mpi/m.h "
         "(backends/host may include only core, backends/host)",
         "engine/benchmarks/pattern/p.cu:3: benchmarks/pattern includes benchmarks/point_to_point/ipc.h "
-        "(benchmarks/pattern may include only core, backends, topology, transport, benchmarks/pattern)",
+        "(benchmarks/pattern may include only core, backends, topology, copy, collective, transport, "
+        "benchmarks/pattern)",
+        "engine/collective/k.cpp:2: collective includes copy/copy_workload.h "
+        "(collective may include only core, backends, collective)",
+        "engine/copy/w.cu:2: copy includes transport/transport.h (copy may include only core, backends, copy)",
         "engine/core/a.h:2: core includes backends/cuda/memory.h (core may include only core)",
         "engine/topology/t.cu:2: topology includes backends/cuda/memory.h "
         "(topology may include only core, topology, backends/cuda/gpu_runtime.h)",
         "engine/transport/x.cu:2: transport includes benchmarks/pattern/q.h "
-        "(transport may include only core, backends, transport)",
+        "(transport may include only core, backends, copy, transport)",
     ]
 
     # A list of files limits the check to them.
