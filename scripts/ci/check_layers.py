@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fail on an include that runs up or sideways between the engine's layers.
+"""Fail on an include that runs up or sideways between the engine's layers, or on a namespace
+that is not its folder's.
 
 The engine is layered one way: core knows nothing of GPUs or libraries, backends wrap one library
 each, topology discovers the node through the GPU runtime, benchmarks combine them, and the app
@@ -10,8 +11,17 @@ include the table below does not allow:
 
     engine/backends/nccl/x.cu:5: backends/nccl includes benchmarks/collective/y.h (...)
 
-Exit status 0: every include allowed; 1: at least one is not; 2: bad arguments. It needs no
-compiler, so CI runs it before the build.
+One namespace rule goes with the layers: a backend folder's code is `commatlas::<folder>`
+(`commatlas::cuda`, `commatlas::host`, `commatlas::mpi`, `commatlas::nccl`), so code outside it
+names what it takes from there (`cuda::GpuBuffer`, `mpi::MpiComm`); core, topology, transport,
+the benchmarks and the app are `commatlas`. Inside it, code private to a file is in an anonymous
+namespace (benchmark registrations too) and a header's internals in `detail`; no other named
+namespace. A file that opens another gets one line:
+
+    engine/benchmarks/explicit_copy/x.cu:7: namespace commatlas::cuda in benchmarks (...)
+
+Exit status 0: every include and namespace allowed; 1: at least one is not; 2: bad arguments. It
+needs no compiler, so CI runs it before the build.
 
     python3 scripts/ci/check_layers.py [--engine DIR] [FILE ...]
 
@@ -124,12 +134,56 @@ def describe(layer: str) -> str:
     return ", ".join(n.rstrip("/") or "anything" for n in names)
 
 
+def expected_namespace(rel: str) -> str:
+    """The one namespace a file's code is in: its backend folder's, else commatlas."""
+    parts = rel.split("/")
+    return f"commatlas::{parts[1]}" if parts[0] == "backends" and len(parts) > 2 else "commatlas"
+
+
+NESTED = ("", "detail")  # anonymous, and a header's internals
+NAMESPACE = re.compile(r"\bnamespace\s+((?:\w+\s*::\s*)*\w+)?\s*\{|[{}]")
+
+
+def code_only(text: str) -> str:
+    """The text with comments and string and character literals blanked (line numbers kept)."""
+    return re.sub(r'//[^\n]*|/\*.*?\*/|R"(\w*)\(.*?\)\1"|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
+                  lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+
+
+def check_namespaces(rel: str, text: str) -> list[str]:
+    want = expected_namespace(rel)
+    where = rel.split("/")[0] if want == "commatlas" else "/".join(rel.split("/")[:2])
+    problems = []
+    stack: list[str | None] = []  # a namespace's name per open brace, None for any other brace
+    code = code_only(text)
+    for m in NAMESPACE.finditer(code):
+        token = m.group(0)
+        if token == "}":
+            if stack:
+                stack.pop()
+            continue
+        if token == "{":
+            stack.append(None)
+            continue
+        name = re.sub(r"\s+", "", m.group(1) or "")
+        outer = [n for n in stack if n is not None]
+        line = code.count("\n", 0, m.start()) + 1
+        if not outer and name != want:
+            problems.append(f"engine/{rel}:{line}: namespace {name or '(anonymous)'} in {where} "
+                            f"(its code is in {want}: the namespace rule in {Path(__file__).name})")
+        elif outer and name not in NESTED:
+            problems.append(f"engine/{rel}:{line}: namespace {name} inside {'::'.join(outer)} "
+                            "(inside its namespace a file has only an anonymous one and detail)")
+        stack.append(name)
+    return problems
+
+
 def check_file(engine: Path, rel: str) -> list[str]:
     layer = layer_of(rel)
     if layer is None:
         return [f"engine/{rel}:1: {rel} is in no layer (add its folder to LAYERS in {Path(__file__).name})"]
-    problems = []
     text = (engine / rel).read_text(encoding="utf-8", errors="replace")
+    problems = check_namespaces(rel, text)
     for number, line in enumerate(text.splitlines(), 1):
         m = INCLUDE.match(line)
         if not m:
