@@ -1,5 +1,7 @@
 """The layering check (scripts/ci/check_layers.py): the engine's includes run one way today, and
-the check catches an include planted against the direction, upward or sideways."""
+the check catches an include planted against the direction, upward or sideways; every file's
+namespace is its folder's (commatlas::<backend> in a backend, commatlas elsewhere), and the check
+catches one that is not."""
 from __future__ import annotations
 
 import shutil
@@ -80,6 +82,53 @@ def test_upward_and_sideways_includes_each_get_a_line(tmp_path: Path) -> None:
     # A list of files limits the check to them.
     done = check("--engine", str(engine), "backends/nccl/n.cu", "core/a.h")
     assert done.returncode == 1 and len(done.stdout.splitlines()) == 1 and "core/a.h:2:" in done.stdout
+
+
+def plant_code(engine: Path, rel: str, code: str) -> None:
+    path = engine / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(code)
+
+
+def test_a_namespace_not_the_folders_gets_a_line(tmp_path: Path) -> None:
+    engine = tmp_path / "engine"
+    plant_code(engine, "backends/cuda/ok.h", "namespace commatlas::cuda {\nnamespace detail {}\n}\n")
+    plant_code(engine, "backends/mpi/m.cpp", "namespace commatlas {\nint x;\n}  // namespace commatlas\n")
+    plant_code(engine, "benchmarks/explicit_copy/b.cu",  # a benchmark inside a backend's namespace
+               '#include "backends/cuda/ok.h"\n\nnamespace commatlas::cuda {\nnamespace {\n}\n}\n')
+    plant_code(engine, "transport/t.h", "namespace commatlas::gi {\n}\n")
+    plant_code(engine, "core/c.h",  # comments and strings are not code; a nested named one is refused
+               '// namespace old {\nnamespace commatlas {\nconst char* s = "namespace x {";\n'
+               "namespace {\nstruct A { int f() { return '{'; } };\n}\nnamespace util {\n}\n}\n")
+    plant_code(engine, "topology/t.cpp", "namespace {\nint y;\n}\nnamespace commatlas {\n}\n")
+    plant_code(engine, "app/main.cpp", "namespace commatlas {\nnamespace {\n}\n}\nint main() {}\n")
+    plant_code(engine, "tests/t.cpp", "namespace commatlas::cuda {\n}\n")  # tests: not checked
+
+    done = check("--engine", str(engine))
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "engine/backends/mpi/m.cpp:1: namespace commatlas in backends/mpi "
+        "(its code is in commatlas::mpi: the namespace rule in check_layers.py)",
+        "engine/benchmarks/explicit_copy/b.cu:3: namespace commatlas::cuda in benchmarks "
+        "(its code is in commatlas: the namespace rule in check_layers.py)",
+        "engine/core/c.h:7: namespace util inside commatlas "
+        "(inside its namespace a file has only an anonymous one and detail)",
+        "engine/topology/t.cpp:1: namespace (anonymous) in topology "
+        "(its code is in commatlas: the namespace rule in check_layers.py)",
+        "engine/transport/t.h:1: namespace commatlas::gi in transport "
+        "(its code is in commatlas: the namespace rule in check_layers.py)",
+    ]
+
+
+def test_a_benchmark_moved_back_into_a_backends_namespace_is_caught(tmp_path: Path) -> None:
+    engine = tmp_path / "engine"
+    shutil.copytree(ENGINE, engine, ignore=shutil.ignore_patterns("tests", "fuzz", "tools"))
+    target = engine / "benchmarks" / "explicit_copy" / "gpu_prefetch.cu"
+    target.write_text(target.read_text().replace("namespace commatlas {", "namespace commatlas::cuda {"))
+    done = check("--engine", str(engine))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert [line.split(":")[0] for line in done.stdout.splitlines()] == [
+        "engine/benchmarks/explicit_copy/gpu_prefetch.cu"]
 
 
 def test_bad_arguments_are_one_line_and_status_2(tmp_path: Path) -> None:

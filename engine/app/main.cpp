@@ -322,13 +322,13 @@ int main_inner(int argc, char** argv) {
 
   std::unique_ptr<Group> group;
 #ifdef COMMATLAS_HAVE_MPI
-  if (args.use_mpi || launched_by_mpi()) group = start_mpi_group(&argc, &argv);
+  if (args.use_mpi || mpi::launched_by_mpi()) group = mpi::start_mpi_group(&argc, &argv);
 #else
   if (args.use_mpi) throw UsageError("this engine was built without MPI (see `commatlas info`)");
 #endif
   if (!group) group = std::make_unique<SingleProcessGroup>();
 #if defined(COMMATLAS_HAVE_MPI) && defined(COMMATLAS_HAVE_GPU)
-  if (args.command == "run" && group->kind() == "mpi") bind_rank_to_gpu(*group);
+  if (args.command == "run" && group->kind() == "mpi") mpi::bind_rank_to_gpu(*group);
 #endif
   // The test-only switches are read here, once, and said out loud: a run under them measures
   // nothing anyone should quote.

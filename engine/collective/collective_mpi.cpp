@@ -11,7 +11,7 @@
 #include "core/registry.h"
 #include "core/sizes.h"
 
-namespace commatlas {
+namespace commatlas::mpi {
 namespace {
 
 class CollectiveWorkload final : public Workload {
@@ -165,4 +165,4 @@ std::unique_ptr<Workload> prepare_collective_workload(Context& ctx, const Collec
   return std::make_unique<CollectiveWorkload>(ctx, definition, make, *shape);
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

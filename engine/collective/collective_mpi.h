@@ -23,7 +23,7 @@
 #include "core/collective.h"
 #include "core/registry.h"
 
-namespace commatlas {
+namespace commatlas::mpi {
 
 using CollectiveElement = float;
 inline constexpr std::size_t kCollectiveElementBytes = sizeof(CollectiveElement);
@@ -86,8 +86,8 @@ bool register_mpi_collective(const CollectiveDefinition& definition);
 std::unique_ptr<Workload> prepare_collective_workload(Context& ctx, const CollectiveDefinition& definition,
                                                       const MessageBufferMaker& make, std::uint64_t bytes);
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi
 
-#define COMMATLAS_REGISTER_MPI_COLLECTIVE(definition)                     \
+#define COMMATLAS_REGISTER_MPI_COLLECTIVE(definition)                       \
   static const bool COMMATLAS_CONCAT(commatlas_mpi_collective_, __LINE__) = \
-      ::commatlas::register_mpi_collective(definition)
+      ::commatlas::mpi::register_mpi_collective(definition)

@@ -10,12 +10,12 @@
 #include "core/error.h"
 #include "core/sizes.h"
 
-namespace commatlas {
+namespace commatlas::nccl {
 namespace {
 
 struct RankBuffers {
-  GpuBuffer send;
-  GpuBuffer recv;
+  cuda::GpuBuffer send;
+  cuda::GpuBuffer recv;
 };
 
 class NcclCollectiveWorkload final : public Workload {
@@ -26,15 +26,15 @@ class NcclCollectiveWorkload final : public Workload {
     buffers_ = make_on_all_ranks(ctx.group, [&] {
       std::vector<std::unique_ptr<RankBuffers>> made;
       for (const auto& m : team_.members())
-        made.push_back(std::make_unique<RankBuffers>(RankBuffers{
-            GpuBuffer(MemoryKind::Device, shape_.send_elements * sizeof(float), m->device),
-            GpuBuffer(MemoryKind::Device, shape_.recv_elements * sizeof(float), m->device)}));
+        made.push_back(std::make_unique<RankBuffers>(
+            RankBuffers{cuda::GpuBuffer(cuda::MemoryKind::Device, shape_.send_elements * sizeof(float), m->device),
+                        cuda::GpuBuffer(cuda::MemoryKind::Device, shape_.recv_elements * sizeof(float), m->device)}));
       return made;
     });
     for (std::size_t i = 0; i < buffers_.size(); ++i) {
       const NcclMember& m = *team_.members()[i];
-      DeviceScope scope(m.device);
-      fill_collective_input(buffers_[i]->send.as<float>(), shape_.send_elements, seed_, m.rank, m.stream.get());
+      cuda::DeviceScope scope(m.device);
+      cuda::fill_collective_input(buffers_[i]->send.as<float>(), shape_.send_elements, seed_, m.rank, m.stream.get());
     }
     connect_and_poison();
   }
@@ -54,7 +54,7 @@ class NcclCollectiveWorkload final : public Workload {
 
   Accounting accounting() const override {
     Accounting a;
-    a.min_sample_s = kEventClockMinSampleSeconds;
+    a.min_sample_s = cuda::kEventClockMinSampleSeconds;
     a.bytes_per_op = static_cast<double>(shape_.counted_bytes);
     if (timing_ == NcclTiming::Harness) {
       a.timing = "CUDA events on every rank's stream around a batch of back-to-back " + to_string(def_.op) +
@@ -85,7 +85,7 @@ class NcclCollectiveWorkload final : public Workload {
       if (streams.size() != 1) throw MeasurementError("the bare reference loop times one GPU per process");
       return time_bare_loop(*streams[0], samples, seconds, one_op);
     }
-    time_event_samples(streams, samples, ops, seconds, [&](std::size_t s) {
+    cuda::time_event_samples(streams, samples, ops, seconds, [&](std::size_t s) {
       // One call per op enqueues the whole group: NCCL needs every GPU of this process in it.
       if (s + 1 == streams.size()) one_op();
     });
@@ -95,10 +95,11 @@ class NcclCollectiveWorkload final : public Workload {
     std::uint64_t checked = 0;
     for (std::size_t i = 0; i < buffers_.size(); ++i) {
       const NcclMember& m = *team_.members()[i];
-      const CollectiveExpectation e = expectation(m.rank);
-      if (!rank_has_output(e)) continue;
-      DeviceScope scope(m.device);
-      const std::uint64_t bad = find_collective_mismatch(buffers_[i]->recv.as<float>(), shape_.recv_elements, e, m.stream.get());
+      const cuda::CollectiveExpectation e = expectation(m.rank);
+      if (!cuda::rank_has_output(e)) continue;
+      cuda::DeviceScope scope(m.device);
+      const std::uint64_t bad =
+          cuda::find_collective_mismatch(buffers_[i]->recv.as<float>(), shape_.recv_elements, e, m.stream.get());
       checked += shape_.recv_elements * sizeof(float);
       if (bad != shape_.recv_elements)
         return {false, checked, to_string(def_.op) + " output element " + std::to_string(bad) + " of " +
@@ -113,7 +114,7 @@ class NcclCollectiveWorkload final : public Workload {
   // On each member's own stream, so its next collective call is ordered after the poison.
   void prepare_batch() override {
     for (std::size_t i = 0; i < buffers_.size(); ++i) {
-      DeviceScope scope(team_.members()[i]->device);
+      cuda::DeviceScope scope(team_.members()[i]->device);
       poison_output(i);
       team_.members()[i]->stream.synchronize();
     }
@@ -132,7 +133,7 @@ class NcclCollectiveWorkload final : public Workload {
     }
   }
 
-  CollectiveExpectation expectation(int rank) const {
+  cuda::CollectiveExpectation expectation(int rank) const {
     return {def_.op, seed_, rank, team_.ranks(), kCollectiveRoot, shape_.chunk_elements};
   }
 
@@ -209,4 +210,4 @@ const NcclCollectiveDef& find_nccl_collective(CollectiveOp op) {
   throw std::logic_error("no NCCL collective " + to_string(op));
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::nccl

@@ -13,7 +13,7 @@
 #include "core/benchmark.h"
 #include "core/collective.h"
 
-namespace commatlas {
+namespace commatlas::nccl {
 
 // The buffers one NCCL rank hands to the call, and how many elements its collective_shape gives.
 struct NcclCollectiveCall {
@@ -40,4 +40,4 @@ const NcclCollectiveDef& find_nccl_collective(CollectiveOp op);  // throws std::
 std::unique_ptr<Workload> prepare_nccl_collective(const NcclTeam& team, Context& ctx, const NcclCollectiveDef& def,
                                                   std::uint64_t bytes, NcclTiming timing = NcclTiming::Harness);
 
-}  // namespace commatlas
+}  // namespace commatlas::nccl

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 
 CopyInitiators& CopyInitiators::instance() {
   static CopyInitiators initiators;
@@ -28,4 +28,4 @@ InitiatorPtr CopyInitiators::find(const std::string& name) const {
   return nullptr;
 }
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

@@ -20,12 +20,9 @@
 #include "core/params.h"
 #include "core/registry.h"
 
-namespace commatlas {
+namespace commatlas::cuda {
+
 class Stream;
-}
-
-namespace commatlas::gpu {
-
 class PlacedBuffer;
 
 // The initiator's one operation between addresses the driving GPU can already use (its own
@@ -154,9 +151,9 @@ inline Movement copy_movement(const Params& p, const CopyInitiator& initiator) {
   return m;
 }
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda
 
 // Registers a copy initiator at static-initialisation time: COMMATLAS_REGISTER_COPY_INITIATOR(Type).
-#define COMMATLAS_REGISTER_COPY_INITIATOR(Type)                              \
+#define COMMATLAS_REGISTER_COPY_INITIATOR(Type)                             \
   static const bool COMMATLAS_CONCAT(commatlas_copy_initiator_, __LINE__) = \
-      ::commatlas::gpu::CopyInitiators::instance().add(std::make_shared<Type>())
+      ::commatlas::cuda::CopyInitiators::instance().add(std::make_shared<Type>())

@@ -3,7 +3,7 @@
 #include "copy/copy_initiator.h"
 #include "backends/cuda/gpu_access.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 namespace {
 
 class CopyEngineCopier final : public DeviceCopier {
@@ -74,4 +74,4 @@ class CopyEngines final : public CopyInitiator {
 COMMATLAS_REGISTER_COPY_INITIATOR(CopyEngines);
 
 }  // namespace
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

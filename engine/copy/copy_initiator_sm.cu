@@ -5,7 +5,7 @@
 #include "backends/cuda/device_pattern.h"
 #include "backends/cuda/kernels.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 namespace {
 
 class SmCopier final : public DeviceCopier {
@@ -83,4 +83,4 @@ class SmCopyKernel final : public CopyInitiator {
 COMMATLAS_REGISTER_COPY_INITIATOR(SmCopyKernel);
 
 }  // namespace
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

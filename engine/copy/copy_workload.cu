@@ -3,7 +3,7 @@
 #include "backends/cuda/event_timing.h"
 #include "backends/cuda/gpu_access.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 
 struct CopyWorkload::LegState {
   LegState(const Leg& leg, std::size_t bytes) : src(leg.src, bytes), dst(leg.dst, bytes), stream(leg.exec_gpu) {}
@@ -109,4 +109,4 @@ Verification CopyWorkload::verify() {
   return all;
 }
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

@@ -10,7 +10,7 @@
 #include "copy/copy_initiator.h"
 #include "core/benchmark.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 
 struct CopySetup {
   std::vector<Leg> legs;
@@ -47,4 +47,4 @@ class CopyWorkload final : public Workload {
   std::vector<std::unique_ptr<LegState>> legs_;
 };
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

@@ -12,7 +12,7 @@
 #include "core/registry.h"
 #include "fake_gpus.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 namespace {
 
 // An initiator that exists only here: its own params and choice, a latency benchmark and two
@@ -144,6 +144,6 @@ TEST(CopyInitiators, ShapeSweepCoversEveryShapeLocallyAndOnThePeerFromBothSides)
 #endif
 
 }  // namespace
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda
 
 #endif  // COMMATLAS_HAVE_GPU

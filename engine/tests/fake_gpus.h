@@ -14,14 +14,14 @@ class FakeGpus {
  public:
   explicit FakeGpus(int n) {
 #ifdef COMMATLAS_HAVE_CUDA
-    override_gpu_count_for_tests(n);
+    cuda::override_gpu_count_for_tests(n);
 #else
     (void)n;
 #endif
   }
   ~FakeGpus() {
 #ifdef COMMATLAS_HAVE_CUDA
-    override_gpu_count_for_tests(std::nullopt);
+    cuda::override_gpu_count_for_tests(std::nullopt);
 #endif
   }
   FakeGpus(const FakeGpus&) = delete;

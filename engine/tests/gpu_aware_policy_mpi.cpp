@@ -4,7 +4,7 @@
 
 #include "backends/mpi/gpu_pointer_policy.h"
 
-namespace commatlas {
+namespace commatlas::mpi {
 namespace {
 
 CudaSupportVerdict open_mpi_4_1_6() {
@@ -93,4 +93,4 @@ TEST(GpuAwarePolicy, CudaIgnoresTheAssertion) {
 }
 
 }  // namespace
-}  // namespace commatlas
+}  // namespace commatlas::mpi

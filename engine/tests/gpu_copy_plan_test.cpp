@@ -5,7 +5,7 @@
 
 #include "backends/cuda/copy_plan.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 namespace {
 
 int count_path(const std::vector<CopySpec>& specs, Path p) {
@@ -166,4 +166,4 @@ TEST(GpuKernelShape, Validation) {
 }
 
 }  // namespace
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

@@ -16,8 +16,8 @@ namespace {
 
 class FakeGpus {
  public:
-  explicit FakeGpus(int n) { override_gpu_count_for_tests(n); }
-  ~FakeGpus() { override_gpu_count_for_tests(std::nullopt); }
+  explicit FakeGpus(int n) { cuda::override_gpu_count_for_tests(n); }
+  ~FakeGpus() { cuda::override_gpu_count_for_tests(std::nullopt); }
 };
 
 const Benchmark& find(const std::string& key) {
@@ -87,18 +87,18 @@ TEST(GpuInitiated, SaysWhyItCannotRunWithoutTwoGpus) {
 }
 
 TEST(GpuInitiated, MessagesAreCutIntoFlaggedChunksTheKernelsCanHold) {
-  const gi::Chunking tiny = gi::chunking(8, 132);
+  const Chunking tiny = chunking(8, 132);
   EXPECT_EQ(tiny.chunks, 1);
   EXPECT_EQ(tiny.blocks, 1);
   EXPECT_GE(tiny.chunk_bytes, 8u);
-  const gi::Chunking mib = gi::chunking(1 << 20, 132);
+  const Chunking mib = chunking(1 << 20, 132);
   EXPECT_EQ(mib.chunks, 64);  // 16 KiB chunks
   EXPECT_EQ(mib.blocks, 64);
   for (std::size_t bytes : {std::size_t{8}, std::size_t{4097}, std::size_t{1} << 20, std::size_t{3} << 28,
                             (std::size_t{20000} << 10) + 1, std::size_t{1} << 32}) {
-    const gi::Chunking c = gi::chunking(bytes, 132);
+    const Chunking c = chunking(bytes, 132);
     EXPECT_EQ(c.chunk_bytes % 16, 0u) << bytes;  // 16-byte streaming stores stay aligned
-    EXPECT_LE(c.chunks, gi::kMaxChunks) << bytes;  // one flag per chunk
+    EXPECT_LE(c.chunks, kMaxChunks) << bytes;  // one flag per chunk
     EXPECT_GE(static_cast<std::size_t>(c.chunks) * c.chunk_bytes, bytes) << bytes;
     EXPECT_LT(static_cast<std::size_t>(c.chunks - 1) * c.chunk_bytes, bytes) << bytes;  // no empty chunk
     EXPECT_LE(c.blocks, 132) << bytes;  // every block resident at once: spinning blocks never wait for a slot
@@ -106,41 +106,41 @@ TEST(GpuInitiated, MessagesAreCutIntoFlaggedChunksTheKernelsCanHold) {
 }
 
 TEST(GpuInitiated, EachLaunchModeSaysHowItWasTimedAndWhatItIncludes) {
-  for (gi::LaunchMode m : gi::kLaunchModes) {
-    EXPECT_EQ(gi::launch_mode_from_string(to_string(m)), m);
-    const Accounting a = gi::pingpong_accounting(m, 8, "peer access");
+  for (LaunchMode m : kLaunchModes) {
+    EXPECT_EQ(launch_mode_from_string(to_string(m)), m);
+    const Accounting a = pingpong_accounting(m, 8, "peer access");
     EXPECT_EQ(a.bytes_per_op, 8);
     EXPECT_NE(a.latency_includes.find("half a round trip"), std::string::npos);
     EXPECT_NE(a.latency_includes.find("peer access"), std::string::npos);
-    EXPECT_EQ(a.one_op_per_sample, m == gi::LaunchMode::LaunchIncluded) << to_string(m);
+    EXPECT_EQ(a.one_op_per_sample, m == LaunchMode::LaunchIncluded) << to_string(m);
   }
-  const Accounting persistent = gi::pingpong_accounting(gi::LaunchMode::Persistent, 8, "CUDA IPC mapping");
+  const Accounting persistent = pingpong_accounting(LaunchMode::Persistent, 8, "CUDA IPC mapping");
   EXPECT_NE(persistent.timing.find("%globaltimer"), std::string::npos);
   EXPECT_NE(persistent.latency_includes.find("no kernel launch"), std::string::npos);
   EXPECT_GE(persistent.min_sample_s, 100e-6);  // the timer's update interval stays under 1% of a sample
-  EXPECT_NE(gi::pingpong_accounting(gi::LaunchMode::Graph, 8, "x").timing.find("CUDA graph"), std::string::npos);
-  EXPECT_NE(gi::pingpong_accounting(gi::LaunchMode::LaunchIncluded, 8, "x").timing.find("host steady_clock"),
+  EXPECT_NE(pingpong_accounting(LaunchMode::Graph, 8, "x").timing.find("CUDA graph"), std::string::npos);
+  EXPECT_NE(pingpong_accounting(LaunchMode::LaunchIncluded, 8, "x").timing.find("host steady_clock"),
             std::string::npos);
-  const Accounting bw = gi::stream_accounting(1 << 20, "peer access");
+  const Accounting bw = stream_accounting(1 << 20, "peer access");
   EXPECT_NE(bw.timing.find("acknowledgement"), std::string::npos);
-  EXPECT_THROW(gi::launch_mode_from_string("eager"), UsageError);
+  EXPECT_THROW(launch_mode_from_string("eager"), UsageError);
 }
 
 TEST(GpuInitiated, SmallMessagesGoByTheFlagInWordProtocolAndTheRecordSaysSo) {
   // Without COMMATLAS_GI_LL_MAX the threshold is the protocol's whole area of the control words.
-  ASSERT_EQ(gi::ll_max_bytes(), gi::kLlMaxBytes);
-  EXPECT_EQ(gi::kLlMaxBytes, 4u * gi::kLlWords);  // 4 payload bytes per 8-byte word
-  EXPECT_EQ(static_cast<int>(gi::kWords), static_cast<int>(gi::kLl) + gi::kLlWords);
-  EXPECT_EQ(gi::chunking(gi::kLlMaxBytes, 132).blocks, 1);  // one block carries every LL message
-  for (std::size_t bytes : {std::size_t{1}, std::size_t{8}, std::size_t{4095}, gi::kLlMaxBytes}) {
-    EXPECT_TRUE(gi::uses_ll(bytes)) << bytes;
-    const Accounting a = gi::pingpong_accounting(gi::LaunchMode::Persistent, bytes, "peer access");
+  ASSERT_EQ(ll_max_bytes(), kLlMaxBytes);
+  EXPECT_EQ(kLlMaxBytes, 4u * kLlWords);  // 4 payload bytes per 8-byte word
+  EXPECT_EQ(static_cast<int>(kWords), static_cast<int>(kLl) + kLlWords);
+  EXPECT_EQ(chunking(kLlMaxBytes, 132).blocks, 1);  // one block carries every LL message
+  for (std::size_t bytes : {std::size_t{1}, std::size_t{8}, std::size_t{4095}, kLlMaxBytes}) {
+    EXPECT_TRUE(uses_ll(bytes)) << bytes;
+    const Accounting a = pingpong_accounting(LaunchMode::Persistent, bytes, "peer access");
     EXPECT_NE(a.latency_includes.find("protocol LL"), std::string::npos) << bytes;
     EXPECT_EQ(a.latency_includes.find("release"), std::string::npos) << bytes;  // no fence
   }
-  for (std::size_t bytes : {gi::kLlMaxBytes + 1, std::size_t{1} << 20}) {
-    EXPECT_FALSE(gi::uses_ll(bytes)) << bytes;
-    const Accounting a = gi::pingpong_accounting(gi::LaunchMode::Graph, bytes, "CUDA IPC mapping");
+  for (std::size_t bytes : {kLlMaxBytes + 1, std::size_t{1} << 20}) {
+    EXPECT_FALSE(uses_ll(bytes)) << bytes;
+    const Accounting a = pingpong_accounting(LaunchMode::Graph, bytes, "CUDA IPC mapping");
     EXPECT_NE(a.latency_includes.find("protocol payload-then-flag"), std::string::npos) << bytes;
     EXPECT_NE(a.latency_includes.find("acquire loads"), std::string::npos) << bytes;  // the default poll
   }

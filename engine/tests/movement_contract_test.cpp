@@ -130,27 +130,27 @@ TEST(MovementContract, AllocatorWordsComeFromTheTable) {
 // The GPU runtime's buffer kinds have no words of their own: each is one of the table's
 // allocators, and back; the one the runtime does not make (malloc) is refused.
 TEST(MovementContract, MemoryKindsAreTableAllocators) {
-  for (MemoryKind k : {MemoryKind::Device, MemoryKind::DevicePool, MemoryKind::Pinned, MemoryKind::Registered,
-                       MemoryKind::Pageable, MemoryKind::Managed}) {
-    EXPECT_EQ(memory_kind_of(allocator_of(k)), k);
-    EXPECT_EQ(memory_kind_from_string(to_string(k)), k);
-    EXPECT_EQ(is_host_memory(k), memory_of(allocator_of(k)) == Memory::Host) << to_string(k);
+  for (cuda::MemoryKind k : {cuda::MemoryKind::Device, cuda::MemoryKind::DevicePool, cuda::MemoryKind::Pinned,
+                             cuda::MemoryKind::Registered, cuda::MemoryKind::Pageable, cuda::MemoryKind::Managed}) {
+    EXPECT_EQ(cuda::memory_kind_of(cuda::allocator_of(k)), k);
+    EXPECT_EQ(cuda::memory_kind_from_string(to_string(k)), k);
+    EXPECT_EQ(cuda::is_host_memory(k), memory_of(cuda::allocator_of(k)) == Memory::Host) << to_string(k);
   }
-  EXPECT_THROW(memory_kind_of(Allocator::Malloc), UsageError);
-  EXPECT_THROW(memory_kind_from_string("hbm"), UsageError);
+  EXPECT_THROW(cuda::memory_kind_of(Allocator::Malloc), UsageError);
+  EXPECT_THROW(cuda::memory_kind_from_string("hbm"), UsageError);
 }
 
 // A direct-access location is its params (allocator, managed hint, which GPU's memory), and back.
 TEST(MovementContract, LocationsRoundTripThroughTheirParams) {
   for (int gpu : {0, 1})
-    for (gpu::Location l : gpu::locations(2, true)) {
-      const Params p = gpu::location_params(l, gpu);
-      EXPECT_EQ(gpu::location_from(p), l) << p.describe();
+    for (cuda::Location l : cuda::locations(2, true)) {
+      const Params p = cuda::location_params(l, gpu);
+      EXPECT_EQ(cuda::location_from(p), l) << p.describe();
       EXPECT_TRUE(allocator_named(p.text("allocator"))) << p.describe();
     }
-  Params bad = gpu::location_params(gpu::Location::Managed, 0);
+  Params bad = cuda::location_params(cuda::Location::Managed, 0);
   bad.set("managed_hint", std::string("sideways"));
-  EXPECT_THROW(gpu::location_from(bad), UsageError);
+  EXPECT_THROW(cuda::location_from(bad), UsageError);
 }
 
 // Whether `p` has `key` with the value `want` spells (a text, or an integer's digits).

@@ -11,7 +11,7 @@
 #include "transport/mpi_transport_mpi.h"
 #include "transport/transport.h"
 
-namespace commatlas {
+namespace commatlas::mpi {
 namespace {
 
 CudaSupportReport open_mpi(LibraryAnswer built, LibraryAnswer runtime) {
@@ -20,7 +20,8 @@ CudaSupportReport open_mpi(LibraryAnswer built, LibraryAnswer runtime) {
 
 TEST(MpiCudaSupport, OnlyALibraryThatSaysYesIsTrusted) {
   EXPECT_TRUE(decide_cuda_support(open_mpi(LibraryAnswer::Yes, LibraryAnswer::Yes)).supported());
-  EXPECT_TRUE(decide_cuda_support({"MPIX_GPU_query_support (MPICH)", LibraryAnswer::NotAsked, LibraryAnswer::Yes}).supported());
+  EXPECT_TRUE(
+      decide_cuda_support({"MPIX_GPU_query_support (MPICH)", LibraryAnswer::NotAsked, LibraryAnswer::Yes}).supported());
   EXPECT_FALSE(decide_cuda_support(open_mpi(LibraryAnswer::Yes, LibraryAnswer::No)).supported());
   EXPECT_FALSE(decide_cuda_support(open_mpi(LibraryAnswer::Yes, LibraryAnswer::NotAsked)).supported());
 }
@@ -134,9 +135,9 @@ TEST(MpiCollectives, BroadcastRootReceivesNothingOthersEverything) {
 }
 
 }  // namespace
-}  // namespace commatlas
+}  // namespace commatlas::mpi
 
-namespace commatlas {
+namespace commatlas::mpi {
 namespace {
 
 // A size sweep runs inside the buffers of its largest size: smaller sizes fit, the receive side
@@ -170,4 +171,4 @@ TEST(P2pDirection, EachProtocolNamesItsDirection) {
 }
 
 }  // namespace
-}  // namespace commatlas
+}  // namespace commatlas::mpi

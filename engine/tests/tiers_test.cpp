@@ -39,7 +39,7 @@ TEST(Tiers, EveryTierDecisionIsTheGoldenOne) {
                   "its own (its GPU variants are not faked, as in movement_contract_test)";
 #endif
 #ifdef COMMATLAS_HAVE_CUDA
-  override_gpu_count_for_tests(4);
+  cuda::override_gpu_count_for_tests(4);
 #endif
   SingleProcessGroup group;
   const Context ctx(RunOptions{}, group, discover_host());
@@ -54,7 +54,7 @@ TEST(Tiers, EveryTierDecisionIsTheGoldenOne) {
     }
   }
 #ifdef COMMATLAS_HAVE_CUDA
-  override_gpu_count_for_tests(std::nullopt);
+  cuda::override_gpu_count_for_tests(std::nullopt);
 #endif
 
   std::ifstream in(golden_path());

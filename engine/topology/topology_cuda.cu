@@ -72,7 +72,7 @@ TopologyAnswers ask_node() {
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess || count == 0) {
-    answers.no_gpu_reason = no_device_reason(rc, count);
+    answers.no_gpu_reason = cuda::no_device_reason(rc, count);
     return answers;
   }
   for (int d = 0; d < count; ++d) {

@@ -31,17 +31,19 @@ dim3 face_grid(const HaloGeometry& g) {
 }  // namespace
 
 DeviceArena::DeviceArena(int device, std::size_t send_bytes, std::size_t recv_bytes)
-    : device_(device), stream_(device), send_(MemoryKind::Device, send_bytes ? send_bytes : 1, device),
-      recv_(MemoryKind::Device, recv_bytes ? recv_bytes : 1, device) {}
+    : device_(device),
+      stream_(device),
+      send_(cuda::MemoryKind::Device, send_bytes ? send_bytes : 1, device),
+      recv_(cuda::MemoryKind::Device, recv_bytes ? recv_bytes : 1, device) {}
 
-void* DeviceArena::allocate(std::size_t bytes, MemoryKind kind) {
-  owned_.push_back(std::make_unique<GpuBuffer>(kind, bytes ? bytes : 1, device_));
+void* DeviceArena::allocate(std::size_t bytes, cuda::MemoryKind kind) {
+  owned_.push_back(std::make_unique<cuda::GpuBuffer>(kind, bytes ? bytes : 1, device_));
   return owned_.back()->data();
 }
 
 void DeviceArena::copy(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
-  DeviceScope scope(device_);
+  cuda::DeviceScope scope(device_);
   COMMATLAS_GPU_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_.get()));
   stream_.synchronize();
 }
@@ -50,20 +52,20 @@ void DeviceArena::upload(void* dst, const void* host, std::size_t bytes) { copy(
 void DeviceArena::download(void* host, const void* src, std::size_t bytes) { copy(host, src, bytes); }
 
 void DeviceArena::fill(void* dst, unsigned char byte, std::size_t bytes) {
-  DeviceScope scope(device_);
+  cuda::DeviceScope scope(device_);
   COMMATLAS_GPU_CHECK(cudaMemsetAsync(dst, byte, bytes, stream_.get()));
   stream_.synchronize();
 }
 
 void DeviceArena::pack(const HaloGeometry& g, const double* grid, void* send) {
-  DeviceScope scope(device_);
+  cuda::DeviceScope scope(device_);
   pack_faces<<<face_grid(g), 256, 0, stream_.get()>>>(g, grid, static_cast<double*>(send));
   COMMATLAS_GPU_CHECK_LAUNCH();
   stream_.synchronize();
 }
 
 void DeviceArena::unpack(const HaloGeometry& g, const void* recv, double* grid) {
-  DeviceScope scope(device_);
+  cuda::DeviceScope scope(device_);
   unpack_faces<<<face_grid(g), 256, 0, stream_.get()>>>(g, static_cast<const double*>(recv), grid);
   COMMATLAS_GPU_CHECK_LAUNCH();
   stream_.synchronize();

@@ -16,10 +16,10 @@ class DeviceArena {
  public:
   DeviceArena(int device, std::size_t send_bytes, std::size_t recv_bytes);
   int device() const { return device_; }
-  const Stream& stream() const { return stream_; }
+  const cuda::Stream& stream() const { return stream_; }
   void* send() const { return send_.data(); }
   void* recv() const { return recv_.data(); }
-  void* allocate(std::size_t bytes, MemoryKind kind = MemoryKind::Device);
+  void* allocate(std::size_t bytes, cuda::MemoryKind kind = cuda::MemoryKind::Device);
   void upload(void* dst, const void* host, std::size_t bytes);
   void download(void* host, const void* src, std::size_t bytes);
   void fill(void* dst, unsigned char byte, std::size_t bytes);
@@ -30,9 +30,9 @@ class DeviceArena {
 
  private:
   int device_;
-  Stream stream_;
-  GpuBuffer send_, recv_;
-  std::vector<std::unique_ptr<GpuBuffer>> owned_;
+  cuda::Stream stream_;
+  cuda::GpuBuffer send_, recv_;
+  std::vector<std::unique_ptr<cuda::GpuBuffer>> owned_;
 };
 
 // A transport whose pattern memory lives on one GPU: the memory calls every such transport answers

@@ -18,7 +18,7 @@
 #include "core/harness.h"
 #include "core/sizes.h"
 
-namespace commatlas::gi {
+namespace commatlas {
 namespace {
 
 using u64 = unsigned long long;
@@ -71,11 +71,11 @@ __device__ bool wait_at_least(const Args& a, const std::uint64_t* flag, u64 targ
     // Relaxed polls, then one fence: the fence after the load that saw the flag orders the
     // payload's reads after it, as the acquire load would on every poll.
     if (load_relaxed_sys(flag) < target) {
-      const u64 start = device_time_ns();
+      const u64 start = cuda::device_time_ns();
       auto* abort = reinterpret_cast<volatile std::uint64_t*>(a.own_control + kAbort);
       while (load_relaxed_sys(flag) < target) {
         if (*abort != 0) return false;
-        if (device_time_ns() - start > kSpinTimeoutNs) {
+        if (cuda::device_time_ns() - start > kSpinTimeoutNs) {
           *abort = 1;
           *reinterpret_cast<volatile int*>(a.timed_out) = 1;
           __threadfence_system();
@@ -87,11 +87,11 @@ __device__ bool wait_at_least(const Args& a, const std::uint64_t* flag, u64 targ
     return true;
   }
   if (load_acquire_sys(flag) >= target) return true;
-  const u64 start = device_time_ns();
+  const u64 start = cuda::device_time_ns();
   auto* abort = reinterpret_cast<volatile std::uint64_t*>(a.own_control + kAbort);
   while (load_acquire_sys(flag) < target) {
     if (*abort != 0) return false;
-    if (device_time_ns() - start > kSpinTimeoutNs) {
+    if (cuda::device_time_ns() - start > kSpinTimeoutNs) {
       *abort = 1;
       *reinterpret_cast<volatile int*>(a.timed_out) = 1;
       __threadfence_system();
@@ -163,13 +163,13 @@ __device__ bool ll_recv(const Args& a, u64 seq) {
     const std::uint64_t* w = a.own_control + kLl + i;
     u64 v = load_relaxed_sys(w);
     if (static_cast<std::uint32_t>(v >> 32) != flag) {
-      const u64 start = device_time_ns();
+      const u64 start = cuda::device_time_ns();
       while (static_cast<std::uint32_t>((v = load_relaxed_sys(w)) >> 32) != flag) {
         if (*abort != 0) {
           ok = false;
           break;
         }
-        if (device_time_ns() - start > kSpinTimeoutNs) {
+        if (cuda::device_time_ns() - start > kSpinTimeoutNs) {
           *abort = 1;
           *reinterpret_cast<volatile int*>(a.timed_out) = 1;
           __threadfence_system();
@@ -201,7 +201,7 @@ __global__ void pingpong_kernel(Args a, std::int64_t round_trips, std::int64_t s
     for (int c = static_cast<int>(blockIdx.x); c < a.chunks; c += static_cast<int>(gridDim.x)) send_chunk(a, c, seq);
   };
   const std::int64_t total = round_trips + (handshake ? 1 : 0);
-  if (stamps && !handshake) a.times[0] = device_time_ns();
+  if (stamps && !handshake) a.times[0] = cuda::device_time_ns();
   for (std::int64_t r = 0; r < total; ++r) {
     const u64 seq = base + static_cast<u64>(r) + 1;
     if (a.ll) {
@@ -222,7 +222,7 @@ __global__ void pingpong_kernel(Args a, std::int64_t round_trips, std::int64_t s
       send_all(seq);
     }
     const std::int64_t counted = r + 1 - (handshake ? 1 : 0);
-    if (stamps && counted >= 0 && counted % stamp_every == 0) a.times[counted / stamp_every] = device_time_ns();
+    if (stamps && counted >= 0 && counted % stamp_every == 0) a.times[counted / stamp_every] = cuda::device_time_ns();
   }
   if (threadIdx.x == 0) {
     __threadfence();
@@ -239,14 +239,14 @@ __global__ void pingpong_kernel(Args a, std::int64_t round_trips, std::int64_t s
 __global__ void stream_send_kernel(Args a, std::int64_t samples, std::int64_t ops, u64 first_seq, u64 first_ack) {
   const bool stamps = a.times != nullptr && blockIdx.x == 0 && threadIdx.x == 0;
   if (!block_wait_all(a, a.own_control + kAck, 1, first_ack)) return;
-  if (stamps) a.times[0] = device_time_ns();
+  if (stamps) a.times[0] = cuda::device_time_ns();
   for (std::int64_t s = 0; s < samples; ++s) {
     for (std::int64_t k = 0; k < ops; ++k) {
       const u64 seq = first_seq + static_cast<u64>(s * ops + k);
       for (int c = static_cast<int>(blockIdx.x); c < a.chunks; c += static_cast<int>(gridDim.x)) send_chunk(a, c, seq);
     }
     if (!block_wait_all(a, a.own_control + kAck, 1, first_ack + static_cast<u64>(s) + 1)) return;
-    if (stamps) a.times[s + 1] = device_time_ns();
+    if (stamps) a.times[s + 1] = cuda::device_time_ns();
   }
 }
 
@@ -297,7 +297,7 @@ Args pingpong_args(Side& s, const Chunking& ch, std::size_t bytes, bool move, bo
 // The persistent kernels' stamps: `count` of them, into seconds per op.
 std::vector<unsigned long long> read_stamps(Side& s, std::int64_t count) {
   std::vector<unsigned long long> t(static_cast<std::size_t>(count));
-  DeviceScope scope(s.device);
+  cuda::DeviceScope scope(s.device);
   COMMATLAS_GPU_CHECK(cudaMemcpy(t.data(), s.times->data(), t.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
   return t;
 }
@@ -305,7 +305,7 @@ std::vector<unsigned long long> read_stamps(Side& s, std::int64_t count) {
 void ensure_times(Side& s, std::int64_t count) {
   if (static_cast<std::size_t>(count) <= s.times_capacity) return;
   const std::size_t n = std::max<std::size_t>(static_cast<std::size_t>(count), 2 * s.times_capacity);
-  s.times = std::make_unique<GpuBuffer>(MemoryKind::Device, n * sizeof(unsigned long long), s.device);
+  s.times = std::make_unique<cuda::GpuBuffer>(cuda::MemoryKind::Device, n * sizeof(unsigned long long), s.device);
   s.times_capacity = n;
 }
 
@@ -348,15 +348,15 @@ Chunking chunking(std::size_t bytes, int max_blocks) {
 }
 
 Side::Side(int device_, std::size_t bytes)
-    : device(device_), send(MemoryKind::Device, bytes, device_), inbox(MemoryKind::Device, bytes, device_),
-      control(MemoryKind::Device, kWords * sizeof(std::uint64_t), device_), status(MemoryKind::Pinned, sizeof(int), device_),
-      times(std::make_unique<GpuBuffer>(MemoryKind::Device, 1024 * sizeof(unsigned long long), device_)),
+    : device(device_), send(cuda::MemoryKind::Device, bytes, device_), inbox(cuda::MemoryKind::Device, bytes, device_),
+      control(cuda::MemoryKind::Device, kWords * sizeof(std::uint64_t), device_), status(cuda::MemoryKind::Pinned, sizeof(int), device_),
+      times(std::make_unique<cuda::GpuBuffer>(cuda::MemoryKind::Device, 1024 * sizeof(unsigned long long), device_)),
       stream(device_) {
   times_capacity = 1024;
-  DeviceScope scope(device);
+  cuda::DeviceScope scope(device);
   COMMATLAS_GPU_CHECK(cudaMemset(control.data(), 0, control.bytes()));
   *status.as<int>() = 0;
-  sms = gpu::sm_count(device);
+  sms = cuda::sm_count(device);
   // With lazy module loading a kernel's first launch loads its module and waits for the device: a
   // first launch queued behind a start-blocking kernel would deadlock. Load them all now.
   cudaFuncAttributes attributes;
@@ -366,7 +366,7 @@ Side::Side(int device_, std::size_t bytes)
 }
 
 Side::~Side() {
-  DeviceScope scope(device, DeviceScope::NoThrow{});
+  cuda::DeviceScope scope(device, cuda::DeviceScope::NoThrow{});
   for (auto& [key, exec] : graphs) cudaGraphExecDestroy(exec);
 }
 
@@ -388,13 +388,13 @@ void Link::pingpong(LaunchMode mode, std::size_t bytes, std::int64_t samples, st
   // One round trip per kernel, in every mode but the persistent one.
   auto launch_one = [&](Side& s) {
     const Chunking ch = chunking(bytes, s.sms);
-    DeviceScope scope(s.device);
+    cuda::DeviceScope scope(s.device);
     pingpong_kernel<<<ch.blocks, kThreadsPerBlock, 0, s.stream.get()>>>(pingpong_args(s, ch, bytes, move, false), 1, 1, false);
     COMMATLAS_GPU_CHECK_LAUNCH();
   };
-  std::vector<const Stream*> streams;
+  std::vector<const cuda::Stream*> streams;
   for (Side* s : sides_) streams.push_back(&s->stream);
-  if (timer) std::stable_partition(streams.begin(), streams.end(), [&](const Stream* st) { return st == &timer->stream; });
+  if (timer) std::stable_partition(streams.begin(), streams.end(), [&](const cuda::Stream* st) { return st == &timer->stream; });
 
   switch (mode) {
     case LaunchMode::Persistent: {
@@ -402,7 +402,7 @@ void Link::pingpong(LaunchMode mode, std::size_t bytes, std::int64_t samples, st
         const Chunking ch = chunking(bytes, s->sms);
         const bool stamps = s == timer;
         if (stamps) ensure_times(*s, samples + 1);
-        DeviceScope scope(s->device);
+        cuda::DeviceScope scope(s->device);
         pingpong_kernel<<<ch.blocks, kThreadsPerBlock, 0, s->stream.get()>>>(pingpong_args(*s, ch, bytes, move, stamps),
                                                                               samples * ops, ops, true);
         COMMATLAS_GPU_CHECK_LAUNCH();
@@ -417,7 +417,7 @@ void Link::pingpong(LaunchMode mode, std::size_t bytes, std::int64_t samples, st
       break;
     }
     case LaunchMode::BackToBack:
-      time_event_samples(streams, samples, ops, out, [&](std::size_t i) {
+      cuda::time_event_samples(streams, samples, ops, out, [&](std::size_t i) {
         for (Side* s : sides_)
           if (&s->stream == streams[i]) launch_one(*s);
       });
@@ -425,7 +425,7 @@ void Link::pingpong(LaunchMode mode, std::size_t bytes, std::int64_t samples, st
     case LaunchMode::Graph: {
       for (Side* s : sides_) {
         if (s->graphs.count({bytes, ops, move})) continue;
-        DeviceScope scope(s->device);
+        cuda::DeviceScope scope(s->device);
         cudaGraph_t graph = nullptr;
         COMMATLAS_GPU_CHECK(cudaStreamBeginCapture(s->stream.get(), cudaStreamCaptureModeThreadLocal));
         try {
@@ -446,7 +446,7 @@ void Link::pingpong(LaunchMode mode, std::size_t bytes, std::int64_t samples, st
         s->stream.synchronize();
         s->graphs[{bytes, ops, move}] = exec;
       }
-      time_event_samples(streams, samples, 1, out, [&](std::size_t i) {
+      cuda::time_event_samples(streams, samples, 1, out, [&](std::size_t i) {
         for (Side* s : sides_)
           if (&s->stream == streams[i]) COMMATLAS_GPU_CHECK(cudaGraphLaunch(s->graphs.at({bytes, ops, move}), s->stream.get()));
       });
@@ -472,7 +472,7 @@ void Link::stream(std::size_t bytes, std::int64_t samples, std::int64_t ops, boo
   Side* timer = nullptr;
   for (Side* s : sides_) {
     const Chunking ch = chunking(bytes, s->sms);
-    DeviceScope scope(s->device);
+    cuda::DeviceScope scope(s->device);
     if (s->initiator) {
       timer = s;
       ensure_times(*s, samples + 1);
@@ -494,8 +494,8 @@ void Link::stream(std::size_t bytes, std::int64_t samples, std::int64_t ops, boo
 
 void Link::poison(std::size_t bytes) {
   for (Side* s : sides_) {
-    DeviceScope scope(s->device);
-    poison_on_device(s->inbox.data(), bytes, s->stream.get());
+    cuda::DeviceScope scope(s->device);
+    cuda::poison_on_device(s->inbox.data(), bytes, s->stream.get());
   }
   for (Side* s : sides_) s->stream.synchronize();
 }
@@ -503,8 +503,8 @@ void Link::poison(std::size_t bytes) {
 std::string Link::check(std::size_t bytes, bool both_ways) {
   for (Side* s : sides_) {
     if (!both_ways && s->initiator) continue;  // the sender's inbox receives nothing one way
-    DeviceScope scope(s->device);
-    const std::size_t bad = find_mismatch_on_device(s->inbox.data(), bytes, s->peer_seed, s->stream.get());
+    cuda::DeviceScope scope(s->device);
+    const std::size_t bad = cuda::find_mismatch_on_device(s->inbox.data(), bytes, s->peer_seed, s->stream.get());
     if (bad != bytes)
       return "byte " + std::to_string(bad) + " of the " + format_size(bytes) + " GPU-initiated message stored into GPU " +
              std::to_string(s->device) + "'s memory differs";
@@ -536,13 +536,13 @@ Accounting pingpong_accounting(LaunchMode mode, std::size_t bytes, const std::st
       a.latency_includes = trip + "; no kernel launch, no host";
       break;
     case LaunchMode::BackToBack:
-      a.min_sample_s = kEventClockMinSampleSeconds;
+      a.min_sample_s = cuda::kEventClockMinSampleSeconds;
       a.timing = "CUDA events on the initiating GPU's stream around back-to-back kernel pairs (one per GPU per round "
                  "trip) queued behind a start-blocking kernel (BlockedStart); per-op time halved";
       a.latency_includes = trip + "; one kernel per GPU per round trip, launched back to back (launch overlapped)";
       break;
     case LaunchMode::Graph:
-      a.min_sample_s = kEventClockMinSampleSeconds;
+      a.min_sample_s = cuda::kEventClockMinSampleSeconds;
       a.timing = "CUDA events on the initiating GPU's stream around one replay of a CUDA graph per GPU holding `ops` "
                  "single-round-trip kernels, captured once (as nccl-tests -G); per-op time halved";
       a.latency_includes = trip + "; one graph kernel node per GPU per round trip";
@@ -599,8 +599,8 @@ class PeerTransport final : public GpuInitiatedTransport {
  public:
   PeerTransport(LaunchMode mode, int gpu_a, int gpu_b, std::size_t bytes) : GpuInitiatedTransport(mode, "peer access") {
     bytes_ = bytes;
-    gpu::enable_peer_access(gpu_a, gpu_b);
-    gpu::enable_peer_access(gpu_b, gpu_a);
+    cuda::enable_peer_access(gpu_a, gpu_b);
+    cuda::enable_peer_access(gpu_b, gpu_a);
     sides_.push_back(std::make_unique<Side>(gpu_a, bytes));
     sides_.push_back(std::make_unique<Side>(gpu_b, bytes));
     ends_ = {kOriginEnd, kPeerEnd};
@@ -635,8 +635,8 @@ TransportSpec peer_spec() {
   TransportSpec spec{
       Mechanism::GpuInitiated, "gpu",
       [](const Context&) -> std::optional<std::string> {
-        if (auto why = gpu::no_gpu_reason()) return why;
-        return gpu::fewer_than_two_gpus();
+        if (auto why = cuda::no_gpu_reason()) return why;
+        return cuda::fewer_than_two_gpus();
       },
       [](Context&, const Params& params, std::size_t bytes, std::size_t) -> std::unique_ptr<Transport> {
         return std::make_unique<PeerTransport>(launch_mode_from_string(params.text("launch_mode")),
@@ -655,6 +655,6 @@ const bool registered = register_transport(peer_spec());
 
 }  // namespace
 
-}  // namespace commatlas::gi
+}  // namespace commatlas
 
 #endif  // COMMATLAS_HIP

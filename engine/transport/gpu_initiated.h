@@ -39,7 +39,7 @@
 #include "core/error.h"
 #include "transport/transport.h"
 
-namespace commatlas::gi {
+namespace commatlas {
 
 // Chunk flags per direction (a message of more chunks than this has larger chunks).
 inline constexpr int kMaxChunks = 1024;
@@ -104,12 +104,12 @@ Chunking chunking(std::size_t bytes, int max_blocks);
 struct Side {
   Side(int device, std::size_t bytes);
   int device;
-  GpuBuffer send;
-  GpuBuffer inbox;
-  GpuBuffer control;  // kWords 8-byte words, zeroed
-  GpuBuffer status;   // pinned and mapped: [0] a spin of this GPU timed out
-  std::unique_ptr<GpuBuffer> times;  // %globaltimer stamps of persistent kernels (device memory, grown)
-  Stream stream;
+  cuda::GpuBuffer send;
+  cuda::GpuBuffer inbox;
+  cuda::GpuBuffer control;  // kWords 8-byte words, zeroed
+  cuda::GpuBuffer status;   // pinned and mapped: [0] a spin of this GPU timed out
+  std::unique_ptr<cuda::GpuBuffer> times;  // %globaltimer stamps of persistent kernels (device memory, grown)
+  cuda::Stream stream;
   unsigned char* peer_inbox = nullptr;
   std::uint64_t* peer_control = nullptr;
   bool initiator = false;  // sends first (ping-pong) or sends (bandwidth); times the sample
@@ -191,20 +191,20 @@ class GpuInitiatedTransport : public Transport {
 
   void fill_send(int end, std::size_t bytes, std::uint64_t seed) override {
     Side& s = side(end);
-    DeviceScope scope(s.device);
-    fill_pattern_on_device(s.send.data(), bytes, seed, s.stream.get());
+    cuda::DeviceScope scope(s.device);
+    cuda::fill_pattern_on_device(s.send.data(), bytes, seed, s.stream.get());
     s.stream.synchronize();
   }
   void poison_recv(int end, std::size_t bytes) override {
     Side& s = side(end);
-    DeviceScope scope(s.device);
-    poison_on_device(s.inbox.data(), bytes, s.stream.get());
+    cuda::DeviceScope scope(s.device);
+    cuda::poison_on_device(s.inbox.data(), bytes, s.stream.get());
     s.stream.synchronize();
   }
   std::size_t check_recv(int end, std::size_t bytes, std::uint64_t seed) override {
     Side& s = side(end);
-    DeviceScope scope(s.device);
-    return find_mismatch_on_device(s.inbox.data(), bytes, seed, s.stream.get());
+    cuda::DeviceScope scope(s.device);
+    return cuda::find_mismatch_on_device(s.inbox.data(), bytes, seed, s.stream.get());
   }
 
   // Every operation runs natively: the generic loop never calls these.
@@ -260,4 +260,4 @@ class GpuInitiatedTransport : public Transport {
   std::unique_ptr<Link> link_;
 };
 
-}  // namespace commatlas::gi
+}  // namespace commatlas

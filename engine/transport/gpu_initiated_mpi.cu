@@ -9,7 +9,7 @@
 #include "core/sizes.h"
 #include "transport/gpu_initiated.h"
 
-namespace commatlas::gi {
+namespace commatlas {
 namespace {
 
 class IpcTransport final : public GpuInitiatedTransport {
@@ -20,17 +20,17 @@ class IpcTransport final : public GpuInitiatedTransport {
     const int rank = ctx.group.rank();
     std::vector<void*> exported;
     if (rank <= kPeerEnd && bytes > 0) {
-      sides_.push_back(std::make_unique<Side>(ctx.group.local_rank() % gpu_count(), bytes));
+      sides_.push_back(std::make_unique<Side>(ctx.group.local_rank() % cuda::gpu_count(), bytes));
       ends_ = {rank};
       sides_[0]->initiator = rank == kOriginEnd;
       exported = {sides_[0]->inbox.data(), sides_[0]->control.data()};
     }
-    const auto handles = exchange_ipc_handles(exported, 2);
+    const auto handles = mpi::exchange_ipc_handles(exported, 2);
     if (!sides_.empty()) {
       Side& s = *sides_[0];
       const int peer = rank == kOriginEnd ? kPeerEnd : kOriginEnd;
-      inbox_ = std::make_unique<PeerMapping>(handles[peer][0], s.device);
-      control_ = std::make_unique<PeerMapping>(handles[peer][1], s.device);
+      inbox_ = std::make_unique<mpi::PeerMapping>(handles[peer][0], s.device);
+      control_ = std::make_unique<mpi::PeerMapping>(handles[peer][1], s.device);
       s.peer_inbox = static_cast<unsigned char*>(inbox_->data());
       s.peer_control = static_cast<std::uint64_t*>(control_->data());
       start_link();
@@ -56,8 +56,8 @@ class IpcTransport final : public GpuInitiatedTransport {
 
  private:
   Group& group_;
-  std::unique_ptr<PeerMapping> inbox_;
-  std::unique_ptr<PeerMapping> control_;
+  std::unique_ptr<mpi::PeerMapping> inbox_;
+  std::unique_ptr<mpi::PeerMapping> control_;
 };
 
 BenchmarkInfo ipc_info(Protocol p) {
@@ -81,7 +81,7 @@ TransportSpec ipc_spec() {
       Mechanism::GpuInitiated, "mpi-gpu",
       [](const Context& ctx) -> std::optional<std::string> {
         if (ctx.group.kind() != "mpi") return "needs an MPI job with one rank per GPU (start the engine under mpiexec)";
-        const int gpus = gpu_count();
+        const int gpus = cuda::gpu_count();
         if (ctx.group.local_size() < 2) return "ranks 0 and 1 must share a node (CUDA IPC is node-local)";
         if (gpus < 2) return "needs 2 GPUs on the node, found " + std::to_string(gpus);
         if (ctx.group.local_size() > gpus) return "more ranks on the node than GPUs: IPC here pairs one GPU per rank";
@@ -101,6 +101,6 @@ TransportSpec ipc_spec() {
 const bool registered = register_transport(ipc_spec());
 
 }  // namespace
-}  // namespace commatlas::gi
+}  // namespace commatlas
 
 #endif  // COMMATLAS_HIP

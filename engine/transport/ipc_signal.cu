@@ -3,7 +3,7 @@
 namespace commatlas {
 namespace {
 
-__device__ std::uint64_t global_ns() { return device_time_ns(); }
+__device__ std::uint64_t global_ns() { return cuda::device_time_ns(); }
 
 __global__ void signal_kernel(std::uint64_t* flag, std::uint64_t value) {
   // Kernel boundaries order the copy before this write; the fence makes that order hold as seen

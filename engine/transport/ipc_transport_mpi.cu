@@ -31,25 +31,29 @@ namespace {
 class IpcTransport final : public OnDeviceArena<Transport> {
  public:
   // The arena's send and receive buffers are the messages' source and the inbox the peers write.
-  IpcTransport(Context& ctx, const gpu::CopyInitiator& initiator, const Params& params, int device,
+  IpcTransport(Context& ctx, const cuda::CopyInitiator& initiator, const Params& params, int device,
                std::size_t send_bytes, std::size_t recv_bytes)
-      : OnDeviceArena(device, send_bytes, recv_bytes), group_(ctx.group), sm_copy_(initiator.mechanism() == Mechanism::SmCopy),
-        rank_(ctx.group.rank()), flag_(MemoryKind::Device, sizeof(std::uint64_t), device),
-        timed_out_(MemoryKind::Pinned, sizeof(int), device), copier_(initiator.device_copier(device, params)) {
+      : OnDeviceArena(device, send_bytes, recv_bytes),
+        group_(ctx.group),
+        sm_copy_(initiator.mechanism() == Mechanism::SmCopy),
+        rank_(ctx.group.rank()),
+        flag_(cuda::MemoryKind::Device, sizeof(std::uint64_t), device),
+        timed_out_(cuda::MemoryKind::Pinned, sizeof(int), device),
+        copier_(initiator.device_copier(device, params)) {
     {
-      DeviceScope scope(device);
+      cuda::DeviceScope scope(device);
       COMMATLAS_GPU_CHECK(cudaMemsetAsync(flag_.data(), 0, sizeof(std::uint64_t), arena_.stream().get()));
       *timed_out_.as<int>() = 0;
       arena_.stream().synchronize();
     }
     // Collective: every rank exports its inbox and flag, and maps those of every rank on its node
     // once (setup, never timed). CUDA IPC is node-local: ranks elsewhere are never written to.
-    const auto handles = exchange_ipc_handles({arena_.recv(), flag_.data()}, 2);
+    const auto handles = mpi::exchange_ipc_handles({arena_.recv(), flag_.data()}, 2);
     const auto nodes = group_.rank_nodes();
     for (int r = 0; r < static_cast<int>(handles.size()); ++r) {
       if (r == rank_ || nodes[r] != nodes[rank_]) continue;
-      inboxes_[r] = std::make_unique<PeerMapping>(handles[r][0], device);
-      flags_[r] = std::make_unique<PeerMapping>(handles[r][1], device);
+      inboxes_[r] = std::make_unique<mpi::PeerMapping>(handles[r][0], device);
+      flags_[r] = std::make_unique<mpi::PeerMapping>(handles[r][1], device);
     }
     group_.barrier();  // every mapping exists before anyone writes
   }
@@ -71,7 +75,7 @@ class IpcTransport final : public OnDeviceArena<Transport> {
            "zero-byte MPI messages as slot-free and data-there signals";
   }
   bool supports(Protocol p) const override { return p != Protocol::Bibw; }
-  double min_sample_s() const override { return kEventClockMinSampleSeconds; }
+  double min_sample_s() const override { return cuda::kEventClockMinSampleSeconds; }
   std::vector<int> local_ends() const override {
     if (rank_ == kOriginEnd || rank_ == kPeerEnd) return {rank_};
     return {};
@@ -94,18 +98,18 @@ class IpcTransport final : public OnDeviceArena<Transport> {
   }
 
   void fill_send(int, std::size_t bytes, std::uint64_t seed) override {
-    DeviceScope scope(arena_.device());
-    fill_pattern_on_device(arena_.send(), bytes, seed, arena_.stream().get());
+    cuda::DeviceScope scope(arena_.device());
+    cuda::fill_pattern_on_device(arena_.send(), bytes, seed, arena_.stream().get());
     arena_.stream().synchronize();
   }
   void poison_recv(int, std::size_t bytes) override {
-    DeviceScope scope(arena_.device());
-    poison_on_device(arena_.recv(), bytes, arena_.stream().get());
+    cuda::DeviceScope scope(arena_.device());
+    cuda::poison_on_device(arena_.recv(), bytes, arena_.stream().get());
     arena_.stream().synchronize();
   }
   std::size_t check_recv(int, std::size_t bytes, std::uint64_t seed) override {
-    DeviceScope scope(arena_.device());
-    return find_mismatch_on_device(arena_.recv(), bytes, seed, arena_.stream().get());
+    cuda::DeviceScope scope(arena_.device());
+    return cuda::find_mismatch_on_device(arena_.recv(), bytes, seed, arena_.stream().get());
   }
 
   // Rank 0 sends on odd counts and waits for even ones; rank 1 the other way round. Both ranks
@@ -125,8 +129,9 @@ class IpcTransport final : public OnDeviceArena<Transport> {
 
   void time(Protocol p, std::int64_t samples, std::int64_t ops, std::vector<double>& seconds,
             const std::function<void()>& op) override {
-    time_event_samples({&arena_.stream()}, samples, ops, seconds, [&](std::size_t) { op(); },
-                       p == Protocol::PingPong ? LaunchMode::Immediate : LaunchMode::BlockedStart);
+    cuda::time_event_samples(
+        {&arena_.stream()}, samples, ops, seconds, [&](std::size_t) { op(); },
+        p == Protocol::PingPong ? cuda::LaunchMode::Immediate : cuda::LaunchMode::BlockedStart);
   }
   void check_run() override {
     if (*timed_out_.as<volatile int>() != 0)
@@ -140,7 +145,7 @@ class IpcTransport final : public OnDeviceArena<Transport> {
     // The receiver says its slot is free (it has unpacked the previous step) ...
     signal(recvs, sends, 0);
     const auto* src = static_cast<const unsigned char*>(arena_.send());
-    DeviceScope scope(arena_.device());
+    cuda::DeviceScope scope(arena_.device());
     for (const PeerMessage& m : sends) {
       auto* dst = static_cast<unsigned char*>(m.peer == rank_ ? arena_.recv() : inboxes_.at(m.peer)->data());
       if (m.bytes)
@@ -175,13 +180,13 @@ class IpcTransport final : public OnDeviceArena<Transport> {
   Group& group_;
   bool sm_copy_;  // the record's words for the copy
   int rank_;
-  GpuBuffer flag_;       // the counter the peer bumps after its copy
-  GpuBuffer timed_out_;  // where this rank's wait kernels report a timeout
-  std::unique_ptr<gpu::DeviceCopier> copier_;
-  MpiComm comm_;
+  cuda::GpuBuffer flag_;       // the counter the peer bumps after its copy
+  cuda::GpuBuffer timed_out_;  // where this rank's wait kernels report a timeout
+  std::unique_ptr<cuda::DeviceCopier> copier_;
+  mpi::MpiComm comm_;
   std::vector<MPI_Request> requests_;
-  std::map<int, std::unique_ptr<PeerMapping>> inboxes_;
-  std::map<int, std::unique_ptr<PeerMapping>> flags_;
+  std::map<int, std::unique_ptr<mpi::PeerMapping>> inboxes_;
+  std::map<int, std::unique_ptr<mpi::PeerMapping>> flags_;
   std::uint64_t sequence_ = 0;
 };
 
@@ -208,7 +213,7 @@ TransportSpec ipc_spec() {
       Mechanism::CudaIpcCe, "mpi-gpu",
       [](const Context& ctx) -> std::optional<std::string> {
         if (ctx.group.kind() != "mpi") return "needs an MPI job with one rank per GPU (start the engine under mpiexec)";
-        const int gpus = gpu_count();
+        const int gpus = cuda::gpu_count();
         if (ctx.group.local_size() < 2) return "ranks 0 and 1 must share a node (CUDA IPC is node-local)";
         if (test_share_gpu() && gpus >= 1) return std::nullopt;  // ranks share GPUs (device = local rank % GPUs)
         if (gpus < 2) return "needs 2 GPUs on the node, found " + std::to_string(gpus);
@@ -217,16 +222,17 @@ TransportSpec ipc_spec() {
       },
       [](Context& ctx, const Params& params, std::size_t s, std::size_t r) -> std::unique_ptr<Transport> {
         const std::string name = params.has("engine") ? params.text("engine") : "ce";
-        const gpu::InitiatorPtr initiator = gpu::CopyInitiators::instance().find(name);
+        const cuda::InitiatorPtr initiator = cuda::CopyInitiators::instance().find(name);
         if (!initiator) throw UsageError("engine=" + name + ": no such GPU copy initiator (ce, sm)");
-        return std::make_unique<IpcTransport>(ctx, *initiator, params, ctx.group.local_rank() % gpu_count(), s, r);
+        return std::make_unique<IpcTransport>(ctx, *initiator, params, ctx.group.local_rank() % cuda::gpu_count(), s,
+                                              r);
       },
       {{Protocol::Bandwidth, ipc_info(Protocol::Bandwidth)}, {Protocol::PingPong, ipc_info(Protocol::PingPong)}}};
   spec.variants = [](const Context&, Protocol p) {
     std::vector<Params> out;
     for (const auto& [name, mechanism] : ipc_initiators())
       out.push_back(Params{{"engine", name},
-                           {"gpus", std::string(test_share_gpu() && gpu_count() < 2 ? "0,0" : "0,1")},
+                           {"gpus", std::string(test_share_gpu() && cuda::gpu_count() < 2 ? "0,0" : "0,1")},
                            {"direction", std::string(p2p_direction(p))}});
     return out;
   };
@@ -239,14 +245,15 @@ TransportSpec ipc_spec() {
     return p2p_movement(protocol, mechanism, gpu_memory(gpu_of_rank(p, 0), Allocator::Device),
                         gpu_memory(gpu_of_rank(p, 1), Allocator::Device));
   };
-  spec.patterns = PatternSide{
-      "ipc", true, false, [](const Context& ctx) { return rank_gpu(ctx.group); },
-      [](const Context& ctx) -> std::optional<std::string> {
-        if (auto why = mpi_run_unavailable(ctx)) return why;
-        if (gpu_count() == 0) return std::string("no GPU visible (no CUDA device or driver)");
-        if (ctx.group.local_size() != ctx.group.size()) return std::string("CUDA IPC needs every rank on one node");
-        return std::nullopt;
-      }};
+  spec.patterns = PatternSide{"ipc", true, false, [](const Context& ctx) { return mpi::rank_gpu(ctx.group); },
+                              [](const Context& ctx) -> std::optional<std::string> {
+                                if (auto why = mpi::mpi_run_unavailable(ctx)) return why;
+                                if (cuda::gpu_count() == 0)
+                                  return std::string("no GPU visible (no CUDA device or driver)");
+                                if (ctx.group.local_size() != ctx.group.size())
+                                  return std::string("CUDA IPC needs every rank on one node");
+                                return std::nullopt;
+                              }};
   return spec;
 }
 

@@ -21,8 +21,9 @@ namespace {
 
 class GpuMpiTransport : public OnDeviceArena<MpiTransport> {
  public:
-  GpuMpiTransport(GpuMessagePath path, MemoryKind allocator, int device, std::size_t send_bytes, std::size_t recv_bytes)
-      : OnDeviceArena(device, 0, 0, gpu_message_buffers(path, allocator, device)({send_bytes, recv_bytes})) {}
+  GpuMpiTransport(mpi::GpuMessagePath path, cuda::MemoryKind allocator, int device, std::size_t send_bytes,
+                  std::size_t recv_bytes)
+      : OnDeviceArena(device, 0, 0, mpi::gpu_message_buffers(path, allocator, device)({send_bytes, recv_bytes})) {}
 
  protected:
   std::string where() const { return "device buffers of GPU " + std::to_string(arena_.device()); }
@@ -47,7 +48,7 @@ class StagedTransport final : public GpuMpiTransport {
     auto* dev_recv = static_cast<unsigned char*>(recv_home());
     auto* host_send = static_cast<unsigned char*>(buffers().send_data());
     auto* host_recv = static_cast<unsigned char*>(buffers().recv_data());
-    DeviceScope scope(arena_.device());
+    cuda::DeviceScope scope(arena_.device());
     for (const PeerMessage& m : sends)
       if (m.bytes)
         COMMATLAS_GPU_CHECK(cudaMemcpyAsync(host_send + m.offset, dev_send + m.offset, m.bytes, cudaMemcpyDeviceToHost,
@@ -73,18 +74,18 @@ class StagedTransport final : public GpuMpiTransport {
 };
 
 std::optional<std::string> gpu_mpi_unavailable(const Context& ctx) {
-  if (auto why = mpi_run_unavailable(ctx)) return why;
-  if (gpu_count() == 0) return std::string("no GPU visible (no device or driver)");
+  if (auto why = mpi::mpi_run_unavailable(ctx)) return why;
+  if (cuda::gpu_count() == 0) return std::string("no GPU visible (no device or driver)");
   return std::nullopt;
 }
 
 std::optional<std::string> pattern_unavailable(const Context& ctx) {
-  if (auto why = mpi_run_unavailable(ctx)) return why;
-  if (gpu_count() == 0) return std::string("no GPU visible (no CUDA device or driver)");
+  if (auto why = mpi::mpi_run_unavailable(ctx)) return why;
+  if (cuda::gpu_count() == 0) return std::string("no GPU visible (no CUDA device or driver)");
   return std::nullopt;
 }
 
-int this_rank_gpu(const Context& ctx) { return rank_gpu(ctx.group); }
+int this_rank_gpu(const Context& ctx) { return mpi::rank_gpu(ctx.group); }
 
 // What one operation is, in the order of Protocol's values.
 constexpr const char* kProtocolWords[] = {
@@ -94,8 +95,8 @@ constexpr const char* kProtocolWords[] = {
 };
 const char* protocol_words(Protocol p) { return kProtocolWords[static_cast<int>(p)]; }
 
-std::vector<ProtocolBenchmark> protocols(GpuMessagePath path) {
-  const bool staged = path == GpuMessagePath::Staged;
+std::vector<ProtocolBenchmark> protocols(mpi::GpuMessagePath path) {
+  const bool staged = path == mpi::GpuMessagePath::Staged;
   std::vector<ProtocolBenchmark> out;
   for (Protocol p : kProtocols) {
     BenchmarkInfo i{std::string(staged ? "mpi.staged." : "mpi.gpu_aware.") + protocol_name(p), Category::PointToPoint,
@@ -106,47 +107,48 @@ std::vector<ProtocolBenchmark> protocols(GpuMessagePath path) {
     // A window is 64 messages: at 16 MiB one operation already moves 1 GiB (the 64 MiB windows
     // took 12 s of host-staged MPI in a two-GPU default run; --sizes reaches them).
     i.default_sizes = transfer_sizes(8, p == Protocol::PingPong ? 1ull << 20 : 16ull << 20);
-    i.full_tier = gpu_message_tier_rules(path, p == Protocol::Bibw);
+    i.full_tier = mpi::gpu_message_tier_rules(path, p == Protocol::Bibw);
     out.push_back({p, i});
   }
   return out;
 }
 
-MemoryKind allocator_of(const Params& p) {
-  return p.has("allocator") ? memory_kind_from_string(p.text("allocator")) : MemoryKind::Device;
+cuda::MemoryKind message_allocator(const Params& p) {
+  return p.has("allocator") ? cuda::memory_kind_from_string(p.text("allocator")) : cuda::MemoryKind::Device;
 }
 
-TransportSpec gpu_mpi_spec(GpuMessagePath path) {
-  const bool staged = path == GpuMessagePath::Staged;
+TransportSpec gpu_mpi_spec(mpi::GpuMessagePath path) {
+  const bool staged = path == mpi::GpuMessagePath::Staged;
   const Mechanism mechanism = staged ? Mechanism::MpiStaged : Mechanism::MpiGpuAware;
-  TransportSpec spec{mechanism, "mpi-gpu", gpu_mpi_unavailable,
-                     [path](Context& ctx, const Params& params, std::size_t s, std::size_t r) -> std::unique_ptr<Transport> {
-                       const MemoryKind allocator = allocator_of(params);
-                       if (auto refusal = gpu_pointer_refusal(path, allocator_memory(allocator), mpi_cuda_support()))
-                         throw Skip(*refusal);
-                       const int device = rank_gpu(ctx.group);
-                       if (path == GpuMessagePath::Staged)
-                         return std::make_unique<StagedTransport>(path, allocator, device, s, r);
-                       return std::make_unique<GpuAwareTransport>(path, allocator, device, s, r);
-                     },
-                     protocols(path)};
+  TransportSpec spec{
+      mechanism, "mpi-gpu", gpu_mpi_unavailable,
+      [path](Context& ctx, const Params& params, std::size_t s, std::size_t r) -> std::unique_ptr<Transport> {
+        const cuda::MemoryKind allocator = message_allocator(params);
+        if (auto refusal = mpi::gpu_pointer_refusal(path, mpi::allocator_memory(allocator), mpi::mpi_cuda_support()))
+          throw Skip(*refusal);
+        const int device = mpi::rank_gpu(ctx.group);
+        if (path == mpi::GpuMessagePath::Staged)
+          return std::make_unique<StagedTransport>(path, allocator, device, s, r);
+        return std::make_unique<GpuAwareTransport>(path, allocator, device, s, r);
+      },
+      protocols(path)};
   spec.variants = [path](const Context& ctx, Protocol protocol) {
     std::vector<Params> out;
-    const auto allocators = path == GpuMessagePath::Staged
-                                ? std::vector<MemoryKind>{MemoryKind::Device, MemoryKind::Managed}
-                                : std::vector<MemoryKind>{MemoryKind::Device, MemoryKind::Managed, MemoryKind::Pinned,
-                                                          MemoryKind::Pageable};
+    const auto allocators = path == mpi::GpuMessagePath::Staged
+                                ? std::vector<cuda::MemoryKind>{cuda::MemoryKind::Device, cuda::MemoryKind::Managed}
+                                : std::vector<cuda::MemoryKind>{cuda::MemoryKind::Device, cuda::MemoryKind::Managed,
+                                                                cuda::MemoryKind::Pinned, cuda::MemoryKind::Pageable};
     std::string gpus;
-    for (const std::string& g : ctx.group.gather_strings(std::to_string(rank_gpu(ctx.group))))
+    for (const std::string& g : ctx.group.gather_strings(std::to_string(mpi::rank_gpu(ctx.group))))
       gpus += (gpus.empty() ? "" : ",") + g;
-    for (MemoryKind k : allocators)
+    for (cuda::MemoryKind k : allocators)
       out.push_back(Params{{"allocator", to_string(k)}, {"gpus", gpus}, {"direction", std::string(p2p_direction(protocol))}});
     return out;
   };
   spec.movement = [mechanism](const Context&, const Params& p, Protocol protocol) {
-    const MemoryKind allocator = allocator_of(p);
-    return p2p_movement(protocol, mechanism, message_place(allocator, gpu_of_rank(p, 0)),
-                        message_place(allocator, gpu_of_rank(p, 1)));
+    const cuda::MemoryKind allocator = message_allocator(p);
+    return p2p_movement(protocol, mechanism, mpi::message_place(allocator, gpu_of_rank(p, 0)),
+                        mpi::message_place(allocator, gpu_of_rank(p, 1)));
   };
   spec.refuse_size = mpi_refuse_size;
   PatternSide side{staged ? "staged" : "gpu_aware", true, true, this_rank_gpu, pattern_unavailable};
@@ -155,14 +157,14 @@ TransportSpec gpu_mpi_spec(GpuMessagePath path) {
       if (auto why = pattern_unavailable(ctx)) return why;
       // A library without CUDA support is never handed a device pointer (it may crash on one): the
       // patterns have no allocator variant to skip, so they are not offered at all.
-      return gpu_pointer_refusal(GpuMessagePath::Direct, AllocatorMemory::Gpu, mpi_cuda_support());
+      return mpi::gpu_pointer_refusal(mpi::GpuMessagePath::Direct, mpi::AllocatorMemory::Gpu, mpi::mpi_cuda_support());
     };
   spec.patterns = side;
   return spec;
 }
 
-const bool registered = register_transport(gpu_mpi_spec(GpuMessagePath::Staged)) &&
-                        register_transport(gpu_mpi_spec(GpuMessagePath::Direct));
+const bool registered = register_transport(gpu_mpi_spec(mpi::GpuMessagePath::Staged)) &&
+                        register_transport(gpu_mpi_spec(mpi::GpuMessagePath::Direct));
 
 }  // namespace
 }  // namespace commatlas

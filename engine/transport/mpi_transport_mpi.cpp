@@ -18,8 +18,8 @@ namespace commatlas {
 constexpr int kPayloadTag = 1;
 constexpr int kAckTag = 2;
 
-MpiTransport::MpiTransport(std::unique_ptr<MessageBuffers> buffers)
-    : buffers_(std::move(buffers)), stages_(buffers_->memory() == MessageMemory::StagedDevice) {
+MpiTransport::MpiTransport(std::unique_ptr<mpi::MessageBuffers> buffers)
+    : buffers_(std::move(buffers)), stages_(buffers_->memory() == mpi::MessageMemory::StagedDevice) {
   requests_.resize(2 * kMessageWindow, MPI_REQUEST_NULL);
 }
 
@@ -64,7 +64,7 @@ std::size_t MpiTransport::check_recv(int, std::size_t bytes, std::uint64_t seed)
 // others (managed memory refuses on every rank).
 bool MpiTransport::resize(std::size_t bytes) {
   const bool empty = buffers_->send_bytes() == 0 && buffers_->recv_bytes() == 0;
-  return buffers_->resize(empty ? MessageSizes{0, 0} : MessageSizes{bytes, bytes});
+  return buffers_->resize(empty ? mpi::MessageSizes{0, 0} : mpi::MessageSizes{bytes, bytes});
 }
 
 void MpiTransport::time(Protocol, std::int64_t samples, std::int64_t ops, std::vector<double>& seconds,
@@ -214,7 +214,7 @@ struct FreeDeleter {
 class HostMpiTransport final : public MpiTransport {
  public:
   HostMpiTransport(std::size_t send_bytes, std::size_t recv_bytes)
-      : MpiTransport(make_message_buffers(MessageMemory::Host, {send_bytes, recv_bytes})) {}
+      : MpiTransport(mpi::make_message_buffers(mpi::MessageMemory::Host, {send_bytes, recv_bytes})) {}
   std::string describe() const override { return "host buffers (malloc, page-aligned)"; }
   void* allocate(std::size_t bytes) override {
     void* p = nullptr;
@@ -244,7 +244,9 @@ BenchmarkInfo host_info(std::string key, std::string description, Metric metric,
 }
 
 const bool registered = register_transport(TransportSpec{
-    Mechanism::MpiHost, "mpi", [](const Context& ctx) { return mpi_run_unavailable(ctx); },
+    Mechanism::MpiHost,
+    "mpi",
+    [](const Context& ctx) { return mpi::mpi_run_unavailable(ctx); },
     [](Context&, const Params&, std::size_t send_bytes, std::size_t recv_bytes) -> std::unique_ptr<Transport> {
       return std::make_unique<HostMpiTransport>(send_bytes, recv_bytes);
     },
@@ -252,16 +254,21 @@ const bool registered = register_transport(TransportSpec{
         {Protocol::PingPong,
          host_info("mpi.pingpong",
                    "MPI_Send/MPI_Recv ping-pong between ranks 0 and 1 on host buffers, half round trip (osu_latency)",
-                   Metric::Latency, {1, 64, 4096, 64ull << 10, 1ull << 20}, {8, 4096})},  // the sizes the OSU comparison uses
+                   Metric::Latency, {1, 64, 4096, 64ull << 10, 1ull << 20},
+                   {8, 4096})},  // the sizes the OSU comparison uses
         {Protocol::Bandwidth,
          host_info("mpi.bandwidth", "windows of 64 MPI_Isend rank 0 -> 1 on host buffers, acked (osu_bw)",
                    Metric::Bandwidth, {1, 64, 4096, 64ull << 10, 1ull << 20, 16ull << 20}, {4096, 1ull << 20})},
         {Protocol::Bibw,
-         host_info("mpi.bibw",
-                   "windows of 64 messages each way between ranks 0 and 1 at once on host buffers, sum of both (osu_bibw)",
-                   Metric::Bandwidth, {1, 64, 4096, 64ull << 10, 1ull << 20, 16ull << 20}, {4096, 1ull << 20})},
+         host_info(
+             "mpi.bibw",
+             "windows of 64 messages each way between ranks 0 and 1 at once on host buffers, sum of both (osu_bibw)",
+             Metric::Bandwidth, {1, 64, 4096, 64ull << 10, 1ull << 20, 16ull << 20}, {4096, 1ull << 20})},
     },
-    nullptr, nullptr, mpi_refuse_size, PatternSide{"mpi", false, true, nullptr, nullptr}});
+    nullptr,
+    nullptr,
+    mpi_refuse_size,
+    PatternSide{"mpi", false, true, nullptr, nullptr}});
 
 }  // namespace
 }  // namespace commatlas

@@ -22,7 +22,7 @@ inline constexpr int kMessageWindow = 64;
 
 class MpiTransport : public Transport {
  public:
-  explicit MpiTransport(std::unique_ptr<MessageBuffers> buffers);
+  explicit MpiTransport(std::unique_ptr<mpi::MessageBuffers> buffers);
 
   std::vector<int> local_ends() const override;
   int window_messages() const override { return kMessageWindow; }
@@ -50,8 +50,8 @@ class MpiTransport : public Transport {
   // Posts every receive, then every send, and waits for all: MPI sees `send_base`/`recv_base`.
   void mpi_exchange(const void* send_base, void* recv_base, const std::vector<PeerMessage>& sends,
                     const std::vector<PeerMessage>& recvs);
-  MessageBuffers& buffers() { return *buffers_; }
-  MpiComm comm_;
+  mpi::MessageBuffers& buffers() { return *buffers_; }
+  mpi::MpiComm comm_;
   std::vector<MPI_Request> requests_;
 
  private:
@@ -62,7 +62,7 @@ class MpiTransport : public Transport {
   void wait(MPI_Request* requests, int n);
   void unstage_receives();
 
-  std::unique_ptr<MessageBuffers> buffers_;
+  std::unique_ptr<mpi::MessageBuffers> buffers_;
   bool stages_ = false;  // staged buffers: each message is copied through host memory, timed
   void* send_ = nullptr;  // this operation's buffers, asked once per operation
   void* recv_ = nullptr;

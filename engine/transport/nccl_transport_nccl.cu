@@ -35,7 +35,7 @@ class NcclTransport final : public Transport {
   // One arena per member this process drives, on the member's GPU: its send and receive buffers
   // (empty on members past the protocols' two ends, unless the process drives one member: the
   // pattern's rank).
-  NcclTransport(const NcclTeam& team, NcclTiming timing, std::size_t send_bytes, std::size_t recv_bytes)
+  NcclTransport(const nccl::NcclTeam& team, nccl::NcclTiming timing, std::size_t send_bytes, std::size_t recv_bytes)
       : team_(team), timing_(timing) {
     const bool one = team_.members().size() == 1;
     for (const auto& m : team_.members()) {
@@ -50,8 +50,8 @@ class NcclTransport final : public Transport {
     return "device buffers of GPU " + std::to_string(arenas_.front()->device()) + ", NCCL (one MPI rank per GPU)";
   }
   bool max_over_ends(Protocol p) const override { return p != Protocol::PingPong; }
-  double min_sample_s() const override { return kEventClockMinSampleSeconds; }
-  bool one_op_per_sample(Protocol) const override { return timing_ == NcclTiming::BareLoop; }
+  double min_sample_s() const override { return cuda::kEventClockMinSampleSeconds; }
+  bool one_op_per_sample(Protocol) const override { return timing_ == nccl::NcclTiming::BareLoop; }
   std::vector<int> local_ends() const override {
     std::vector<int> out;
     for (const auto& m : team_.members())
@@ -60,7 +60,7 @@ class NcclTransport final : public Transport {
   }
 
   ProtocolWords words(Protocol p) const override {
-    const std::string how = launch_words(team_.launch());
+    const std::string how = nccl::launch_words(team_.launch());
     ProtocolWords w;
     switch (p) {
       case Protocol::PingPong:
@@ -81,10 +81,12 @@ class NcclTransport final : public Transport {
              "directions counted, " + how};
         break;
     }
-    if (timing_ == NcclTiming::BareLoop) {
-      w.timing = "bare loop as nccl-tests: one CUDA event pair per rank around " + std::to_string(kBareIterations) +
+    if (timing_ == nccl::NcclTiming::BareLoop) {
+      w.timing = "bare loop as nccl-tests: one CUDA event pair per rank around " +
+                 std::to_string(nccl::kBareIterations) +
                  " calls enqueued as they come (no start-blocking kernel, no harness batching); per sample the "
-                 "slowest rank's time; " + how;
+                 "slowest rank's time; " +
+                 how;
       w.latency_includes += " (pipelined loop: launches overlap the previous call)";
     }
     return w;
@@ -92,21 +94,21 @@ class NcclTransport final : public Transport {
 
   void fill_send(int end, std::size_t bytes, std::uint64_t seed) override {
     const auto [m, a] = of(end);
-    DeviceScope scope(m->device);
-    fill_pattern_on_device(a->send(), bytes, seed, m->stream.get());
+    cuda::DeviceScope scope(m->device);
+    cuda::fill_pattern_on_device(a->send(), bytes, seed, m->stream.get());
     m->stream.synchronize();
   }
   // On the receiving member's own stream, so its next ncclRecv is ordered after the poison.
   void poison_recv(int end, std::size_t bytes) override {
     const auto [m, a] = of(end);
-    DeviceScope scope(m->device);
-    poison_on_device(a->recv(), bytes, m->stream.get());
+    cuda::DeviceScope scope(m->device);
+    cuda::poison_on_device(a->recv(), bytes, m->stream.get());
     m->stream.synchronize();
   }
   std::size_t check_recv(int end, std::size_t bytes, std::uint64_t seed) override {
     const auto [m, a] = of(end);
-    DeviceScope scope(m->device);
-    return find_mismatch_on_device(a->recv(), bytes, seed, m->stream.get());
+    cuda::DeviceScope scope(m->device);
+    return cuda::find_mismatch_on_device(a->recv(), bytes, seed, m->stream.get());
   }
   // NCCL connects a peer pair on its first send/recv (and a smaller size may take another
   // protocol): let that happen untimed, without a start-blocking kernel ahead of it.
@@ -122,14 +124,17 @@ class NcclTransport final : public Transport {
   void time(Protocol p, std::int64_t samples, std::int64_t ops, std::vector<double>& seconds,
             const std::function<void()>& op) override {
     const auto streams = team_.streams();
-    if (timing_ == NcclTiming::BareLoop) {
+    if (timing_ == nccl::NcclTiming::BareLoop) {
       if (streams.size() != 1 || p == Protocol::PingPong)
         throw MeasurementError("the bare reference loop times one-way or bidirectional transfers, one GPU per process");
-      return time_bare_loop(*streams[0], samples, seconds, op);
+      return nccl::time_bare_loop(*streams[0], samples, seconds, op);
     }
-    time_event_samples(streams, samples, ops, seconds, [&](std::size_t s) {
-      if (s + 1 == streams.size()) op();
-    }, p == Protocol::PingPong ? LaunchMode::Immediate : LaunchMode::BlockedStart);
+    cuda::time_event_samples(
+        streams, samples, ops, seconds,
+        [&](std::size_t s) {
+          if (s + 1 == streams.size()) op();
+        },
+        p == Protocol::PingPong ? cuda::LaunchMode::Immediate : cuda::LaunchMode::BlockedStart);
   }
 
   // The pattern's memory: the first member's (the rank's own GPU, one MPI rank per GPU).
@@ -154,8 +159,8 @@ class NcclTransport final : public Transport {
     std::vector<PeerMessage> s = sends, r = recvs;
     for (std::size_t i = 0; i < s.size(); ++i) s[i].offset = i * 8, s[i].bytes = 8;
     for (std::size_t i = 0; i < r.size(); ++i) r[i].offset = (kMaxPeers + i) * 8, r[i].bytes = 8;
-    const NcclMember& m = member();
-    DeviceScope scope(m.device);
+    const nccl::NcclMember& m = member();
+    cuda::DeviceScope scope(m.device);
     COMMATLAS_GPU_CHECK(cudaMemcpyAsync(counts_, send_counts.data(), s.size() * 8, cudaMemcpyHostToDevice, m.stream.get()));
     auto* base = reinterpret_cast<unsigned char*>(counts_);
     grouped(base, base, by_tag(s), by_tag(r));
@@ -165,8 +170,8 @@ class NcclTransport final : public Transport {
   }
 
   void allreduce(const float* send, float* recv, std::size_t count) override {
-    const NcclMember& m = member();
-    DeviceScope scope(m.device);
+    const nccl::NcclMember& m = member();
+    cuda::DeviceScope scope(m.device);
     COMMATLAS_NCCL(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, m.comm.get(), m.stream.get()));
   }
   void finish() override { member().stream.synchronize(); }
@@ -174,10 +179,10 @@ class NcclTransport final : public Transport {
  private:
   static constexpr std::size_t kMaxPeers = 32;
 
-  const NcclMember& member() const { return *team_.members().front(); }
+  const nccl::NcclMember& member() const { return *team_.members().front(); }
 
   // The member playing `end` and its buffers.
-  std::pair<const NcclMember*, DeviceArena*> of(int end) const {
+  std::pair<const nccl::NcclMember*, DeviceArena*> of(int end) const {
     for (std::size_t i = 0; i < team_.members().size(); ++i)
       if (team_.members()[i]->rank == end) return {team_.members()[i].get(), arenas_[i].get()};
     throw MeasurementError("this process drives no NCCL rank " + std::to_string(end));
@@ -186,7 +191,7 @@ class NcclTransport final : public Transport {
   // Sends from `from` to `to` in this phase (both ways with `both_ways`): each member of the pair
   // enqueues its side, inside one NCCL group for every member this process drives.
   void phase(int from, int to, bool both_ways, std::size_t bytes) const {
-    team_.enqueue_phase([&](const NcclMember& m) {
+    team_.enqueue_phase([&](const nccl::NcclMember& m) {
       if (m.rank != kOriginEnd && m.rank != kPeerEnd) return;
       const DeviceArena* a = of(m.rank).second;
       const int other = m.rank == kOriginEnd ? kPeerEnd : kOriginEnd;
@@ -199,8 +204,8 @@ class NcclTransport final : public Transport {
 
   void grouped(const unsigned char* send, unsigned char* recv, const std::vector<PeerMessage>& sends,
                const std::vector<PeerMessage>& recvs) {
-    const NcclMember& m = member();
-    DeviceScope scope(m.device);
+    const nccl::NcclMember& m = member();
+    cuda::DeviceScope scope(m.device);
     COMMATLAS_NCCL(ncclGroupStart());
     for (const PeerMessage& msg : recvs)
       COMMATLAS_NCCL(ncclRecv(recv + msg.offset, msg.bytes, ncclUint8, msg.peer, m.comm.get(), m.stream.get()));
@@ -209,8 +214,8 @@ class NcclTransport final : public Transport {
     COMMATLAS_NCCL(ncclGroupEnd());
   }
 
-  const NcclTeam& team_;
-  NcclTiming timing_;
+  const nccl::NcclTeam& team_;
+  nccl::NcclTiming timing_;
   std::vector<std::unique_ptr<DeviceArena>> arenas_;  // one per member, in members() order
   std::uint64_t* counts_ = nullptr;
 };
@@ -223,25 +228,26 @@ constexpr const char* kProtocolWords[] = {
 };
 const char* protocol_words(Protocol p) { return kProtocolWords[static_cast<int>(p)]; }
 
-TransportSpec nccl_spec(NcclLaunch launch) {
-  const std::string prefix = launch == NcclLaunch::RankPerProcess ? "nccl." : "nccl.single.";
+TransportSpec nccl_spec(nccl::NcclLaunch launch) {
+  const std::string prefix = launch == nccl::NcclLaunch::RankPerProcess ? "nccl." : "nccl.single.";
   std::vector<ProtocolBenchmark> protocols;
   for (Protocol p : kProtocols)
-    protocols.push_back({p, nccl_info(prefix + protocol_name(p), Category::PointToPoint, launch,
-                                      std::string(protocol_words(p)) + ", " + launch_words(launch), protocol_metric(p), 2)});
-  TransportSpec spec{Mechanism::Nccl, launch == NcclLaunch::RankPerProcess ? "mpi-gpu" : "nccl",
-                     [launch](const Context& ctx) { return nccl_unavailable(launch, ctx, 2); }, nccl_transport(launch),
-                     protocols};
+    protocols.push_back({p, nccl::nccl_info(prefix + protocol_name(p), Category::PointToPoint, launch,
+                                            std::string(protocol_words(p)) + ", " + nccl::launch_words(launch),
+                                            protocol_metric(p), 2)});
+  TransportSpec spec{Mechanism::Nccl, launch == nccl::NcclLaunch::RankPerProcess ? "mpi-gpu" : "nccl",
+                     [launch](const Context& ctx) { return nccl::nccl_unavailable(launch, ctx, 2); },
+                     nccl_transport(launch), protocols};
   spec.variants = [launch](const Context& ctx, Protocol p) {
     return std::vector<Params>{Params{{"launch", to_string(launch)},
-                                      {"gpus", job_devices(launch, const_cast<Context&>(ctx))},
+                                      {"gpus", nccl::job_devices(launch, const_cast<Context&>(ctx))},
                                       {"direction", std::string(p2p_direction(p))}}};
   };
   // Device buffers of GPUs 0 and 1: ranks 0 and 1 with one rank per GPU, one process otherwise.
   spec.movement = [launch](const Context&, const Params& p, Protocol protocol) {
     Endpoint from = gpu_memory(gpu_of_rank(p, 0), Allocator::Device),
              to = gpu_memory(gpu_of_rank(p, 1), Allocator::Device);
-    if (launch == NcclLaunch::RankPerProcess) {
+    if (launch == nccl::NcclLaunch::RankPerProcess) {
       from.rank = 0;
       to.rank = 1;
     }
@@ -251,20 +257,21 @@ TransportSpec nccl_spec(NcclLaunch launch) {
                                                            : MoveDirection::Uni;
     return movement_between(op, d, Mechanism::Nccl, from, to, p, {"launch"});
   };
-  if (launch == NcclLaunch::RankPerProcess)
-    spec.patterns = PatternSide{"nccl", true, true,
-                                [](const Context& ctx) { return ctx.group.local_rank() % std::max(gpu_count(), 1); }, nullptr};
+  if (launch == nccl::NcclLaunch::RankPerProcess)
+    spec.patterns = PatternSide{
+        "nccl", true, true, [](const Context& ctx) { return ctx.group.local_rank() % std::max(cuda::gpu_count(), 1); },
+        nullptr};
   return spec;
 }
 
-const bool registered =
-    register_transport(nccl_spec(NcclLaunch::RankPerProcess)) && register_transport(nccl_spec(NcclLaunch::SingleProcess));
+const bool registered = register_transport(nccl_spec(nccl::NcclLaunch::RankPerProcess)) &&
+                        register_transport(nccl_spec(nccl::NcclLaunch::SingleProcess));
 
 }  // namespace
 
-TransportMaker nccl_transport(NcclLaunch launch, NcclTiming timing) {
+TransportMaker nccl_transport(nccl::NcclLaunch launch, nccl::NcclTiming timing) {
   return [launch, timing](Context& ctx, const Params&, std::size_t s, std::size_t r) -> std::unique_ptr<Transport> {
-    const NcclTeam& team = nccl_team(launch, ctx);
+    const nccl::NcclTeam& team = nccl::nccl_team(launch, ctx);
     if (team.ranks() < 2) throw Skip("NCCL send/recv needs 2 ranks, the job has " + std::to_string(team.ranks()));
     return std::make_unique<NcclTransport>(team, timing, s, r);
   };

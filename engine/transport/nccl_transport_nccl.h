@@ -11,6 +11,6 @@ namespace commatlas {
 
 // Makes the NCCL transport of `launch`'s team; `timing` BareLoop times one event pair around
 // kBareIterations calls per sample (reference.nccl_sendrecv), Harness the harness's batches.
-TransportMaker nccl_transport(NcclLaunch launch, NcclTiming timing = NcclTiming::Harness);
+TransportMaker nccl_transport(nccl::NcclLaunch launch, nccl::NcclTiming timing = nccl::NcclTiming::Harness);
 
 }  // namespace commatlas

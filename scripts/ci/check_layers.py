@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fail on an include that runs up or sideways between the engine's layers.
+"""Fail on an include that runs up or sideways between the engine's layers, or on a namespace
+that is not its folder's.
 
 The engine is layered one way: core knows nothing of GPUs or libraries, backends wrap one library
 each, topology discovers the node through the GPU runtime, benchmarks combine them, and the app
@@ -10,8 +11,18 @@ include the table below does not allow:
 
     engine/backends/nccl/x.cu:5: backends/nccl includes benchmarks/collective/y.h (...)
 
-Exit status 0: every include allowed; 1: at least one is not; 2: bad arguments. It needs no
-compiler, so CI runs it before the build.
+One namespace rule goes with the layers: code written over one library is in that library's
+namespace, `commatlas::<library>` (`cuda`, `host`, `mpi`, `nccl`): a backend folder's code, and each
+file of the copy and collective layers (see LIBRARY_LAYERS), so code outside it names what it takes
+from there (`cuda::GpuBuffer`, `mpi::MpiComm`, `cuda::CopyWorkload`); core, topology, transport,
+the benchmarks and the app are `commatlas`. Inside it, code private to a file is in an anonymous
+namespace (benchmark registrations too) and a header's internals in `detail`; no other named
+namespace. A file that opens another gets one line:
+
+    engine/benchmarks/explicit_copy/x.cu:7: namespace commatlas::cuda in benchmarks (...)
+
+Exit status 0: every include and namespace allowed; 1: at least one is not; 2: bad arguments. It
+needs no compiler, so CI runs it before the build.
 
     python3 scripts/ci/check_layers.py [--engine DIR] [FILE ...]
 
@@ -143,12 +154,77 @@ def describe(layer: str) -> str:
     return ", ".join(n.rstrip("/") or "anything" for n in names)
 
 
+# The copy and collective layers hold code written over one library each; like a backend's, it is in
+# that library's namespace. The library is the one the file's name says (CMake builds *_mpi and *_nccl
+# files only with MPI and NCCL), else the layer's: a GPU copy initiator runs on CUDA/HIP, and the one
+# host copy is the threaded memcpy.
+LIBRARY_LAYERS = {"copy/": "cuda", "collective/": None}
+HOST_FILES = ("copy/memcpy_workload.",)
+
+
+def expected_namespace(rel: str) -> str:
+    """The one namespace a file's code is in: the library it is written over (a backend folder, or a
+    file of the copy and collective layers), else commatlas."""
+    parts = rel.split("/")
+    if parts[0] == "backends" and len(parts) > 2:
+        return f"commatlas::{parts[1]}"
+    layer = parts[0] + "/"
+    if layer in LIBRARY_LAYERS and len(parts) == 2:
+        stem = parts[1].split(".")[0]
+        for library in ("mpi", "nccl"):
+            if stem.endswith("_" + library) or f"_{library}_" in stem:
+                return f"commatlas::{library}"
+        if rel.startswith(HOST_FILES):
+            return "commatlas::host"
+        if LIBRARY_LAYERS[layer]:
+            return f"commatlas::{LIBRARY_LAYERS[layer]}"
+    return "commatlas"
+
+
+NESTED = ("", "detail")  # anonymous, and a header's internals
+NAMESPACE = re.compile(r"\bnamespace\s+((?:\w+\s*::\s*)*\w+)?\s*\{|[{}]")
+
+
+def code_only(text: str) -> str:
+    """The text with comments and string and character literals blanked (line numbers kept)."""
+    return re.sub(r'//[^\n]*|/\*.*?\*/|R"(\w*)\(.*?\)\1"|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
+                  lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+
+
+def check_namespaces(rel: str, text: str) -> list[str]:
+    want = expected_namespace(rel)
+    where = rel.split("/")[0] if want == "commatlas" else "/".join(rel.split("/")[:2])
+    problems = []
+    stack: list[str | None] = []  # a namespace's name per open brace, None for any other brace
+    code = code_only(text)
+    for m in NAMESPACE.finditer(code):
+        token = m.group(0)
+        if token == "}":
+            if stack:
+                stack.pop()
+            continue
+        if token == "{":
+            stack.append(None)
+            continue
+        name = re.sub(r"\s+", "", m.group(1) or "")
+        outer = [n for n in stack if n is not None]
+        line = code.count("\n", 0, m.start()) + 1
+        if not outer and name != want:
+            problems.append(f"engine/{rel}:{line}: namespace {name or '(anonymous)'} in {where} "
+                            f"(its code is in {want}: the namespace rule in {Path(__file__).name})")
+        elif outer and name not in NESTED:
+            problems.append(f"engine/{rel}:{line}: namespace {name} inside {'::'.join(outer)} "
+                            "(inside its namespace a file has only an anonymous one and detail)")
+        stack.append(name)
+    return problems
+
+
 def check_file(engine: Path, rel: str) -> list[str]:
     layer = layer_of(rel)
     if layer is None:
         return [f"engine/{rel}:1: {rel} is in no layer (add its folder to LAYERS in {Path(__file__).name})"]
-    problems = []
     text = (engine / rel).read_text(encoding="utf-8", errors="replace")
+    problems = check_namespaces(rel, text)
     for number, line in enumerate(text.splitlines(), 1):
         m = INCLUDE.match(line)
         if not m:

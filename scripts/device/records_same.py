@@ -30,7 +30,7 @@ from commatlas.io.records import read_records  # noqa: E402
 MEASURED = {
     "time", "cost", "stats", "samples_s", "bandwidth_gbps", "latency_us", "peak.fraction",
     "timing.samples", "timing.ops_per_sample", "timing.warmup_samples", "timing.precision_reached",
-    "timing.stop_reason", "timing.batches", "wire", "goodput", "harness_check",
+    "timing.stop_reason", "timing.batches", "timing.warmup", "wire", "goodput", "harness_check",
 }
 
 

@@ -2,7 +2,7 @@
 
 #include "backends/cuda/kernels.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 namespace {
 
 std::size_t links_for(std::size_t bytes) {
@@ -55,4 +55,4 @@ Verification ChaseChain::check(std::uint64_t end_offset, std::uint64_t steps) co
   return v;
 }
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

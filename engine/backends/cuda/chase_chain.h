@@ -11,7 +11,7 @@
 #include "backends/cuda/placement.h"
 #include "core/random_cycle.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 
 class ChaseChain {
  public:
@@ -34,4 +34,4 @@ class ChaseChain {
   PlacedBuffer buffer_;
 };
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

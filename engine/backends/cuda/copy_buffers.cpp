@@ -8,7 +8,7 @@
 #include "backends/cuda/gpu_access.h"
 #include "core/pattern.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 
 PlacedBuffer::PlacedBuffer(const BufferSpec& where, std::size_t bytes)
     : where_(where), buffer_(memory_kind_of(where.allocator), bytes, where.gpu), used_(bytes) {
@@ -90,4 +90,4 @@ void require_host_bytes(std::uint64_t bytes) {
                " available (kept under half of it)");
 }
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

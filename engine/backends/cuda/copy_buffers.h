@@ -9,7 +9,7 @@
 #include "backends/cuda/memory.h"
 #include "core/benchmark.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 
 class PlacedBuffer {
  public:
@@ -46,4 +46,4 @@ class PlacedBuffer {
 // buffers come out of host memory, which other processes share).
 void require_host_bytes(std::uint64_t bytes);
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

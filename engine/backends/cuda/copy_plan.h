@@ -13,7 +13,7 @@
 #include "core/movement.h"
 #include "core/params.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 
 enum class Path { H2D, D2H, D2D, Peer };
 enum class Direction { Uni, Bi };       // bi: both directions at once, bytes summed
@@ -299,4 +299,4 @@ inline std::optional<std::string> needs_two_gpus(int gpus) {
   return "needs 2 GPUs, found " + std::to_string(gpus);
 }
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

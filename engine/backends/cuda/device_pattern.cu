@@ -2,7 +2,7 @@
 
 #include "core/pattern.h"
 
-namespace commatlas {
+namespace commatlas::cuda {
 namespace {
 
 constexpr int kThreads = 256;
@@ -93,4 +93,4 @@ std::size_t find_mismatch_on_device(const void* ptr, std::size_t n, std::uint64_
   }));
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::cuda

@@ -7,7 +7,7 @@
 
 #include "backends/cuda/gpu_runtime.h"
 
-namespace commatlas {
+namespace commatlas::cuda {
 
 // Fills [ptr, ptr+n) with the pattern for `seed`; ptr must be accessible from the stream's device.
 void fill_pattern_on_device(void* ptr, std::size_t n, std::uint64_t seed, cudaStream_t stream);
@@ -43,4 +43,4 @@ std::uint64_t first_flagged_index(std::uint64_t none, cudaStream_t stream, Launc
   return result;
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::cuda

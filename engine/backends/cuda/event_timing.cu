@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
-namespace commatlas {
+namespace commatlas::cuda {
 namespace {
 
 // Spins until the host writes 1 to *release, or until the timeout passes (so a host that died
@@ -94,4 +94,4 @@ void time_event_samples(const std::vector<const Stream*>& streams, std::int64_t 
   }
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::cuda

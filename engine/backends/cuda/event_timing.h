@@ -7,7 +7,7 @@
 
 #include "backends/cuda/memory.h"
 
-namespace commatlas {
+namespace commatlas::cuda {
 
 // How the start of a timed batch is arranged.
 enum class LaunchMode {
@@ -32,4 +32,4 @@ void time_event_samples(const std::vector<const Stream*>& streams, std::int64_t 
                         std::vector<double>& seconds, const std::function<void(std::size_t stream)>& enqueue,
                         LaunchMode mode = LaunchMode::BlockedStart);
 
-}  // namespace commatlas
+}  // namespace commatlas::cuda

@@ -7,7 +7,7 @@
 #include "backends/cuda/gpu_runtime.h"
 #include "core/sizes.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 
 // x8 steps: 7 sizes from 4 KiB (launch- and latency-bound) to 1 GiB (at the link's plateau). On 2x H200
 // the default GPU suite took 321 s with x4 steps (10 sizes), 75% of it in these size sweeps; the
@@ -97,4 +97,4 @@ void advise_host_preferred(const void* ptr, std::size_t bytes, int gpu) {
   COMMATLAS_GPU_CHECK(cudaMemAdvise(ptr, bytes, cudaMemAdviseSetAccessedBy, gpu_location(gpu)));
 }
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

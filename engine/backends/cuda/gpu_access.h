@@ -9,7 +9,7 @@
 #include "backends/cuda/memory.h"
 #include "core/benchmark.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 
 // The size sweep of the GPU suite's bandwidth benchmarks: 4 KiB to 1 GiB, x4 per step; --quick
 // takes 64 KiB, 16 MiB and 256 MiB (cache-resident, mid-size, link-bound).
@@ -42,4 +42,4 @@ cudaMemLocation host_location();
 // Keeps managed pages in host memory (preferred location) and maps them for `gpu` (accessed by).
 void advise_host_preferred(const void* ptr, std::size_t bytes, int gpu);
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

@@ -3,7 +3,7 @@
 
 #include "core/pattern.h"
 
-namespace commatlas {
+namespace commatlas::cuda {
 namespace {
 
 constexpr int kThreads = 256;
@@ -73,4 +73,4 @@ std::uint64_t find_collective_mismatch(const float* data, std::uint64_t elements
   });
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::cuda

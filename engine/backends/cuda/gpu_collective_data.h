@@ -13,7 +13,7 @@
 #include "backends/cuda/gpu_runtime.h"
 #include "core/collective.h"
 
-namespace commatlas {
+namespace commatlas::cuda {
 
 // Which output one rank should hold.
 struct CollectiveExpectation {
@@ -35,4 +35,4 @@ void fill_collective_input(float* data, std::uint64_t elements, std::uint64_t se
 std::uint64_t find_collective_mismatch(const float* data, std::uint64_t elements, const CollectiveExpectation& e,
                                        cudaStream_t stream);
 
-}  // namespace commatlas
+}  // namespace commatlas::cuda

@@ -1,6 +1,6 @@
 #include "backends/cuda/gpu_runtime.h"
 
-namespace commatlas {
+namespace commatlas::cuda {
 
 std::string gpu_error_text(cudaError_t rc, const char* call, const char* file, int line) {
   std::string text = call;
@@ -59,4 +59,4 @@ void throw_gpu_error(cudaError_t rc, const char* call, const char* file, int lin
   throw MeasurementError(gpu_error_text(rc, call, file, line));
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::cuda

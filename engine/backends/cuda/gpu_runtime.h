@@ -16,7 +16,7 @@
 
 #include "core/error.h"
 
-namespace commatlas {
+namespace commatlas::cuda {
 
 #ifdef COMMATLAS_HIP
 inline constexpr const char* kGpuRuntimeName = "HIP";
@@ -36,13 +36,12 @@ std::string no_device_reason(cudaError_t rc, int count);
 // Out-of-memory is not a failure of the benchmark: the point cannot run on this GPU.
 [[noreturn]] void throw_gpu_error(cudaError_t rc, const char* call, const char* file, int line);
 
-}  // namespace commatlas
+}  // namespace commatlas::cuda
 
-#define COMMATLAS_GPU_CHECK(call)                                               \
-  do {                                                                          \
-    const cudaError_t commatlas_rc_ = (call);                                   \
-    if (commatlas_rc_ != cudaSuccess)                                           \
-      ::commatlas::throw_gpu_error(commatlas_rc_, #call, __FILE__, __LINE__);   \
+#define COMMATLAS_GPU_CHECK(call)                                                                                   \
+  do {                                                                                                              \
+    const cudaError_t commatlas_rc_ = (call);                                                                       \
+    if (commatlas_rc_ != cudaSuccess) ::commatlas::cuda::throw_gpu_error(commatlas_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // After a kernel launch: launch-configuration errors surface only through cudaGetLastError.
@@ -50,7 +49,7 @@ std::string no_device_reason(cudaError_t rc, int count);
 
 // Device-side differences between the two runtimes, for kernels shared by both.
 #if defined(__CUDACC__) || defined(__HIPCC__)
-namespace commatlas {
+namespace commatlas::cuda {
 
 // A nanosecond wall clock readable from a kernel (watchdogs inside spin kernels).
 __device__ inline unsigned long long device_time_ns() {
@@ -79,5 +78,5 @@ __device__ inline T warp_sum(T value) {
   return value;
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::cuda
 #endif

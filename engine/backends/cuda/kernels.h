@@ -9,7 +9,7 @@
 #include "backends/cuda/copy_plan.h"
 #include "backends/cuda/gpu_runtime.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 
 int sm_count(int device);
 
@@ -48,4 +48,4 @@ void launch_chase(const unsigned char* base, unsigned long long* cursor, std::in
 void launch_write_chain(unsigned char* base, const std::uint32_t* next, std::size_t n, std::size_t stride,
                         cudaStream_t stream);
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

@@ -3,7 +3,7 @@
 
 #include "backends/cuda/kernels.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 namespace {
 
 __global__ void chase_kernel(const unsigned char* base, unsigned long long* cursor, std::int64_t steps) {
@@ -38,4 +38,4 @@ void launch_write_chain(unsigned char* base, const std::uint32_t* next, std::siz
   COMMATLAS_GPU_CHECK_LAUNCH();
 }
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

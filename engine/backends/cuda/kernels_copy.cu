@@ -4,7 +4,7 @@
 
 #include "backends/cuda/memory.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 namespace {
 
 // V: the access width (uint4 = 16 B, unsigned = 4 B, unsigned char when misaligned).
@@ -79,4 +79,4 @@ void launch_copy(void* dst, const void* src, std::size_t bytes, const KernelShap
     launch_copy_width<unsigned>(dst, src, bytes, shape.unroll, max_blocks, stream);
 }
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

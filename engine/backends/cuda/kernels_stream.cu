@@ -4,7 +4,7 @@
 #include "backends/cuda/device_pattern.h"
 #include "backends/cuda/kernels.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 namespace {
 
 // The 64-bit-word sum is the same whatever the access width: a 4-byte element at index i is the
@@ -138,4 +138,4 @@ std::size_t find_fill_mismatch_on_device(const void* p, std::size_t bytes, std::
   }));
 }
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <unistd.h>
 
-namespace commatlas {
+namespace commatlas::cuda {
 
 Allocator allocator_of(MemoryKind kind) {
   switch (kind) {
@@ -188,4 +188,4 @@ int gpu_count() {
   return n;
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::cuda

@@ -10,7 +10,7 @@
 #include "backends/cuda/gpu_runtime.h"
 #include "core/movement.h"
 
-namespace commatlas {
+namespace commatlas::cuda {
 
 // Which GPU-runtime call makes a buffer. Its names are the allocator table's (core/movement.h):
 // a MemoryKind converts to and from an Allocator, and has no words of its own.
@@ -111,4 +111,4 @@ int gpu_count();  // 0 when no GPU or no driver (never throws)
 // machines with GPUs can be checked on one without (engine/tests/movement_contract_test.cpp).
 void override_gpu_count_for_tests(std::optional<int> n);
 
-}  // namespace commatlas
+}  // namespace commatlas::cuda

@@ -2,7 +2,7 @@
 
 #include "backends/cuda/gpu_access.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 namespace {
 const Location kAll[] = {Location::Local,   Location::Peer,
                          Location::Pinned,  Location::Managed,
@@ -91,4 +91,4 @@ void place(const PlacedBuffer& buffer, Location l, int gpu) {
   s.synchronize();
 }
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

@@ -9,7 +9,7 @@
 #include "backends/cuda/copy_buffers.h"
 #include "backends/cuda/copy_plan.h"
 
-namespace commatlas::gpu {
+namespace commatlas::cuda {
 
 enum class Location {
   Local,                 // cudaMalloc on the running GPU
@@ -49,4 +49,4 @@ std::string managed_hint_of(Location l);
 // buffer has been filled, so the CPU first touch is what the hint then moves or keeps.
 void place(const PlacedBuffer& buffer, Location l, int gpu);
 
-}  // namespace commatlas::gpu
+}  // namespace commatlas::cuda

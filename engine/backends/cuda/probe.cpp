@@ -3,7 +3,7 @@
 #include "backends/cuda/gpu_runtime.h"
 #include "core/backend.h"
 
-namespace commatlas {
+namespace commatlas::cuda {
 namespace {
 
 #ifdef COMMATLAS_HIP
@@ -45,6 +45,6 @@ class GpuProbe : public BackendProbe {
 };
 
 }  // namespace
-}  // namespace commatlas
+}  // namespace commatlas::cuda
 
-COMMATLAS_REGISTER_BACKEND(commatlas::GpuProbe);
+COMMATLAS_REGISTER_BACKEND(commatlas::cuda::GpuProbe);

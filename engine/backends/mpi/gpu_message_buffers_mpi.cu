@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include <algorithm>
 
-namespace commatlas {
+namespace commatlas::mpi {
 namespace {
 
 // A rank that only sends (or only receives) has an empty buffer; allocators differ on size 0.
@@ -14,13 +14,20 @@ std::size_t at_least_one(std::size_t bytes) { return bytes == 0 ? 1 : bytes; }
 
 class GpuMessageBuffers final : public MessageBuffers {
  public:
-  GpuMessageBuffers(GpuMessagePath path, MemoryKind allocator, int device, MessageSizes sizes)
-      : MessageBuffers(sizes), path_(path), allocator_(allocator), device_(device), stream_(device),
-        send_(allocator, at_least_one(sizes.send_bytes), device), recv_(allocator, at_least_one(sizes.recv_bytes), device),
+  GpuMessageBuffers(GpuMessagePath path, cuda::MemoryKind allocator, int device, MessageSizes sizes)
+      : MessageBuffers(sizes),
+        path_(path),
+        allocator_(allocator),
+        device_(device),
+        stream_(device),
+        send_(allocator, at_least_one(sizes.send_bytes), device),
+        recv_(allocator, at_least_one(sizes.recv_bytes), device),
         shadow_(std::max(sizes.send_bytes, sizes.recv_bytes)) {
     if (path == GpuMessagePath::Staged) {
-      staging_send_ = std::make_unique<GpuBuffer>(MemoryKind::Pinned, at_least_one(sizes.send_bytes), device);
-      staging_recv_ = std::make_unique<GpuBuffer>(MemoryKind::Pinned, at_least_one(sizes.recv_bytes), device);
+      staging_send_ =
+          std::make_unique<cuda::GpuBuffer>(cuda::MemoryKind::Pinned, at_least_one(sizes.send_bytes), device);
+      staging_recv_ =
+          std::make_unique<cuda::GpuBuffer>(cuda::MemoryKind::Pinned, at_least_one(sizes.recv_bytes), device);
     }
     // Touch the source now: first-touch page placement and faults stay out of the timed loop.
     copy(send_.data(), shadow_.data(), send_bytes());
@@ -57,12 +64,12 @@ class GpuMessageBuffers final : public MessageBuffers {
     return shadow_.data();
   }
   void poison_recv() override {
-    DeviceScope scope(device_);
-    for (GpuBuffer* b : {&recv_, staging_recv_.get()}) {
+    cuda::DeviceScope scope(device_);
+    for (cuda::GpuBuffer* b : {&recv_, staging_recv_.get()}) {
       if (!b) continue;
       // The runtime cannot memset pageable memory it does not know (H200 run: cudaErrorInvalidValue).
       // recv_bytes(), not the allocation: after a resize the message is a prefix of it.
-      if (b->kind() == MemoryKind::Pageable)
+      if (b->kind() == cuda::MemoryKind::Pageable)
         std::memset(b->data(), 0xFF, recv_bytes());
       else
         COMMATLAS_GPU_CHECK(cudaMemsetAsync(b->data(), 0xFF, recv_bytes(), stream_.get()));
@@ -73,52 +80,54 @@ class GpuMessageBuffers final : public MessageBuffers {
  protected:
   // A message in managed memory is measured where the fill left its pages (message_place: on the
   // GPU); the larger size's MPI calls may have moved them, so each size gets fresh buffers.
-  bool reusable() const override { return allocator_ != MemoryKind::Managed; }
+  bool reusable() const override { return allocator_ != cuda::MemoryKind::Managed; }
 
  private:
   // cudaMemcpyDefault: unified addressing tells device, managed, pinned and pageable apart.
   void copy(void* dst, const void* src, std::size_t bytes) {
     if (bytes == 0) return;
-    DeviceScope scope(device_);
+    cuda::DeviceScope scope(device_);
     COMMATLAS_GPU_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_.get()));
     stream_.synchronize();
   }
 
   GpuMessagePath path_;
-  MemoryKind allocator_;
+  cuda::MemoryKind allocator_;
   int device_;
-  Stream stream_;
-  GpuBuffer send_, recv_;
-  std::unique_ptr<GpuBuffer> staging_send_, staging_recv_;
+  cuda::Stream stream_;
+  cuda::GpuBuffer send_, recv_;
+  std::unique_ptr<cuda::GpuBuffer> staging_send_, staging_recv_;
   std::vector<unsigned char> shadow_;  // host view for filling and checking, outside the timed loop
 };
 
 }  // namespace
 
-AllocatorMemory allocator_memory(MemoryKind kind) { return is_host_memory(kind) ? AllocatorMemory::Host : AllocatorMemory::Gpu; }
+AllocatorMemory allocator_memory(cuda::MemoryKind kind) {
+  return cuda::is_host_memory(kind) ? AllocatorMemory::Host : AllocatorMemory::Gpu;
+}
 
-MessageBufferMaker gpu_message_buffers(GpuMessagePath path, MemoryKind allocator, int device) {
+MessageBufferMaker gpu_message_buffers(GpuMessagePath path, cuda::MemoryKind allocator, int device) {
   return [=](MessageSizes sizes) -> std::unique_ptr<MessageBuffers> {
     return std::make_unique<GpuMessageBuffers>(path, allocator, device, sizes);
   };
 }
 
 int rank_gpu(const Group& group) {
-  const int gpus = gpu_count();
+  const int gpus = cuda::gpu_count();
   return gpus > 0 ? group.local_rank() % gpus : 0;
 }
 
 int bind_rank_to_gpu(const Group& group) {
-  if (gpu_count() == 0) return -1;
+  if (cuda::gpu_count() == 0) return -1;
   const int device = rank_gpu(group);
   COMMATLAS_GPU_CHECK(cudaSetDevice(device));
   return device;
 }
 
-Endpoint message_place(MemoryKind allocator, std::optional<int> gpu) {
+Endpoint message_place(cuda::MemoryKind allocator, std::optional<int> gpu) {
   // The source is filled by cudaMemcpyAsync from a host shadow: managed pages land on the GPU.
-  if (is_host_memory(allocator)) return host_memory(std::nullopt, allocator_of(allocator), "cpu");
-  return gpu_memory(gpu, allocator_of(allocator), "gpu");
+  if (cuda::is_host_memory(allocator)) return host_memory(std::nullopt, cuda::allocator_of(allocator), "cpu");
+  return gpu_memory(gpu, cuda::allocator_of(allocator), "gpu");
 }
 
 // Figures from the committed 2x H200 runs (results/nvidia-h200-x2/mpi-gpu-default); docs/tiers.md
@@ -144,4 +153,4 @@ std::vector<TierRule> gpu_message_tier_rules(GpuMessagePath path, bool bibw) {
   return rules;
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

@@ -13,11 +13,11 @@
 #include "core/benchmark.h"
 #include "core/group.h"
 
-namespace commatlas {
+namespace commatlas::mpi {
 
-AllocatorMemory allocator_memory(MemoryKind kind);
+AllocatorMemory allocator_memory(cuda::MemoryKind kind);
 
-MessageBufferMaker gpu_message_buffers(GpuMessagePath path, MemoryKind allocator, int device);
+MessageBufferMaker gpu_message_buffers(GpuMessagePath path, cuda::MemoryKind allocator, int device);
 
 // The GPU of this rank: one rank per GPU, in local-rank order.
 int rank_gpu(const Group& group);
@@ -32,10 +32,10 @@ int bind_rank_to_gpu(const Group& group);
 
 // Where a message buffer of `allocator` on `gpu` is while timed: host allocators in host memory,
 // device and managed (first touched by the GPU's copy) in the GPU's memory.
-Endpoint message_place(MemoryKind allocator, std::optional<int> gpu);
+Endpoint message_place(cuda::MemoryKind allocator, std::optional<int> gpu);
 
 // The variants of a GPU message path's benchmarks (mpi.staged.*, mpi.gpu_aware.*) only `--full`
 // measures, for its point-to-point bibw or its other operations (docs/tiers.md).
 std::vector<TierRule> gpu_message_tier_rules(GpuMessagePath path, bool bibw);
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

@@ -8,7 +8,7 @@
 
 #include "backends/mpi/gpu_support.h"
 
-namespace commatlas {
+namespace commatlas::mpi {
 
 // How a GPU benchmark's message reaches MPI.
 enum class GpuMessagePath {
@@ -35,4 +35,4 @@ inline std::optional<std::string> gpu_pointer_refusal(GpuMessagePath path, Alloc
          verdict.reason;
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

@@ -10,7 +10,7 @@
 #include <mpi-ext.h>
 #endif
 
-namespace commatlas {
+namespace commatlas::mpi {
 
 std::string to_string(LibraryAnswer answer) {
   switch (answer) {
@@ -103,4 +103,4 @@ CudaSupportReport ask_mpi_about_cuda() {
 
 CudaSupportVerdict mpi_cuda_support() { return decide_cuda_support(ask_mpi_about_cuda()); }
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

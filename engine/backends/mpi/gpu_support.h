@@ -14,7 +14,7 @@
 
 #include <string>
 
-namespace commatlas {
+namespace commatlas::mpi {
 
 // One answer of the library: a query that was not available or not asked is NotAsked.
 enum class LibraryAnswer { Yes, No, NotAsked };
@@ -56,4 +56,4 @@ CudaSupportVerdict mpi_cuda_support();
 
 std::string to_string(LibraryAnswer answer);
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

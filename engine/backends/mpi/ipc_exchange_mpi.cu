@@ -5,17 +5,17 @@
 #include "backends/cuda/memory.h"
 #include "backends/mpi/mpi_check.h"
 
-namespace commatlas {
+namespace commatlas::mpi {
 
 PeerMapping::PeerMapping(const cudaIpcMemHandle_t& handle, int device) : device_(device) {
-  DeviceScope scope(device);
+  cuda::DeviceScope scope(device);
   // Lazy peer access: the mapping enables NVLink/PCIe peer access to the owner's GPU itself.
   COMMATLAS_GPU_CHECK(cudaIpcOpenMemHandle(&ptr_, handle, cudaIpcMemLazyEnablePeerAccess));
 }
 
 PeerMapping::~PeerMapping() {
   if (!ptr_) return;
-  DeviceScope scope(device_, DeviceScope::NoThrow{});
+  cuda::DeviceScope scope(device_, cuda::DeviceScope::NoThrow{});
   cudaIpcCloseMemHandle(ptr_);
 }
 
@@ -35,4 +35,4 @@ std::vector<std::vector<cudaIpcMemHandle_t>> exchange_ipc_handles(const std::vec
   return out;
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

@@ -8,7 +8,7 @@
 
 #include "core/group.h"
 
-namespace commatlas {
+namespace commatlas::mpi {
 
 // A peer's buffer mapped into this process (cudaIpcOpenMemHandle), unmapped on destruction.
 class PeerMapping {
@@ -29,4 +29,4 @@ class PeerMapping {
 std::vector<std::vector<cudaIpcMemHandle_t>> exchange_ipc_handles(const std::vector<void*>& buffers,
                                                                   std::size_t buffers_per_rank);
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

@@ -6,8 +6,7 @@
 
 #include "core/error.h"
 
-
-namespace commatlas {
+namespace commatlas::mpi {
 namespace {
 
 struct FreeDeleter {
@@ -75,4 +74,4 @@ std::unique_ptr<MessageBuffers> make_message_buffers(MessageMemory memory, Messa
   return nullptr;
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-namespace commatlas {
+namespace commatlas::mpi {
 
 enum class MessageMemory { Host, StagedDevice, Device };
 
@@ -83,4 +83,4 @@ std::unique_ptr<MessageBuffers> make_message_buffers(MessageMemory memory, Messa
 // when set, make_message_buffers(memory) otherwise.
 using MessageBufferMaker = std::function<std::unique_ptr<MessageBuffers>(MessageSizes)>;
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 
-namespace commatlas {
+namespace commatlas::mpi {
 
 void throw_mpi_error(int code, const char* call, const char* where) {
   char text[MPI_MAX_ERROR_STRING];
@@ -14,4 +14,4 @@ void throw_mpi_error(int code, const char* call, const char* where) {
                          (len > 0 ? std::string(text, static_cast<std::size_t>(len)) : "error " + std::to_string(code)));
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

@@ -2,7 +2,7 @@
 
 #include "backends/mpi/mpi_check.h"
 
-namespace commatlas {
+namespace commatlas::mpi {
 
 MpiComm::MpiComm() {
   COMMATLAS_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
@@ -21,4 +21,4 @@ std::optional<std::string> mpi_run_unavailable(const Context& ctx) {
   return std::nullopt;
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

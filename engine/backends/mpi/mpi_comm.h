@@ -11,7 +11,7 @@
 
 #include "core/context.h"
 
-namespace commatlas {
+namespace commatlas::mpi {
 
 class MpiComm {
  public:
@@ -35,4 +35,4 @@ class MpiComm {
 // Why an MPI benchmark cannot run in this context (not an MPI job), or nullopt.
 std::optional<std::string> mpi_run_unavailable(const Context& ctx);
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

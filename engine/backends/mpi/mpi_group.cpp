@@ -14,7 +14,7 @@
 #include "core/mpi_library.h"
 #include "core/placement.h"
 
-namespace commatlas {
+namespace commatlas::mpi {
 namespace {
 
 class MpiGroup final : public Group {
@@ -187,4 +187,4 @@ std::string mpi_library_version() {
   return v;
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

@@ -7,7 +7,7 @@
 
 #include "core/group.h"
 
-namespace commatlas {
+namespace commatlas::mpi {
 
 // Initialises MPI at requested_thread_level() and returns the world group; MPI_Finalize runs when
 // the group is destroyed.
@@ -27,4 +27,4 @@ bool launched_by_mpi();
 // MPI_Get_library_version, one line.
 std::string mpi_library_version();
 
-}  // namespace commatlas
+}  // namespace commatlas::mpi

@@ -1,10 +1,10 @@
 #include "backends/nccl/bare_loop.h"
 
-namespace commatlas {
+namespace commatlas::nccl {
 
-void time_bare_loop(const Stream& stream, std::int64_t samples, std::vector<double>& seconds,
+void time_bare_loop(const cuda::Stream& stream, std::int64_t samples, std::vector<double>& seconds,
                     const std::function<void()>& op) {
-  Event start(stream.device()), stop(stream.device());
+  cuda::Event start(stream.device()), stop(stream.device());
   for (std::int64_t s = 0; s < samples; ++s) {
     COMMATLAS_GPU_CHECK(cudaEventRecord(start.get(), stream.get()));
     for (int i = 0; i < kBareIterations; ++i) op();
@@ -16,4 +16,4 @@ void time_bare_loop(const Stream& stream, std::int64_t samples, std::vector<doub
   }
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::nccl

@@ -9,7 +9,7 @@
 
 #include "backends/cuda/memory.h"
 
-namespace commatlas {
+namespace commatlas::nccl {
 
 // How an NCCL workload's samples are timed.
 enum class NcclTiming {
@@ -22,7 +22,7 @@ inline constexpr int kBareIterations = 20;
 
 // Per sample: event, kBareIterations x op(), event, synchronise; appends per-op seconds. The
 // harness's `ops` is ignored on purpose: the loop is always the same.
-void time_bare_loop(const Stream& stream, std::int64_t samples, std::vector<double>& seconds,
+void time_bare_loop(const cuda::Stream& stream, std::int64_t samples, std::vector<double>& seconds,
                     const std::function<void()>& op);
 
-}  // namespace commatlas
+}  // namespace commatlas::nccl

@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 
-namespace commatlas {
+namespace commatlas::nccl {
 
 void throw_nccl_error(ncclResult_t rc, const char* call, const char* file, int line) {
   std::string text = std::string(call) + " failed: " + ncclGetErrorString(rc);
@@ -16,4 +16,4 @@ void throw_nccl_error(ncclResult_t rc, const char* call, const char* file, int l
   throw MeasurementError(text);
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::nccl

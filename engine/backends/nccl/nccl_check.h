@@ -4,15 +4,15 @@
 
 #include <nccl.h>
 
-namespace commatlas {
+namespace commatlas::nccl {
 
 [[noreturn]] void throw_nccl_error(ncclResult_t rc, const char* call, const char* file, int line);
 
-}  // namespace commatlas
+}  // namespace commatlas::nccl
 
-#define COMMATLAS_NCCL(call)                                                   \
-  do {                                                                         \
-    const ncclResult_t commatlas_nccl_rc_ = (call);                            \
-    if (commatlas_nccl_rc_ != ncclSuccess)                                     \
-      ::commatlas::throw_nccl_error(commatlas_nccl_rc_, #call, __FILE__, __LINE__); \
+#define COMMATLAS_NCCL(call)                                                              \
+  do {                                                                                    \
+    const ncclResult_t commatlas_nccl_rc_ = (call);                                       \
+    if (commatlas_nccl_rc_ != ncclSuccess)                                                \
+      ::commatlas::nccl::throw_nccl_error(commatlas_nccl_rc_, #call, __FILE__, __LINE__); \
   } while (0)

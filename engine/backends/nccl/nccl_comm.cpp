@@ -4,7 +4,7 @@
 #include "core/error.h"
 #include "core/verification.h"
 
-namespace commatlas {
+namespace commatlas::nccl {
 
 NcclComm::~NcclComm() {
   if (!comm_) return;
@@ -21,8 +21,8 @@ std::string to_string(NcclLaunch launch) {
   return launch == NcclLaunch::RankPerProcess ? "rank_per_gpu" : "single_process";
 }
 
-std::vector<const Stream*> NcclTeam::streams() const {
-  std::vector<const Stream*> out;
+std::vector<const cuda::Stream*> NcclTeam::streams() const {
+  std::vector<const cuda::Stream*> out;
   for (const auto& m : members_) out.push_back(&m->stream);
   return out;
 }
@@ -48,7 +48,7 @@ const NcclTeam& single_process_team() {
   // Kept for the process's life on purpose (see the header); never destroyed at static teardown,
   // where the CUDA runtime may already be gone.
   static NcclTeam* team = [] {
-    const int n = gpu_count();
+    const int n = cuda::gpu_count();
     if (n < 1) throw Skip("no GPU visible");
     std::vector<int> devices(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) devices[i] = i;
@@ -56,7 +56,7 @@ const NcclTeam& single_process_team() {
     COMMATLAS_NCCL(ncclCommInitAll(comms.data(), n, devices.data()));
     std::vector<std::unique_ptr<NcclMember>> members;
     for (int i = 0; i < n; ++i)
-      members.push_back(std::make_unique<NcclMember>(NcclMember{i, i, NcclComm(comms[i], i), Stream(i)}));
+      members.push_back(std::make_unique<NcclMember>(NcclMember{i, i, NcclComm(comms[i], i), cuda::Stream(i)}));
     return new NcclTeam(NcclLaunch::SingleProcess, n, std::move(members));
   }();
   return *team;
@@ -75,7 +75,7 @@ const NcclTeam& nccl_team(NcclLaunch launch, Context& ctx) {
 }
 
 std::optional<std::string> nccl_unavailable(NcclLaunch launch, const Context& ctx, int min_gpus) {
-  const int gpus = gpu_count();
+  const int gpus = cuda::gpu_count();
   if (gpus == 0) return "no GPU visible (no device or driver)";
   if (launch == NcclLaunch::SingleProcess) {
     if (ctx.group.size() > 1) return "single-process NCCL drives every GPU from one process: run it without mpiexec";
@@ -91,4 +91,4 @@ std::optional<std::string> nccl_unavailable(NcclLaunch launch, const Context& ct
   return std::nullopt;
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::nccl

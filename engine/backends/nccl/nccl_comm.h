@@ -17,7 +17,7 @@
 #include "backends/cuda/memory.h"
 #include "core/context.h"
 
-namespace commatlas {
+namespace commatlas::nccl {
 
 class NcclComm {
  public:
@@ -40,7 +40,7 @@ struct NcclMember {
   int rank = 0;
   int device = 0;
   NcclComm comm;
-  Stream stream;
+  cuda::Stream stream;
 };
 
 enum class NcclLaunch {
@@ -57,7 +57,7 @@ class NcclTeam {
   NcclLaunch launch() const { return launch_; }
   int ranks() const { return ranks_; }  // NCCL ranks in the communicator (GPUs in the job)
   const std::vector<std::unique_ptr<NcclMember>>& members() const { return members_; }
-  std::vector<const Stream*> streams() const;
+  std::vector<const cuda::Stream*> streams() const;
   // "0,1": the GPU of every NCCL rank this process drives, for the records.
   std::string devices() const;
 
@@ -85,4 +85,4 @@ const NcclTeam& nccl_team(NcclLaunch launch, Context& ctx);
 // Why NCCL cannot run in `launch` mode here, or nullopt.
 std::optional<std::string> nccl_unavailable(NcclLaunch launch, const Context& ctx, int min_gpus);
 
-}  // namespace commatlas
+}  // namespace commatlas::nccl

@@ -3,10 +3,10 @@
 #include "backends/cuda/memory.h"
 #include "core/sizes.h"
 
-namespace commatlas {
+namespace commatlas::nccl {
 
 std::string job_devices(NcclLaunch launch, Context& ctx) {
-  const int gpus = gpu_count();
+  const int gpus = cuda::gpu_count();
   if (gpus == 0) return "";
   if (launch == NcclLaunch::SingleProcess) {
     std::string out;
@@ -21,7 +21,7 @@ std::string job_devices(NcclLaunch launch, Context& ctx) {
 
 int job_size(NcclLaunch launch, const Context& ctx, const Params& variant) {
   if (launch == NcclLaunch::RankPerProcess) return ctx.group.size();
-  return variant.has("gpus") ? list_length(variant.text("gpus")) : gpu_count();
+  return variant.has("gpus") ? list_length(variant.text("gpus")) : cuda::gpu_count();
 }
 
 std::string launch_words(NcclLaunch launch) {
@@ -39,4 +39,4 @@ BenchmarkInfo nccl_info(std::string key, Category category, NcclLaunch launch, s
   return i;
 }
 
-}  // namespace commatlas
+}  // namespace commatlas::nccl

@@ -9,7 +9,7 @@
 #include "backends/nccl/nccl_comm.h"
 #include "core/benchmark.h"
 
-namespace commatlas {
+namespace commatlas::nccl {
 
 // Device of every NCCL rank ("0,1"), for the record's params. Collective under MPI (every rank
 // calls it); meaningful on rank 0, which writes the records.
@@ -26,4 +26,4 @@ std::string launch_words(NcclLaunch launch);
 BenchmarkInfo nccl_info(std::string key, Category category, NcclLaunch launch, std::string description, Metric metric,
                         int min_ranks);
 
-}  // namespace commatlas
+}  // namespace commatlas::nccl

@@ -4,7 +4,7 @@
 
 #include "core/backend.h"
 
-namespace commatlas {
+namespace commatlas::nccl {
 namespace {
 
 // NCCL >= 2.9 encodes 2.28.3 as 22803; older releases as 2803.
@@ -31,6 +31,6 @@ class NcclProbe : public BackendProbe {
 };
 
 }  // namespace
-}  // namespace commatlas
+}  // namespace commatlas::nccl
 
-COMMATLAS_REGISTER_BACKEND(commatlas::NcclProbe);
+COMMATLAS_REGISTER_BACKEND(commatlas::nccl::NcclProbe);

@@ -6,23 +6,24 @@
 #include "backends/nccl/nccl_comm.h"
 #include "core/error.h"
 
-namespace commatlas {
+namespace commatlas::nccl {
 namespace {
 
 const NcclTeam& rank_per_process_team(Context& ctx) {
   // Made once, collectively: every rank reaches its first NCCL benchmark in the same order.
   static NcclTeam* team = [&ctx] {
-    const int device = ctx.group.local_rank() % gpu_count();
+    const int device = ctx.group.local_rank() % cuda::gpu_count();
     ncclUniqueId id{};
     if (ctx.group.rank() == 0) COMMATLAS_NCCL(ncclGetUniqueId(&id));
     COMMATLAS_MPI(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));
     ncclComm_t comm = nullptr;
     {
-      DeviceScope scope(device);
+      cuda::DeviceScope scope(device);
       COMMATLAS_NCCL(ncclCommInitRank(&comm, ctx.group.size(), id, ctx.group.rank()));
     }
     std::vector<std::unique_ptr<NcclMember>> members;
-    members.push_back(std::make_unique<NcclMember>(NcclMember{ctx.group.rank(), device, NcclComm(comm, device), Stream(device)}));
+    members.push_back(std::make_unique<NcclMember>(
+        NcclMember{ctx.group.rank(), device, NcclComm(comm, device), cuda::Stream(device)}));
     return new NcclTeam(NcclLaunch::RankPerProcess, ctx.group.size(), std::move(members));
   }();
   return *team;
@@ -34,4 +35,4 @@ const bool registered = [] {
 }();
 
 }  // namespace
-}  // namespace commatlas
+}  // namespace commatlas::nccl

@@ -9,15 +9,16 @@ namespace {
 
 double expected(std::size_t j, const CollectiveShape&, int ranks, int) {
   double sum = 0;
-  for (int r = 0; r < ranks; ++r) sum += collective_source_value(r, j);
+  for (int r = 0; r < ranks; ++r) sum += mpi::collective_source_value(r, j);
   return sum;
 }
 
-void run(const CollectiveCall& c) {
+void run(const mpi::CollectiveCall& c) {
   COMMATLAS_MPI(MPI_Allreduce(c.send, c.recv, static_cast<int>(c.shape.send_elements), MPI_FLOAT, MPI_SUM, c.comm));
 }
 
-const CollectiveDefinition kAllreduce{CollectiveOp::AllReduce, "MPI_Allreduce (MPI_FLOAT, MPI_SUM)", expected, run};
+const mpi::CollectiveDefinition kAllreduce{CollectiveOp::AllReduce, "MPI_Allreduce (MPI_FLOAT, MPI_SUM)", expected,
+                                           run};
 COMMATLAS_REGISTER_MPI_COLLECTIVE(kAllreduce);
 
 }  // namespace

@@ -8,15 +8,15 @@ namespace {
 
 double expected(std::size_t j, const CollectiveShape& s, int, int rank) {
   const std::size_t block = s.chunk_elements;
-  return collective_source_value(static_cast<int>(j / block), static_cast<std::size_t>(rank) * block + j % block);
+  return mpi::collective_source_value(static_cast<int>(j / block), static_cast<std::size_t>(rank) * block + j % block);
 }
 
-void run(const CollectiveCall& c) {
+void run(const mpi::CollectiveCall& c) {
   const int block = static_cast<int>(c.shape.chunk_elements);
   COMMATLAS_MPI(MPI_Alltoall(c.send, block, MPI_FLOAT, c.recv, block, MPI_FLOAT, c.comm));
 }
 
-const CollectiveDefinition kAlltoall{CollectiveOp::AllToAll, "MPI_Alltoall (MPI_FLOAT)", expected, run};
+const mpi::CollectiveDefinition kAlltoall{CollectiveOp::AllToAll, "MPI_Alltoall (MPI_FLOAT)", expected, run};
 COMMATLAS_REGISTER_MPI_COLLECTIVE(kAlltoall);
 
 }  // namespace

@@ -9,16 +9,16 @@ namespace {
 double expected(std::size_t j, const CollectiveShape& s, int ranks, int rank) {
   const std::size_t source_index = static_cast<std::size_t>(rank) * s.chunk_elements + j;
   double sum = 0;
-  for (int r = 0; r < ranks; ++r) sum += collective_source_value(r, source_index);
+  for (int r = 0; r < ranks; ++r) sum += mpi::collective_source_value(r, source_index);
   return sum;
 }
 
-void run(const CollectiveCall& c) {
+void run(const mpi::CollectiveCall& c) {
   COMMATLAS_MPI(MPI_Reduce_scatter_block(c.send, c.recv, static_cast<int>(c.shape.chunk_elements), MPI_FLOAT, MPI_SUM, c.comm));
 }
 
-const CollectiveDefinition kReduceScatter{CollectiveOp::ReduceScatter, "MPI_Reduce_scatter_block (MPI_FLOAT, MPI_SUM)",
-                                          expected, run};
+const mpi::CollectiveDefinition kReduceScatter{CollectiveOp::ReduceScatter,
+                                               "MPI_Reduce_scatter_block (MPI_FLOAT, MPI_SUM)", expected, run};
 COMMATLAS_REGISTER_MPI_COLLECTIVE(kReduceScatter);
 
 }  // namespace

@@ -9,16 +9,16 @@
 #include "core/registry.h"
 #include "core/sizes.h"
 
-namespace commatlas::gpu {
+namespace commatlas {
 namespace {
 
 // Loads per timed kernel: long enough that the kernel launch is under 1% of an L1-hit chase.
 constexpr std::int64_t kStepsPerOp = 16384;
 
-Params chase_params(Location l, int gpu, const char* chaser) {
-  Params p = location_params(l, gpu);
+Params chase_params(cuda::Location l, int gpu, const char* chaser) {
+  Params p = cuda::location_params(l, gpu);
   p.set("chaser", std::string(chaser));
-  p.set("stride_bytes", std::int64_t{ChaseChain::kStride});
+  p.set("stride_bytes", std::int64_t{cuda::ChaseChain::kStride});
   p.set("loads_per_op", std::int64_t{kStepsPerOp});
   return p;
 }
@@ -27,11 +27,12 @@ Params chase_params(Location l, int gpu, const char* chaser) {
 Movement chase_movement(const Params& p, bool gpu_chases) {
   const Mechanism mechanism = gpu_chases ? Mechanism::GpuLoadStore : Mechanism::CpuLoadStore;
   if (p.entries().empty()) return movement_of_benchmark(Operation::LoadLatency, MoveDirection::Uni, mechanism);
-  const Location l = location_from(p);
+  const cuda::Location l = cuda::location_from(p);
   const int gpu = static_cast<int>(p.integer("gpu"));
-  Movement m = movement_between(Operation::LoadLatency, MoveDirection::Uni, mechanism, place_of(l, gpu, gpu_chases),
-                                gpu_chases ? gpu_processor(gpu) : cpu_processor(std::nullopt), p,
-                                {"stride_bytes", "loads_per_op", "managed_hint"});
+  Movement m =
+      movement_between(Operation::LoadLatency, MoveDirection::Uni, mechanism, cuda::place_of(l, gpu, gpu_chases),
+                       gpu_chases ? gpu_processor(gpu) : cpu_processor(std::nullopt), p,
+                       {"stride_bytes", "loads_per_op", "managed_hint"});
   m.cache_working_set_per_byte = 1;
   return m;
 }
@@ -44,10 +45,13 @@ std::vector<std::uint64_t> chase_quick_sizes() { return {64ull << 10, 256ull << 
 
 class GpuChaseWorkload final : public Workload {
  public:
-  GpuChaseWorkload(Location where, int gpu, std::uint64_t bytes, std::uint64_t seed)
-      : gpu_(gpu), chain_(where, gpu, bytes, seed), base_(chain_.kernel_base(gpu)), stream_(gpu),
-        cursor_(MemoryKind::Device, sizeof(unsigned long long), gpu) {
-    load_kernels(gpu);
+  GpuChaseWorkload(cuda::Location where, int gpu, std::uint64_t bytes, std::uint64_t seed)
+      : gpu_(gpu),
+        chain_(where, gpu, bytes, seed),
+        base_(chain_.kernel_base(gpu)),
+        stream_(gpu),
+        cursor_(cuda::MemoryKind::Device, sizeof(unsigned long long), gpu) {
+    cuda::load_kernels(gpu);
     COMMATLAS_GPU_CHECK(cudaMemset(cursor_.data(), 0, sizeof(unsigned long long)));  // start at link 0
   }
 
@@ -61,9 +65,9 @@ class GpuChaseWorkload final : public Workload {
   }
 
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
-    DeviceScope scope(gpu_);
-    time_event_samples({&stream_}, samples, ops, seconds, [this](std::size_t) {
-      launch_chase(base_, cursor_.as<unsigned long long>(), kStepsPerOp, stream_.get());
+    cuda::DeviceScope scope(gpu_);
+    cuda::time_event_samples({&stream_}, samples, ops, seconds, [this](std::size_t) {
+      cuda::launch_chase(base_, cursor_.as<unsigned long long>(), kStepsPerOp, stream_.get());
       steps_ += kStepsPerOp;
     });
   }
@@ -80,17 +84,17 @@ class GpuChaseWorkload final : public Workload {
  private:
   void prepare_batch() override {}
   int gpu_;
-  ChaseChain chain_;
+  cuda::ChaseChain chain_;
   const unsigned char* base_;
-  Stream stream_;
-  GpuBuffer cursor_;
+  cuda::Stream stream_;
+  cuda::GpuBuffer cursor_;
   std::uint64_t steps_ = 0;
 };
 
 class GpuPointerChase final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return gpu_suite_info(
+    return cuda::gpu_suite_info(
         "gpu.pointer_chase", Category::DirectAccess,
         "one GPU thread chasing a random chain (256 B stride): local HBM, peer HBM, pinned host, managed",
         Metric::Latency, chase_sizes(), chase_quick_sizes(),
@@ -99,26 +103,26 @@ class GpuPointerChase final : public Benchmark {
           "the local chain's latency within 1% at every size, twice its cost"}});
   }
 
-  std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
+  std::optional<std::string> unavailable(const Context&) const override { return cuda::no_gpu_reason(); }
 
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
-    for (Location l : locations(gpu_count(), false))
-      if (l != Location::Pageable) out.push_back(chase_params(l, 0, "gpu"));
+    for (cuda::Location l : cuda::locations(cuda::gpu_count(), false))
+      if (l != cuda::Location::Pageable) out.push_back(chase_params(l, 0, "gpu"));
     return out;
   }
 
   Movement movement(const Context&, const Params& p) const override { return chase_movement(p, true); }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    return std::make_unique<GpuChaseWorkload>(location_from(params),
-                                              static_cast<int>(params.integer("gpu")), bytes, ctx.options.seed);
+    return std::make_unique<GpuChaseWorkload>(cuda::location_from(params), static_cast<int>(params.integer("gpu")),
+                                              bytes, ctx.options.seed);
   }
 };
 
 class HostChaseWorkload final : public Workload {
  public:
-  HostChaseWorkload(Location where, int gpu, std::uint64_t bytes, std::uint64_t seed)
+  HostChaseWorkload(cuda::Location where, int gpu, std::uint64_t bytes, std::uint64_t seed)
       : chain_(where, gpu, bytes, seed), base_(chain_.host_base()) {}
 
   Accounting accounting() const override {
@@ -143,7 +147,7 @@ class HostChaseWorkload final : public Workload {
 
  private:
   void prepare_batch() override {}
-  ChaseChain chain_;
+  cuda::ChaseChain chain_;
   const unsigned char* base_;
   std::uint64_t cursor_ = 0;
   std::uint64_t steps_ = 0;
@@ -152,20 +156,21 @@ class HostChaseWorkload final : public Workload {
 class HostChaseGpuMemory final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return gpu_suite_info("host.pointer_chase_gpu_memory", Category::DirectAccess,
-                          "one CPU thread chasing a random chain (256 B stride) through pinned and managed memory "
-                          "(CPU-touched; and prefetched to GPU 0 first, so the CPU faults the pages back)",
-                          Metric::Latency, chase_sizes(), chase_quick_sizes(),
-                          // docs/tiers.md
-                          {{{{"allocator", to_string(Allocator::Managed)}, {"managed_hint", "prefetched"}},
-                            "the managed chain's latency within 5%; 4 GiB points cost 4-5 s each"}});
+    return cuda::gpu_suite_info(
+        "host.pointer_chase_gpu_memory", Category::DirectAccess,
+        "one CPU thread chasing a random chain (256 B stride) through pinned and managed memory "
+        "(CPU-touched; and prefetched to GPU 0 first, so the CPU faults the pages back)",
+        Metric::Latency, chase_sizes(), chase_quick_sizes(),
+        // docs/tiers.md
+        {{{{"allocator", to_string(Allocator::Managed)}, {"managed_hint", "prefetched"}},
+          "the managed chain's latency within 5%; 4 GiB points cost 4-5 s each"}});
   }
 
-  std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
+  std::optional<std::string> unavailable(const Context&) const override { return cuda::no_gpu_reason(); }
 
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
-    for (Location l : {Location::Pinned, Location::Managed, Location::ManagedPrefetched})
+    for (cuda::Location l : {cuda::Location::Pinned, cuda::Location::Managed, cuda::Location::ManagedPrefetched})
       out.push_back(chase_params(l, 0, "cpu"));
     return out;
   }
@@ -173,8 +178,8 @@ class HostChaseGpuMemory final : public Benchmark {
   Movement movement(const Context&, const Params& p) const override { return chase_movement(p, false); }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    return std::make_unique<HostChaseWorkload>(location_from(params),
-                                               static_cast<int>(params.integer("gpu")), bytes, ctx.options.seed);
+    return std::make_unique<HostChaseWorkload>(cuda::location_from(params), static_cast<int>(params.integer("gpu")),
+                                               bytes, ctx.options.seed);
   }
 };
 
@@ -182,4 +187,4 @@ COMMATLAS_REGISTER_BENCHMARK(GpuPointerChase);
 COMMATLAS_REGISTER_BENCHMARK(HostChaseGpuMemory);
 
 }  // namespace
-}  // namespace commatlas::gpu
+}  // namespace commatlas

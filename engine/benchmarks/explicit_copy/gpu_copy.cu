@@ -2,16 +2,16 @@
 // allocators, first touch, direction and the side that drives it.
 #include "benchmarks/explicit_copy/copy_family.h"
 
-namespace commatlas::gpu {
+namespace commatlas {
 namespace {
 
-std::unique_ptr<Benchmark> single_copies(const InitiatorPtr& initiator) {
+std::unique_ptr<Benchmark> single_copies(const cuda::InitiatorPtr& initiator) {
   return std::make_unique<CopySpecsBenchmark>(
-      initiator, CopySpecs{"", "h2d/d2h over host allocators, local d2d, peer d2d; ", gpu_bandwidth_sizes(),
-                           gpu_bandwidth_quick_sizes(), false, default_copy_specs});
+      initiator, CopySpecs{"", "h2d/d2h over host allocators, local d2d, peer d2d; ", cuda::gpu_bandwidth_sizes(),
+                           cuda::gpu_bandwidth_quick_sizes(), false, cuda::default_copy_specs});
 }
 
 COMMATLAS_REGISTER_COPY_FAMILY(single_copies);
 
 }  // namespace
-}  // namespace commatlas::gpu
+}  // namespace commatlas

@@ -2,7 +2,7 @@
 // sending to one (all_to_one); bytes are the sum over the copies.
 #include "benchmarks/explicit_copy/copy_family.h"
 
-namespace commatlas::gpu {
+namespace commatlas {
 namespace {
 
 class GpuCopyFanout final : public CopyBenchmark {
@@ -16,17 +16,17 @@ class GpuCopyFanout final : public CopyBenchmark {
     return i;
   }
 
-  std::optional<std::string> unavailable(const Context&) const override { return fewer_than_two_gpus(); }
+  std::optional<std::string> unavailable(const Context&) const override { return cuda::fewer_than_two_gpus(); }
 
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
-    for (Fan fan : {Fan::OneToAll, Fan::AllToOne})
-      for (int root = 0; root < gpu_count(); ++root) {
+    for (cuda::Fan fan : {cuda::Fan::OneToAll, cuda::Fan::AllToOne})
+      for (int root = 0; root < cuda::gpu_count(); ++root) {
         Params p{{"fan", to_string(fan)},
                  {"root_gpu", std::int64_t{root}},
-                 {"gpus", std::int64_t{gpu_count()}},
+                 {"gpus", std::int64_t{cuda::gpu_count()}},
                  {"device_allocator", to_string(Allocator::Device)},
-                 {"engine_side", to_string(Side::Src)}};
+                 {"engine_side", to_string(cuda::Side::Src)}};
         initiator_->add_params(p);
         out.push_back(p);
       }
@@ -36,34 +36,37 @@ class GpuCopyFanout final : public CopyBenchmark {
   Movement movement(const Context&, const Params& p) const override {
     const Mechanism mechanism = initiator_->mechanism();
     if (p.entries().empty()) return movement_of_benchmark(Operation::Copy, MoveDirection::OneToAll, mechanism);
-    const Fan fan = parse_enum(p.text("fan"), {Fan::OneToAll, Fan::AllToOne}, "fan");
+    const cuda::Fan fan = cuda::parse_enum(p.text("fan"), {cuda::Fan::OneToAll, cuda::Fan::AllToOne}, "fan");
     const int root = static_cast<int>(p.integer("root_gpu"));
     const Allocator allocator = parse_allocator(p.text("device_allocator"));
     // The other end is every other GPU at once: gpu unset, the record's params say how many.
     const auto root_end = gpu_memory(root, allocator), others = gpu_memory(std::nullopt, allocator);
-    Movement m = fan == Fan::OneToAll
+    Movement m = fan == cuda::Fan::OneToAll
                      ? movement_between(Operation::Copy, MoveDirection::OneToAll, mechanism, root_end, others)
                      : movement_between(Operation::Copy, MoveDirection::AllToOne, mechanism, others, root_end);
-    keep_initiator_choices(m, p, *initiator_);
+    cuda::keep_initiator_choices(m, p, *initiator_);
     return m;
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    const Fan fan = parse_enum(params.text("fan"), {Fan::OneToAll, Fan::AllToOne}, "fan");
-    const Side side = parse_enum(params.text("engine_side"), {Side::Src, Side::Dst}, "engine_side");
-    CopySetup setup;
-    setup.legs = fanout_legs(fan, static_cast<int>(params.integer("root_gpu")), gpu_count(), side);
+    const cuda::Fan fan = cuda::parse_enum(params.text("fan"), {cuda::Fan::OneToAll, cuda::Fan::AllToOne}, "fan");
+    const cuda::Side side =
+        cuda::parse_enum(params.text("engine_side"), {cuda::Side::Src, cuda::Side::Dst}, "engine_side");
+    cuda::CopySetup setup;
+    setup.legs = cuda::fanout_legs(fan, static_cast<int>(params.integer("root_gpu")), cuda::gpu_count(), side);
     setup.initiator = initiator_;
     setup.params = params;
     setup.bytes = bytes;
     setup.seed = ctx.options.seed;
-    return std::make_unique<CopyWorkload>(setup);
+    return std::make_unique<cuda::CopyWorkload>(setup);
   }
 };
 
-std::unique_ptr<Benchmark> fanout(const InitiatorPtr& initiator) { return std::make_unique<GpuCopyFanout>(initiator); }
+std::unique_ptr<Benchmark> fanout(const cuda::InitiatorPtr& initiator) {
+  return std::make_unique<GpuCopyFanout>(initiator);
+}
 
 COMMATLAS_REGISTER_COPY_FAMILY(fanout);
 
 }  // namespace
-}  // namespace commatlas::gpu
+}  // namespace commatlas

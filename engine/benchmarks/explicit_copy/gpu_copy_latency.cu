@@ -6,14 +6,18 @@
 #include "core/harness.h"
 #include "core/sizes.h"
 
-namespace commatlas::gpu {
+namespace commatlas {
 namespace {
 
 class CopyLatencyWorkload final : public Workload {
  public:
-  CopyLatencyWorkload(const CopyInitiator& initiator, const Params& params, const Leg& leg, std::uint64_t bytes,
-                      std::uint64_t seed)
-      : call_(initiator.info().call), bytes_(bytes), seed_(seed), src_(leg.src, bytes), dst_(leg.dst, bytes),
+  CopyLatencyWorkload(const cuda::CopyInitiator& initiator, const Params& params, const cuda::Leg& leg,
+                      std::uint64_t bytes, std::uint64_t seed)
+      : call_(initiator.info().call),
+        bytes_(bytes),
+        seed_(seed),
+        src_(leg.src, bytes),
+        dst_(leg.dst, bytes),
         stream_(leg.exec_gpu) {
     copier_ = initiator.prepare(params, leg, src_, dst_);
     src_.fill_pattern(seed);
@@ -30,7 +34,7 @@ class CopyLatencyWorkload final : public Workload {
   }
 
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
-    DeviceScope scope(stream_.device());
+    cuda::DeviceScope scope(stream_.device());
     const bool move = !planted_no_move();  // test-only: COMMATLAS_TEST_SKIP_MOVE
     time_host_samples(samples, ops, seconds, [this, move] {
       if (move) copier_->enqueue(bytes_, stream_);
@@ -46,9 +50,9 @@ class CopyLatencyWorkload final : public Workload {
 
   std::string call_;
   std::uint64_t bytes_, seed_;
-  PlacedBuffer src_, dst_;
-  Stream stream_;
-  std::unique_ptr<LegCopier> copier_;
+  cuda::PlacedBuffer src_, dst_;
+  cuda::Stream stream_;
+  std::unique_ptr<cuda::LegCopier> copier_;
 };
 
 class GpuCopyLatency final : public CopyBenchmark {
@@ -56,36 +60,36 @@ class GpuCopyLatency final : public CopyBenchmark {
   using CopyBenchmark::CopyBenchmark;
 
   BenchmarkInfo info() const override {
-    return gpu_suite_info(initiator_->info().latency_key, Category::ExplicitCopy,
-                          "launch-inclusive latency of one small " + initiator_->info().call +
-                              " + synchronize: h2d, d2h, d2d, peer",
-                          Metric::Latency, transfer_sizes(8, 64ull << 10), {8, 4096, 64ull << 10});
+    return cuda::gpu_suite_info(
+        initiator_->info().latency_key, Category::ExplicitCopy,
+        "launch-inclusive latency of one small " + initiator_->info().call + " + synchronize: h2d, d2h, d2d, peer",
+        Metric::Latency, transfer_sizes(8, 64ull << 10), {8, 4096, 64ull << 10});
   }
 
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
-    for (Path path : {Path::H2D, Path::D2H, Path::D2D, Path::Peer}) {
-      if (path == Path::Peer && gpu_count() < 2) continue;
-      CopySpec c;
+    for (cuda::Path path : {cuda::Path::H2D, cuda::Path::D2H, cuda::Path::D2D, cuda::Path::Peer}) {
+      if (path == cuda::Path::Peer && cuda::gpu_count() < 2) continue;
+      cuda::CopySpec c;
       c.path = path;
-      if (path == Path::H2D || path == Path::D2H) {
+      if (path == cuda::Path::H2D || path == cuda::Path::D2H) {
         c.host_allocator = Allocator::Pinned;
         c.first_touch = "cpu";
       }
-      if (path == Path::Peer) c.dst_gpu = 1;
-      c.side = path == Path::H2D ? Side::Dst : Side::Src;
-      out.push_back(copy_params(c, *initiator_));
+      if (path == cuda::Path::Peer) c.dst_gpu = 1;
+      c.side = path == cuda::Path::H2D ? cuda::Side::Dst : cuda::Side::Src;
+      out.push_back(cuda::copy_params(c, *initiator_));
     }
     return out;
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    return std::make_unique<CopyLatencyWorkload>(*initiator_, params, legs_of(copy_spec_from(params)).front(), bytes,
-                                                 ctx.options.seed);
+    return std::make_unique<CopyLatencyWorkload>(
+        *initiator_, params, cuda::legs_of(cuda::copy_spec_from(params)).front(), bytes, ctx.options.seed);
   }
 };
 
-std::unique_ptr<Benchmark> launch_latency(const InitiatorPtr& initiator) {
+std::unique_ptr<Benchmark> launch_latency(const cuda::InitiatorPtr& initiator) {
   if (initiator->info().latency_key.empty()) return nullptr;
   return std::make_unique<GpuCopyLatency>(initiator);
 }
@@ -93,4 +97,4 @@ std::unique_ptr<Benchmark> launch_latency(const InitiatorPtr& initiator) {
 COMMATLAS_REGISTER_COPY_FAMILY(launch_latency);
 
 }  // namespace
-}  // namespace commatlas::gpu
+}  // namespace commatlas

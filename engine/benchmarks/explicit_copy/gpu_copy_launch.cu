@@ -20,7 +20,7 @@
 #include "core/registry.h"
 #include "core/sizes.h"
 
-namespace commatlas::gpu {
+namespace commatlas {
 namespace {
 
 using Mode = OpLaunch;
@@ -31,7 +31,7 @@ Mode mode_from(const std::string& text) { return op_launch_from(text, {Mode::Lau
 
 // One copy in the record's words: the two first initiators keep the words their records have
 // always had; another is named by its call.
-std::string copy_words(const CopyInitiator& initiator) {
+std::string copy_words(const cuda::CopyInitiator& initiator) {
   if (initiator.mechanism() == Mechanism::CopyEngine) return "cudaMemcpyAsync (copy engine)";
   if (initiator.mechanism() == Mechanism::SmCopy) return "SM copy kernel";
   return initiator.info().call;
@@ -39,22 +39,27 @@ std::string copy_words(const CopyInitiator& initiator) {
 
 class CopyLaunchWorkload final : public Workload {
  public:
-  CopyLaunchWorkload(const CopyInitiator& initiator, const Params& params, Mode mode, int src_gpu, int dst_gpu,
+  CopyLaunchWorkload(const cuda::CopyInitiator& initiator, const Params& params, Mode mode, int src_gpu, int dst_gpu,
                      std::size_t bytes, std::uint64_t seed)
-      : copy_words_(copy_words(initiator)), mode_(mode), bytes_(bytes), allocated_(bytes),
-        seed_(seed), src_(MemoryKind::Device, bytes, src_gpu), dst_(MemoryKind::Device, bytes, dst_gpu),
+      : copy_words_(copy_words(initiator)),
+        mode_(mode),
+        bytes_(bytes),
+        allocated_(bytes),
+        seed_(seed),
+        src_(cuda::MemoryKind::Device, bytes, src_gpu),
+        dst_(cuda::MemoryKind::Device, bytes, dst_gpu),
         stream_(src_gpu) {
-    enable_peer_access(src_gpu, dst_gpu);
-    enable_peer_access(dst_gpu, src_gpu);
+    cuda::enable_peer_access(src_gpu, dst_gpu);
+    cuda::enable_peer_access(dst_gpu, src_gpu);
     copier_ = initiator.device_copier(src_gpu, params);
-    DeviceScope scope(src_gpu);
-    fill_pattern_on_device(src_.data(), bytes_, seed_, stream_.get());
-    poison_on_device(dst_.data(), bytes_, stream_.get());
+    cuda::DeviceScope scope(src_gpu);
+    cuda::fill_pattern_on_device(src_.data(), bytes_, seed_, stream_.get());
+    cuda::poison_on_device(dst_.data(), bytes_, stream_.get());
     stream_.synchronize();
   }
 
   ~CopyLaunchWorkload() override {
-    DeviceScope scope(stream_.device(), DeviceScope::NoThrow{});
+    cuda::DeviceScope scope(stream_.device(), cuda::DeviceScope::NoThrow{});
     for (auto& [ops, exec] : graphs_) (void)cudaGraphExecDestroy(exec);
   }
 
@@ -71,13 +76,13 @@ class CopyLaunchWorkload final : public Workload {
         a.latency_includes = "API call + launch + copy + synchronize of one copy GPU 0 -> GPU 1 (peer access)";
         break;
       case Mode::BackToBack:
-        a.min_sample_s = kEventClockMinSampleSeconds;
+        a.min_sample_s = cuda::kEventClockMinSampleSeconds;
         a.timing = "CUDA events around back-to-back " + copy + " calls queued behind a start-blocking kernel (BlockedStart)";
         a.latency_includes = "one copy GPU 0 -> GPU 1 (peer access) in a back-to-back stream of them: launch overlapped, "
                              "per-copy GPU time";
         break;
       case Mode::Graph:
-        a.min_sample_s = kEventClockMinSampleSeconds;
+        a.min_sample_s = cuda::kEventClockMinSampleSeconds;
         a.timing = "CUDA events around one replay of a CUDA graph of `ops` " + copy + " nodes, captured once (as "
                    "nccl-tests -G), launched as it comes (Immediate)";
         a.latency_includes = "one copy GPU 0 -> GPU 1 (peer access) as a node of a replayed CUDA graph";
@@ -87,7 +92,7 @@ class CopyLaunchWorkload final : public Workload {
   }
 
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
-    DeviceScope scope(stream_.device());
+    cuda::DeviceScope scope(stream_.device());
     const bool move = !planted_no_move();  // test-only (COMMATLAS_TEST_SKIP_MOVE)
     switch (mode_) {
       case Mode::Persistent:  // not a mode of this benchmark: mode_from refuses it
@@ -99,7 +104,7 @@ class CopyLaunchWorkload final : public Workload {
         });
         return;
       case Mode::BackToBack:
-        time_event_samples({&stream_}, samples, ops, seconds, [&](std::size_t) {
+        cuda::time_event_samples({&stream_}, samples, ops, seconds, [&](std::size_t) {
           if (move) copy();
         });
         return;
@@ -110,9 +115,10 @@ class CopyLaunchWorkload final : public Workload {
         // One graph launch per sample, enqueued as it comes: a replay is one enqueue, so nothing
         // needs holding back; behind a start-blocking kernel, launching a graph of many copy-engine
         // nodes blocked the host until the blocking kernel gave up (10 s, on 2x H100).
-        time_event_samples({&stream_}, samples, 1, seconds,
-                           [&](std::size_t) { COMMATLAS_GPU_CHECK(cudaGraphLaunch(exec, stream_.get())); },
-                           LaunchMode::Immediate);
+        cuda::time_event_samples(
+            {&stream_}, samples, 1, seconds,
+            [&](std::size_t) { COMMATLAS_GPU_CHECK(cudaGraphLaunch(exec, stream_.get())); },
+            cuda::LaunchMode::Immediate);
         for (std::size_t i = first; i < seconds.size(); ++i) seconds[i] /= static_cast<double>(ops);
         return;
       }
@@ -120,8 +126,8 @@ class CopyLaunchWorkload final : public Workload {
   }
 
   Verification verify() override {
-    DeviceScope scope(stream_.device());
-    const std::size_t bad = find_mismatch_on_device(dst_.data(), bytes_, seed_, stream_.get());
+    cuda::DeviceScope scope(stream_.device());
+    const std::size_t bad = cuda::find_mismatch_on_device(dst_.data(), bytes_, seed_, stream_.get());
     if (bad == bytes_) return {true, bytes_, ""};
     return {false, bytes_, "byte " + std::to_string(bad) + " of the " + format_size(bytes_) + " copied into GPU " +
                                std::to_string(dst_.device()) + " differs"};
@@ -139,8 +145,8 @@ class CopyLaunchWorkload final : public Workload {
 
  private:
   void prepare_batch() override {
-    DeviceScope scope(stream_.device());
-    poison_on_device(dst_.data(), bytes_, stream_.get());
+    cuda::DeviceScope scope(stream_.device());
+    cuda::poison_on_device(dst_.data(), bytes_, stream_.get());
     stream_.synchronize();
   }
 
@@ -167,21 +173,22 @@ class CopyLaunchWorkload final : public Workload {
   std::size_t bytes_;
   std::size_t allocated_;
   std::uint64_t seed_;
-  GpuBuffer src_, dst_;
-  Stream stream_;
-  std::unique_ptr<DeviceCopier> copier_;
+  cuda::GpuBuffer src_, dst_;
+  cuda::Stream stream_;
+  std::unique_ptr<cuda::DeviceCopier> copier_;
   std::map<std::int64_t, cudaGraphExec_t> graphs_;
 };
 
 // Every copy initiator, by name ("ce" before "sm"): registration order across files is not fixed.
-std::vector<InitiatorPtr> initiators() {
-  std::vector<InitiatorPtr> all = CopyInitiators::instance().all();
-  std::sort(all.begin(), all.end(), [](const InitiatorPtr& a, const InitiatorPtr& b) { return a->name() < b->name(); });
+std::vector<cuda::InitiatorPtr> initiators() {
+  std::vector<cuda::InitiatorPtr> all = cuda::CopyInitiators::instance().all();
+  std::sort(all.begin(), all.end(),
+            [](const cuda::InitiatorPtr& a, const cuda::InitiatorPtr& b) { return a->name() < b->name(); });
   return all;
 }
 
-InitiatorPtr initiator_of(const Params& p) {
-  InitiatorPtr initiator = CopyInitiators::instance().find(p.text("engine"));
+cuda::InitiatorPtr initiator_of(const Params& p) {
+  cuda::InitiatorPtr initiator = cuda::CopyInitiators::instance().find(p.text("engine"));
   if (!initiator) throw UsageError("gpu.copy_launch: engine=" + p.text("engine") + " is no GPU copy initiator");
   return initiator;
 }
@@ -201,13 +208,13 @@ class GpuCopyLaunch final : public Benchmark {
   }
 
   std::optional<std::string> unavailable(const Context&) const override {
-    if (auto why = no_gpu_reason()) return why;
-    return fewer_than_two_gpus();
+    if (auto why = cuda::no_gpu_reason()) return why;
+    return cuda::fewer_than_two_gpus();
   }
 
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
-    for (const InitiatorPtr& initiator : initiators())
+    for (const cuda::InitiatorPtr& initiator : initiators())
       for (Mode m : kModes)
         out.push_back(Params{{"engine", initiator->name()}, {"gpus", std::string("0,1")},
                              {"launch_mode", std::string(mode_name(m))}});
@@ -231,5 +238,4 @@ class GpuCopyLaunch final : public Benchmark {
 COMMATLAS_REGISTER_BENCHMARK(GpuCopyLaunch);
 
 }  // namespace
-}  // namespace commatlas::gpu
-
+}  // namespace commatlas

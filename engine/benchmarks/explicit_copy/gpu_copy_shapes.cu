@@ -4,7 +4,7 @@
 // chosen from evidence).
 #include "benchmarks/explicit_copy/copy_family.h"
 
-namespace commatlas::gpu {
+namespace commatlas {
 namespace {
 
 class GpuCopySettings final : public CopyBenchmark {
@@ -12,32 +12,33 @@ class GpuCopySettings final : public CopyBenchmark {
   using CopyBenchmark::CopyBenchmark;
 
   BenchmarkInfo info() const override {
-    return gpu_suite_info("gpu.copy_" + initiator_->name() + "_shapes", Category::ExplicitCopy,
-                          initiator_->settings_words() + ": local and peer 0->1", Metric::Bandwidth, {256ull << 20},
-                          {64ull << 20},
-                          {device_pool_tier_rule(),
-                           {{}, "the settings swept at one size: a tuning study; gpu.copy_" + initiator_->name() +
-                                    " runs the setting that wins"}});
+    return cuda::gpu_suite_info("gpu.copy_" + initiator_->name() + "_shapes", Category::ExplicitCopy,
+                                initiator_->settings_words() + ": local and peer 0->1", Metric::Bandwidth,
+                                {256ull << 20}, {64ull << 20},
+                                {device_pool_tier_rule(),
+                                 {{},
+                                  "the settings swept at one size: a tuning study; gpu.copy_" + initiator_->name() +
+                                      " runs the setting that wins"}});
   }
 
   // The local copy on GPU 0 and, with 2 GPUs, the peer copy 0 -> 1 written remotely (src side)
   // and read remotely (dst side), each in every setting.
   std::vector<Params> variants(const Context&) const override {
-    const int gpus = gpu_count();
-    std::vector<CopySpec> specs;
-    if (gpus >= 1) specs.push_back(CopySpec{});
+    const int gpus = cuda::gpu_count();
+    std::vector<cuda::CopySpec> specs;
+    if (gpus >= 1) specs.push_back(cuda::CopySpec{});
     if (gpus >= 2)
-      for (Side side : {Side::Src, Side::Dst}) {
-        CopySpec c;
-        c.path = Path::Peer;
+      for (cuda::Side side : {cuda::Side::Src, cuda::Side::Dst}) {
+        cuda::CopySpec c;
+        c.path = cuda::Path::Peer;
         c.dst_gpu = 1;
         c.side = side;
         specs.push_back(c);
       }
     std::vector<Params> out;
-    for (const CopySpec& spec : specs)
+    for (const cuda::CopySpec& spec : specs)
       for (const Params& setting : initiator_->settings()) {
-        Params p = copy_params(spec, *initiator_);
+        Params p = cuda::copy_params(spec, *initiator_);
         for (const auto& [key, value] : setting.entries()) p.set(key, value);
         out.push_back(p);
       }
@@ -45,7 +46,7 @@ class GpuCopySettings final : public CopyBenchmark {
   }
 };
 
-std::unique_ptr<Benchmark> settings_sweep(const InitiatorPtr& initiator) {
+std::unique_ptr<Benchmark> settings_sweep(const cuda::InitiatorPtr& initiator) {
   if (initiator->settings().empty()) return nullptr;
   return std::make_unique<GpuCopySettings>(initiator);
 }
@@ -53,4 +54,4 @@ std::unique_ptr<Benchmark> settings_sweep(const InitiatorPtr& initiator) {
 COMMATLAS_REGISTER_COPY_FAMILY(settings_sweep);
 
 }  // namespace
-}  // namespace commatlas::gpu
+}  // namespace commatlas

@@ -7,17 +7,17 @@
 #include "core/registry.h"
 #include "core/sizes.h"
 
-namespace commatlas::gpu {
+namespace commatlas {
 namespace {
 
 class PrefetchWorkload final : public Workload {
  public:
-  PrefetchWorkload(Path path, int gpu, std::uint64_t bytes, std::uint64_t seed)
+  PrefetchWorkload(cuda::Path path, int gpu, std::uint64_t bytes, std::uint64_t seed)
       : path_(path),
         gpu_(gpu),
         bytes_(bytes),
         seed_(seed),
-        buffer_(BufferSpec{Allocator::Managed, gpu, "cpu", ""}, bytes),
+        buffer_(cuda::BufferSpec{Allocator::Managed, gpu, "cpu", ""}, bytes),
         stream_(gpu),
         start_(gpu),
         stop_(gpu) {
@@ -26,7 +26,7 @@ class PrefetchWorkload final : public Workload {
     if (!concurrent) throw Skip("GPU " + std::to_string(gpu) + " cannot prefetch managed memory (cudaDevAttrConcurrentManagedAccess = 0)");
     buffer_.fill_pattern(seed);
     // h2d starts from the host (where the CPU fill left the pages); d2h from the GPU.
-    if (path_ == Path::D2H) prefetch(gpu_location(gpu_));
+    if (path_ == cuda::Path::D2H) prefetch(cuda::gpu_location(gpu_));
     stream_.synchronize();
   }
 
@@ -38,9 +38,9 @@ class PrefetchWorkload final : public Workload {
   }
 
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
-    const cudaMemLocation there = path_ == Path::H2D ? gpu_location(gpu_) : host_location();
-    const cudaMemLocation back = path_ == Path::H2D ? host_location() : gpu_location(gpu_);
-    DeviceScope scope(gpu_);
+    const cudaMemLocation there = path_ == cuda::Path::H2D ? cuda::gpu_location(gpu_) : cuda::host_location();
+    const cudaMemLocation back = path_ == cuda::Path::H2D ? cuda::host_location() : cuda::gpu_location(gpu_);
+    cuda::DeviceScope scope(gpu_);
     for (std::int64_t s = 0; s < samples; ++s) {
       double total = 0;
       for (std::int64_t k = 0; k < ops; ++k) {
@@ -71,23 +71,23 @@ class PrefetchWorkload final : public Workload {
   void prefetch(cudaMemLocation where) {
     COMMATLAS_GPU_CHECK(cudaMemPrefetchAsync(buffer_.pointer(), bytes_, where, 0, stream_.get()));
   }
-  Path path_;
+  cuda::Path path_;
   int gpu_;
   std::uint64_t bytes_, seed_;
-  PlacedBuffer buffer_;
-  Stream stream_;
-  Event start_, stop_;
+  cuda::PlacedBuffer buffer_;
+  cuda::Stream stream_;
+  cuda::Event start_, stop_;
 };
 
 class GpuPrefetch final : public Benchmark {
  public:
   BenchmarkInfo info() const override {
-    return gpu_suite_info("gpu.prefetch", Category::ExplicitCopy,
-                          "cudaMemPrefetchAsync of managed memory host->GPU and GPU->host", Metric::Bandwidth,
-                          gpu_bandwidth_sizes(), gpu_bandwidth_quick_sizes());
+    return cuda::gpu_suite_info("gpu.prefetch", Category::ExplicitCopy,
+                                "cudaMemPrefetchAsync of managed memory host->GPU and GPU->host", Metric::Bandwidth,
+                                cuda::gpu_bandwidth_sizes(), cuda::gpu_bandwidth_quick_sizes());
   }
 
-  std::optional<std::string> unavailable(const Context&) const override { return no_gpu_reason(); }
+  std::optional<std::string> unavailable(const Context&) const override { return cuda::no_gpu_reason(); }
 
   std::vector<Params> variants(const Context&) const override {
     std::vector<Params> out;
@@ -103,17 +103,18 @@ class GpuPrefetch final : public Benchmark {
   // both ends, first touched by the CPU.
   Movement movement(const Context&, const Params& p) const override {
     if (p.entries().empty()) return movement_of_benchmark(Operation::Copy, MoveDirection::Uni, Mechanism::Prefetch);
-    const Path path = parse_enum(p.text("path"), {Path::H2D, Path::D2H}, "path");
+    const cuda::Path path = cuda::parse_enum(p.text("path"), {cuda::Path::H2D, cuda::Path::D2H}, "path");
     const int gpu = static_cast<int>(p.integer("gpu"));
     const Allocator allocator = parse_allocator(p.text("allocator"));
     const std::string touch = p.text("first_touch");
     const auto host = host_memory(std::nullopt, allocator, touch), device = gpu_memory(gpu, allocator, touch);
-    return path == Path::H2D ? movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::Prefetch, host, device)
-                             : movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::Prefetch, device, host);
+    return path == cuda::Path::H2D
+               ? movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::Prefetch, host, device)
+               : movement_between(Operation::Copy, MoveDirection::Uni, Mechanism::Prefetch, device, host);
   }
 
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    const Path path = parse_enum(params.text("path"), {Path::H2D, Path::D2H}, "path");
+    const cuda::Path path = cuda::parse_enum(params.text("path"), {cuda::Path::H2D, cuda::Path::D2H}, "path");
     return std::make_unique<PrefetchWorkload>(path, static_cast<int>(params.integer("gpu")), bytes, ctx.options.seed);
   }
 };
@@ -121,4 +122,4 @@ class GpuPrefetch final : public Benchmark {
 COMMATLAS_REGISTER_BENCHMARK(GpuPrefetch);
 
 }  // namespace
-}  // namespace commatlas::gpu
+}  // namespace commatlas

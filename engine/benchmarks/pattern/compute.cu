@@ -11,16 +11,16 @@ namespace {
 // Stands for the backward pass: every SM busy until `ns` of GPU time have passed.
 __global__ void spin_for(unsigned long long ns) {
   // device_time_ns: %globaltimer on NVIDIA, s_memrealtime on AMD (gpu_runtime.h).
-  const unsigned long long start = device_time_ns();
-  while (device_time_ns() - start < ns) {
+  const unsigned long long start = cuda::device_time_ns();
+  while (cuda::device_time_ns() - start < ns) {
   }
 }
 
 class SpinCompute final : public GpuCompute {
  public:
-  explicit SpinCompute(int device) : device_(device), stream_(device), blocks_(gpu::sm_count(device)) {}
+  explicit SpinCompute(int device) : device_(device), stream_(device), blocks_(cuda::sm_count(device)) {}
   void start(double microseconds) override {
-    DeviceScope scope(device_);
+    cuda::DeviceScope scope(device_);
     spin_for<<<blocks_, 64, 0, stream_.get()>>>(static_cast<unsigned long long>(microseconds * 1e3));
     COMMATLAS_GPU_CHECK_LAUNCH();
   }
@@ -28,13 +28,13 @@ class SpinCompute final : public GpuCompute {
 
  private:
   int device_;
-  Stream stream_;
+  cuda::Stream stream_;
   int blocks_;
 };
 
 const bool registered = [] {
   gpu_compute_maker() = [](Context& ctx) -> std::unique_ptr<GpuCompute> {
-    const int gpus = gpu_count();
+    const int gpus = cuda::gpu_count();
     if (gpus == 0) throw Skip("no GPU visible: the overlap variant needs one for its compute kernel");
     return std::make_unique<SpinCompute>(ctx.group.local_rank() % gpus);
   };

@@ -257,7 +257,7 @@ class BucketedWorkload final : public StepWorkload {
       : StepWorkload(ctx, std::move(mech)), floats_(floats), bucket_(bucket_floats), compute_us_(compute_us),
         compute_(std::move(compute)) {
     std::vector<float> source(floats_);
-    for (std::size_t i = 0; i < floats_; ++i) source[i] = collective_source_value(ctx.group.rank(), i);
+    for (std::size_t i = 0; i < floats_; ++i) source[i] = mpi::collective_source_value(ctx.group.rank(), i);
     mech_->upload(mech_->send_home(), source.data(), floats_ * 4);
     buckets_ = (floats_ + bucket_ - 1) / bucket_;
     // The planted missing message: the last bucket is never reduced (on every rank, so none waits).
@@ -283,7 +283,7 @@ class BucketedWorkload final : public StepWorkload {
     const int ranks = ctx_.group.size();
     for (std::size_t i = 0; i < floats_; ++i) {
       double want = 0;
-      for (int r = 0; r < ranks; ++r) want += collective_source_value(r, i);
+      for (int r = 0; r < ranks; ++r) want += mpi::collective_source_value(r, i);
       if (static_cast<double>(got[i]) != want)
         return {false, i * 4, "gradient element " + std::to_string(i) + " (bucket " + std::to_string(i / bucket_) + ") is " +
                                   std::to_string(got[i]) + ", expected the sum " + std::to_string(want)};

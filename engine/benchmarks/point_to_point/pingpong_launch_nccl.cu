@@ -36,27 +36,29 @@ Mode mode_from(const std::string& text) { return op_launch_from(text, {Mode::Lau
 std::uint64_t sender_seed(std::uint64_t run_seed, int rank) { return run_seed * 7919ull + static_cast<std::uint64_t>(rank) + 17; }
 
 struct PairBuffers {
-  const NcclMember* member;
-  GpuBuffer send;
-  GpuBuffer recv;
+  const nccl::NcclMember* member;
+  cuda::GpuBuffer send;
+  cuda::GpuBuffer recv;
 };
 
 class LaunchWorkload final : public Workload {
  public:
-  LaunchWorkload(const NcclTeam& team, Context& ctx, Mode mode, std::size_t bytes)
+  LaunchWorkload(const nccl::NcclTeam& team, Context& ctx, Mode mode, std::size_t bytes)
       : team_(team), mode_(mode), bytes_(bytes), allocated_(bytes), seed_(ctx.options.seed) {
     buffers_ = make_on_all_ranks(ctx.group, [&] {
       std::vector<std::unique_ptr<PairBuffers>> made;
       for (const auto& m : team_.members()) {
         if (m->rank != kOrigin && m->rank != kPeer) continue;
-        made.push_back(std::make_unique<PairBuffers>(PairBuffers{m.get(), GpuBuffer(MemoryKind::Device, bytes, m->device),
-                                                                 GpuBuffer(MemoryKind::Device, bytes, m->device)}));
+        made.push_back(std::make_unique<PairBuffers>(
+            PairBuffers{m.get(), cuda::GpuBuffer(cuda::MemoryKind::Device, bytes, m->device),
+                        cuda::GpuBuffer(cuda::MemoryKind::Device, bytes, m->device)}));
       }
       return made;
     });
     for (const auto& b : buffers_) {
-      DeviceScope scope(b->member->device);
-      fill_pattern_on_device(b->send.data(), bytes_, sender_seed(seed_, b->member->rank), b->member->stream.get());
+      cuda::DeviceScope scope(b->member->device);
+      cuda::fill_pattern_on_device(b->send.data(), bytes_, sender_seed(seed_, b->member->rank),
+                                   b->member->stream.get());
     }
     // NCCL connects the pair on its first send/recv: untimed, then poisoned.
     round_trip();
@@ -68,7 +70,7 @@ class LaunchWorkload final : public Workload {
   Accounting accounting() const override {
     Accounting a;
     a.bytes_per_op = static_cast<double>(bytes_);
-    const std::string how = launch_words(team_.launch());
+    const std::string how = nccl::launch_words(team_.launch());
     const std::string trip = "half a round trip of NCCL send/recv between GPUs 0 and 1 (two NCCL groups: 0->1, then "
                              "1->0), " + how;
     switch (mode_) {
@@ -81,13 +83,13 @@ class LaunchWorkload final : public Workload {
         a.latency_includes = trip + "; launches and the host's wait included";
         break;
       case Mode::BackToBack:
-        a.min_sample_s = kEventClockMinSampleSeconds;
+        a.min_sample_s = cuda::kEventClockMinSampleSeconds;
         a.timing = "CUDA events on rank 0's stream around back-to-back round trips queued behind a start-blocking "
                    "kernel (BlockedStart); per-op time halved";
         a.latency_includes = trip + "; launches overlapped with the previous round trip";
         break;
       case Mode::Graph:
-        a.min_sample_s = kEventClockMinSampleSeconds;
+        a.min_sample_s = cuda::kEventClockMinSampleSeconds;
         a.timing = "CUDA events on rank 0's stream around one replay per stream of a CUDA graph of `ops` round trips, "
                    "captured once (as nccl-tests -G), launched as it comes (Immediate); per-op time halved";
         a.latency_includes = trip + "; as nodes of a replayed CUDA graph";
@@ -106,11 +108,11 @@ class LaunchWorkload final : public Workload {
       case Mode::LaunchIncluded:
         time_host_samples(samples, ops, seconds, [&] {
           if (move) round_trip();
-          for (const Stream* s : streams) s->synchronize();
+          for (const cuda::Stream* s : streams) s->synchronize();
         });
         break;
       case Mode::BackToBack:
-        time_event_samples(streams, samples, ops, seconds, [&](std::size_t s) {
+        cuda::time_event_samples(streams, samples, ops, seconds, [&](std::size_t s) {
           if (s + 1 == streams.size() && move) round_trip();
         });
         break;
@@ -119,9 +121,10 @@ class LaunchWorkload final : public Workload {
         // Replays launched as they come: behind a start-blocking kernel the graph launches held the
         // host until that kernel gave up (10 s, every size, on 2x H100), and one replay per sample
         // needs no holding back.
-        time_event_samples(streams, samples, 1, seconds,
-                           [&](std::size_t s) { COMMATLAS_GPU_CHECK(cudaGraphLaunch(execs[s], streams[s]->get())); },
-                           LaunchMode::Immediate);
+        cuda::time_event_samples(
+            streams, samples, 1, seconds,
+            [&](std::size_t s) { COMMATLAS_GPU_CHECK(cudaGraphLaunch(execs[s], streams[s]->get())); },
+            cuda::LaunchMode::Immediate);
         for (std::size_t i = first; i < seconds.size(); ++i) seconds[i] /= static_cast<double>(ops);
         break;
       }
@@ -133,8 +136,9 @@ class LaunchWorkload final : public Workload {
     std::uint64_t checked = 0;
     for (const auto& b : buffers_) {
       const int from = b->member->rank == kOrigin ? kPeer : kOrigin;
-      DeviceScope scope(b->member->device);
-      const std::size_t bad = find_mismatch_on_device(b->recv.data(), bytes_, sender_seed(seed_, from), b->member->stream.get());
+      cuda::DeviceScope scope(b->member->device);
+      const std::size_t bad =
+          cuda::find_mismatch_on_device(b->recv.data(), bytes_, sender_seed(seed_, from), b->member->stream.get());
       checked += bytes_;
       if (bad != bytes_)
         return {false, checked, "byte " + std::to_string(bad) + " of the " + format_size(bytes_) + " received by NCCL rank " +
@@ -157,20 +161,20 @@ class LaunchWorkload final : public Workload {
   void prepare_batch() override {
     for (const auto& m : team_.members()) m->stream.synchronize();
     for (const auto& b : buffers_) {
-      DeviceScope scope(b->member->device);
-      poison_on_device(b->recv.data(), bytes_, b->member->stream.get());
+      cuda::DeviceScope scope(b->member->device);
+      cuda::poison_on_device(b->recv.data(), bytes_, b->member->stream.get());
       b->member->stream.synchronize();
     }
   }
 
-  const PairBuffers* buffers_of(const NcclMember& m) const {
+  const PairBuffers* buffers_of(const nccl::NcclMember& m) const {
     for (const auto& b : buffers_)
       if (b->member == &m) return b.get();
     return nullptr;
   }
 
   void transfer(int from, int to) const {
-    team_.enqueue_phase([&](const NcclMember& m) {
+    team_.enqueue_phase([&](const nccl::NcclMember& m) {
       const PairBuffers* b = buffers_of(m);
       if (!b) return;
       if (m.rank == from) COMMATLAS_NCCL(ncclSend(b->send.data(), bytes_, ncclUint8, to, m.comm.get(), m.stream.get()));
@@ -197,7 +201,7 @@ class LaunchWorkload final : public Workload {
     auto end_captures = [&] {  // ends what was begun; keeps the first error for the caller
       cudaError_t first = cudaSuccess;
       for (std::size_t i = 0; i < begun; ++i) {
-        DeviceScope scope(streams[i]->device());
+        cuda::DeviceScope scope(streams[i]->device());
         const cudaError_t rc = cudaStreamEndCapture(streams[i]->get(), &graphs[i]);
         if (first == cudaSuccess) first = rc;
       }
@@ -209,8 +213,8 @@ class LaunchWorkload final : public Workload {
         if (g) cudaGraphDestroy(g), g = nullptr;
     };
     try {
-      for (const Stream* s : streams) {
-        DeviceScope scope(s->device());
+      for (const cuda::Stream* s : streams) {
+        cuda::DeviceScope scope(s->device());
         COMMATLAS_GPU_CHECK(cudaStreamBeginCapture(s->get(), cudaStreamCaptureModeThreadLocal));
         ++begun;
       }
@@ -225,7 +229,7 @@ class LaunchWorkload final : public Workload {
     COMMATLAS_GPU_CHECK(ended);
     std::vector<cudaGraphExec_t> execs;
     for (std::size_t i = 0; i < streams.size(); ++i) {
-      DeviceScope scope(streams[i]->device());
+      cuda::DeviceScope scope(streams[i]->device());
       cudaGraphExec_t exec = nullptr;
       cudaError_t rc = cudaGraphInstantiate(&exec, graphs[i], 0);
       // Uploaded now, untimed: a first launch that uploads would do it inside the timed batch.
@@ -249,7 +253,7 @@ class LaunchWorkload final : public Workload {
     graphs_.clear();
   }
 
-  const NcclTeam& team_;
+  const nccl::NcclTeam& team_;
   Mode mode_;
   std::size_t bytes_;
   std::size_t allocated_;
@@ -260,24 +264,28 @@ class LaunchWorkload final : public Workload {
 
 class NcclPingPongLaunch final : public Benchmark {
  public:
-  explicit NcclPingPongLaunch(NcclLaunch launch) : launch_(launch) {}
+  explicit NcclPingPongLaunch(nccl::NcclLaunch launch) : launch_(launch) {}
 
   BenchmarkInfo info() const override {
-    const std::string prefix = launch_ == NcclLaunch::RankPerProcess ? "nccl." : "nccl.single.";
-    BenchmarkInfo i = nccl_info(prefix + "pingpong_launch", Category::PointToPoint, launch_,
-                                "NCCL send/recv ping-pong between GPUs 0 and 1 per launch mode (launch included, back "
-                                "to back, CUDA graph), half round trip, " + launch_words(launch_),
-                                Metric::Latency, 2);
+    const std::string prefix = launch_ == nccl::NcclLaunch::RankPerProcess ? "nccl." : "nccl.single.";
+    BenchmarkInfo i =
+        nccl::nccl_info(prefix + "pingpong_launch", Category::PointToPoint, launch_,
+                        "NCCL send/recv ping-pong between GPUs 0 and 1 per launch mode (launch included, back "
+                        "to back, CUDA graph), half round trip, " +
+                            nccl::launch_words(launch_),
+                        Metric::Latency, 2);
     i.default_sizes = transfer_sizes(8, 64ull << 10);
     i.quick_sizes = {8, 4096, 64ull << 10};
     return i;
   }
-  std::optional<std::string> unavailable(const Context& ctx) const override { return nccl_unavailable(launch_, ctx, 2); }
+  std::optional<std::string> unavailable(const Context& ctx) const override {
+    return nccl::nccl_unavailable(launch_, ctx, 2);
+  }
   std::vector<Params> variants(const Context& ctx) const override {
     std::vector<Params> out;
     for (Mode m : kModes)
       out.push_back(Params{{"launch", to_string(launch_)},
-                           {"gpus", job_devices(launch_, const_cast<Context&>(ctx))},
+                           {"gpus", nccl::job_devices(launch_, const_cast<Context&>(ctx))},
                            {"direction", std::string("half_round_trip")},
                            {"launch_mode", std::string(mode_name(m))}});
     return out;
@@ -285,7 +293,7 @@ class NcclPingPongLaunch final : public Benchmark {
   Movement movement(const Context&, const Params& p) const override {
     Endpoint from = gpu_memory(gpu_of_rank(p, 0), Allocator::Device),
              to = gpu_memory(gpu_of_rank(p, 1), Allocator::Device);
-    if (launch_ == NcclLaunch::RankPerProcess) {
+    if (launch_ == nccl::NcclLaunch::RankPerProcess) {
       from.rank = 0;
       to.rank = 1;
     }
@@ -293,17 +301,17 @@ class NcclPingPongLaunch final : public Benchmark {
                             {"launch", "launch_mode"});
   }
   std::unique_ptr<Workload> prepare(Context& ctx, const Params& params, std::uint64_t bytes) const override {
-    const NcclTeam& team = nccl_team(launch_, ctx);
+    const nccl::NcclTeam& team = nccl::nccl_team(launch_, ctx);
     if (team.ranks() < 2) throw Skip("NCCL send/recv needs 2 ranks, the job has " + std::to_string(team.ranks()));
     return std::make_unique<LaunchWorkload>(team, ctx, mode_from(params.text("launch_mode")), static_cast<std::size_t>(bytes));
   }
 
  private:
-  NcclLaunch launch_;
+  nccl::NcclLaunch launch_;
 };
 
-COMMATLAS_REGISTER_BENCHMARK(NcclPingPongLaunch, NcclLaunch::RankPerProcess);
-COMMATLAS_REGISTER_BENCHMARK(NcclPingPongLaunch, NcclLaunch::SingleProcess);
+COMMATLAS_REGISTER_BENCHMARK(NcclPingPongLaunch, nccl::NcclLaunch::RankPerProcess);
+COMMATLAS_REGISTER_BENCHMARK(NcclPingPongLaunch, nccl::NcclLaunch::SingleProcess);
 
 }  // namespace
 }  // namespace commatlas

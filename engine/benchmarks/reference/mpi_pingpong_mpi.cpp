@@ -78,7 +78,7 @@ class BarePingPong final : public Workload {
   bool active() const { return comm_.rank() < 2; }
   std::uint64_t sender_seed(int rank) const { return seed_ * 7919 + static_cast<std::uint64_t>(rank) + 1; }
 
-  MpiComm comm_;
+  mpi::MpiComm comm_;
   std::vector<unsigned char> send_;
   std::vector<unsigned char> recv_;
   std::uint64_t seed_;
@@ -91,7 +91,7 @@ class ReferenceMpiPingPong final : public Benchmark {
             "bare osu_latency loop (one MPI_Wtime pair around 1000 round trips) to check mpi.pingpong against",
             Metric::Latency, RankRange{2, 0}, {1, 64ull << 10}, {8}};  // sizes mpi.pingpong has
   }
-  std::optional<std::string> unavailable(const Context& ctx) const override { return mpi_run_unavailable(ctx); }
+  std::optional<std::string> unavailable(const Context& ctx) const override { return mpi::mpi_run_unavailable(ctx); }
   Movement movement(const Context&, const Params&) const override {
     Movement m = p2p_movement(Protocol::PingPong, Mechanism::MpiHost, host_memory(std::nullopt, Allocator::Pageable),
                               host_memory(std::nullopt, Allocator::Pageable));

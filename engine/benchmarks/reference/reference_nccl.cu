@@ -11,10 +11,11 @@ namespace commatlas {
 
 namespace {
 
-constexpr NcclLaunch kLaunch = NcclLaunch::RankPerProcess;
+constexpr nccl::NcclLaunch kLaunch = nccl::NcclLaunch::RankPerProcess;
 
 BenchmarkInfo reference_info(std::string key, std::string description) {
-  BenchmarkInfo i = nccl_info(std::move(key), Category::Reference, kLaunch, std::move(description), Metric::Bandwidth, 2);
+  BenchmarkInfo i =
+      nccl::nccl_info(std::move(key), Category::Reference, kLaunch, std::move(description), Metric::Bandwidth, 2);
   i.default_sizes = {8, 64ull << 10, 1ull << 20, 16ull << 20, 256ull << 20};  // sizes nccl.* has
   i.quick_sizes = {8, 1ull << 20, 256ull << 20};
   i.full_tier = {{{}, "self-checks of the harness (a bare loop per size), 2.3 s per point"}};
@@ -23,9 +24,11 @@ BenchmarkInfo reference_info(std::string key, std::string description) {
 
 class ReferenceNcclBase : public Benchmark {
  public:
-  std::optional<std::string> unavailable(const Context& ctx) const override { return nccl_unavailable(kLaunch, ctx, 2); }
+  std::optional<std::string> unavailable(const Context& ctx) const override {
+    return nccl::nccl_unavailable(kLaunch, ctx, 2);
+  }
   std::vector<Params> variants(const Context& ctx) const override {
-    return {Params{{"launch", to_string(kLaunch)}, {"gpus", job_devices(kLaunch, const_cast<Context&>(ctx))}}};
+    return {Params{{"launch", to_string(kLaunch)}, {"gpus", nccl::job_devices(kLaunch, const_cast<Context&>(ctx))}}};
   }
 };
 
@@ -33,7 +36,7 @@ class ReferenceNcclAllReduce final : public ReferenceNcclBase {
  public:
   Movement movement(const Context& ctx, const Params& p) const override {
     Movement m = collective_movement(CollectiveOp::AllReduce, Mechanism::Nccl,
-                                     gpu_memory(std::nullopt, Allocator::Device), job_size(kLaunch, ctx, p));
+                                     gpu_memory(std::nullopt, Allocator::Device), nccl::job_size(kLaunch, ctx, p));
     keep_choices(m, p, {"launch"});
     m.reference_of = "nccl.allreduce";
     return m;
@@ -42,7 +45,9 @@ class ReferenceNcclAllReduce final : public ReferenceNcclBase {
     return reference_info("reference.nccl_allreduce", "bare nccl-tests-style loop of ncclAllReduce (compare nccl.allreduce)");
   }
   std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
-    return prepare_nccl_collective(nccl_team(kLaunch, ctx), ctx, find_nccl_collective(CollectiveOp::AllReduce), bytes, NcclTiming::BareLoop);
+    return nccl::prepare_nccl_collective(nccl::nccl_team(kLaunch, ctx), ctx,
+                                         nccl::find_nccl_collective(CollectiveOp::AllReduce), bytes,
+                                         nccl::NcclTiming::BareLoop);
   }
 };
 
@@ -61,7 +66,8 @@ class ReferenceNcclSendRecv final : public ReferenceNcclBase {
     return reference_info("reference.nccl_sendrecv", "bare nccl-tests-style loop of ncclSend/ncclRecv 0->1 (compare nccl.bandwidth)");
   }
   std::unique_ptr<Workload> prepare(Context& ctx, const Params&, std::uint64_t bytes) const override {
-    return make_protocol_workload(ctx, nccl_transport(kLaunch, NcclTiming::BareLoop), Params{}, Protocol::Bandwidth, bytes);
+    return make_protocol_workload(ctx, nccl_transport(kLaunch, nccl::NcclTiming::BareLoop), Params{},
+                                  Protocol::Bandwidth, bytes);
   }
 };
 

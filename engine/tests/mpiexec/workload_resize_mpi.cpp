@@ -167,7 +167,7 @@ TEST_F(WorkloadResize, APlantedNoOpAfterAResizeFailsTheCheck) {
 }  // namespace commatlas
 
 int main(int argc, char** argv) {
-  std::unique_ptr<commatlas::Group> group = commatlas::start_mpi_group(&argc, &argv);
+  std::unique_ptr<commatlas::Group> group = commatlas::mpi::start_mpi_group(&argc, &argv);
   commatlas::world = group.get();
   // Rank 0 reports everything; the others only their failures (gtest's --gtest_brief).
   if (group->rank() != 0) ::testing::GTEST_FLAG(brief) = true;
