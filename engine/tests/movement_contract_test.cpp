@@ -7,6 +7,7 @@
 #include <iostream>
 #include <set>
 
+#include "core/error.h"
 #include "core/json.h"
 #include "core/records.h"
 #include "core/registry.h"
