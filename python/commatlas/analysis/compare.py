@@ -474,6 +474,7 @@ def choose_rule(base: Groups, other: Groups) -> Rule:
 # (a loaded 2-core VM has shown ±100x): a point within it is not judged unchanged but unstable,
 # as a point whose batches did not repeat is.
 TOO_WIDE = 4.0
+TOO_WIDE_WORDS = "too much to tell a change from noise"
 
 
 def judge(base: Figures, other: Figures, metric: str, size: int | None, rule: Rule, own: float = 0.0) -> Verdict:
@@ -488,8 +489,7 @@ def judge(base: Figures, other: Figures, metric: str, size: int | None, rule: Ru
     if t is not None and t.shifted and move * t.shift > 0 and abs(move) >= abs(t.shift) / 2:
         return Verdict(True, f"moved {abs(move):.0%} with its whole range ({t.band.label}: {t.shift:+.0%})")
     if tolerance > TOO_WIDE:
-        return Verdict(False, f"the runs vary by ±{amount(tolerance)} here ({whose}): too much to tell a change "
-                              f"from noise", unstable=True)
+        return Verdict(False, f"the runs vary by ±{amount(tolerance)} here ({whose}): {TOO_WIDE_WORDS}", unstable=True)
     median = abs(relative_move(base.median, other.median))
     if median > tolerance:
         fast = abs(relative_move(base.fast, other.fast))

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from commatlas.analysis.compare import RunComparison
+from commatlas.analysis.compare import TOO_WIDE_WORDS, RunComparison
 from commatlas.io.outputs import write_text
 from commatlas.report.templating import render
 from commatlas.units import format_ratio, format_size, format_value
@@ -22,7 +22,10 @@ def headline(c: RunComparison) -> str:
     n = len(c.points)
     text = f"{len(c.different)} of {n} common points changed beyond run-to-run variation"
     if c.unstable:
-        text += f"; {len(c.unstable)} unstable in a run, not judged"
+        wide = sum(1 for p in c.unstable if TOO_WIDE_WORDS in p.verdict.why)
+        parts = [f"{len(c.unstable) - wide} unstable in a run"] if len(c.unstable) > wide else []
+        parts += [f"{wide} where the runs vary by more than ±5x"] if wide else []
+        text += f"; not judged: {', '.join(parts)}"
     return text
 
 
