@@ -12,10 +12,11 @@ from commatlas.analysis.compare import compare_two
 from commatlas.io.records import PARAM_ALIASES, current_params, read_records
 from commatlas.io.results import load_run
 from commatlas.io.vocabulary import VOCABULARY
+from conftest import fixture_run
 
-REPO = Path(__file__).resolve().parent.parent
-# A default run of 2x H200 written before the rename: every copy, STREAM kernel, chase and prefetch.
-OLD_RUN = REPO / "results" / "nvidia-h200-x2" / "atlas-2gpu" / "default"
+# A default run of 2x H200 written before the rename (the curated cut of
+# results/nvidia-h200-x2/atlas-2gpu): every copy, STREAM kernel, chase and prefetch.
+OLD_RUN = fixture_run("h200x2-atlas-2gpu") / "default"
 OLD_NAMES = {"host_alloc", "device_alloc", "alloc", "location"}
 DIRECT_ACCESS = ("gpu.stream_read", "gpu.stream_write", "gpu.stream_copy", "gpu.pointer_chase",
                  "host.pointer_chase_gpu_memory")
