@@ -319,9 +319,17 @@ __device__ void pattern_store_chunk(const WireMessage& w, int c) {
   for (std::size_t i = done + threadIdx.x; i < n; i += blockDim.x) d[i] = s[i];
 }
 
+// The plan is read in place from the kernel's parameters, its messages by index: without
+// __grid_constant__ every thread would first copy it into its local memory.
+#if __CUDACC_VER_MAJOR__ > 11 || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 7)
+#define COMMATLAS_GRID_CONSTANT __grid_constant__
+#else
+#define COMMATLAS_GRID_CONSTANT
+#endif
+
 // One call of a pattern (gpu_initiated.h): go-aheads, then every chunk sent (block b takes items
 // b, b + grid, ...), then block 0 waits for every message received.
-__global__ void pattern_exchange_kernel(StepPlan p) {
+__global__ void pattern_exchange_kernel(const COMMATLAS_GRID_CONSTANT StepPlan p) {
   if (blockIdx.x == 0 && static_cast<int>(threadIdx.x) < p.recvs) store_release_sys(p.recv[threadIdx.x].ready, p.seq);
   for (int item = static_cast<int>(blockIdx.x); item < p.items; item += static_cast<int>(gridDim.x)) {
     int m = 0, c = item;
