@@ -779,7 +779,8 @@ std::string pattern_words(int device, const std::string& mapping) {
   return "device buffers of GPU " + std::to_string(device) +
          ", GPU-initiated: a kernel stores each message straight into the neighbour's receive buffer (" + mapping +
          "; a block per chunk of at least " + format_size(kMinChunkBytes) +
-         ", 16-byte stores) once the neighbour's go-ahead flag says the buffer is free, and raises a flag per "
+         ", 16-byte stores where both ends are aligned) once the neighbour's go-ahead flag says the buffer is "
+         "free, and raises a flag per "
          "chunk there (release, system scope), the neighbour's kernel waiting with acquire loads (system scope); "
          "the irregular exchange's counts the same way; one kernel per exchange, launched by the host, which waits "
          "for it (launch and wait included; no persistent kernel: the pack and unpack kernels and the host's step "
