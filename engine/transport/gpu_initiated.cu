@@ -1,6 +1,6 @@
-// The GPU-initiated link's kernels and protocols (gpu_initiated.h), and the transport over peer
-// access, one process driving GPUs 0 and 1 (gpu_initiated.pingpong, gpu_initiated.bandwidth; suite
-// gpu). NVIDIA only: the flags are PTX acquire loads and release stores at system scope; a HIP
+// The GPU-initiated link's kernels and protocols (gpu_initiated.h), the patterns' exchange kernel
+// and transport (mapped by gpu_initiated_mpi.cu), and the transport over peer access, one process
+// driving GPUs 0 and 1 (gpu_initiated.pingpong, gpu_initiated.bandwidth; suite gpu). NVIDIA only: the flags are PTX acquire loads and release stores at system scope; a HIP
 // build leaves the mechanism out.
 #ifndef COMMATLAS_HIP
 
@@ -258,6 +258,109 @@ __global__ void stream_recv_kernel(Args a, std::int64_t samples, std::int64_t op
     const u64 last = first_seq + static_cast<u64>((s + 1) * ops) - 1;
     if (!block_wait_all(a, a.own_control, a.chunks, last)) return;
     if (threadIdx.x == 0) store_release_sys(a.peer_control + kAck, first_ack + static_cast<u64>(s) + 1 - a.flag_lag);
+  }
+}
+
+// ---- the patterns' exchange (gpu_initiated.h: PatternTransport) ----------------------------------
+
+// This GPU gives up: its status says why (the first reason stays), and the abort words of this GPU
+// and of every rank this call exchanges with stop their waits too.
+__device__ void pattern_give_up(const StepPlan& p, int why) {
+  *reinterpret_cast<volatile std::uint64_t*>(p.own_abort) = 1;
+  for (int i = 0; i < p.sends; ++i) *reinterpret_cast<volatile std::uint64_t*>(p.send[i].peer_abort) = 1;
+  for (int i = 0; i < p.recvs; ++i) *reinterpret_cast<volatile std::uint64_t*>(p.recv[i].peer_abort) = 1;
+  auto* status = reinterpret_cast<volatile int*>(p.status);
+  if (*status == kPatternOk) *status = why;  // host memory: plain stores, no atomics across PCIe
+  __threadfence_system();
+}
+
+// Spins until *word >= target (acquire loads, system scope); `seen` gets the value that passed.
+// False when this GPU gave up (its own timeout, or an abort raised here by another).
+__device__ bool pattern_wait(const StepPlan& p, const std::uint64_t* word, u64 target, u64* seen) {
+  u64 v = load_acquire_sys(word);
+  if (v < target) {
+    const u64 start = cuda::device_time_ns();
+    const auto* abort = reinterpret_cast<const volatile std::uint64_t*>(p.own_abort);
+    while ((v = load_acquire_sys(word)) < target) {
+      if (*abort != 0) return false;
+      if (cuda::device_time_ns() - start > kSpinTimeoutNs) {
+        pattern_give_up(p, kPatternTimedOut);
+        return false;
+      }
+    }
+  }
+  if (seen) *seen = v;
+  return true;
+}
+
+// Chunk c of a message into the receiver's buffer, by the whole block: 16-byte streaming stores
+// where source and destination are both 16-byte aligned (chunks are multiples of 16 bytes, so every
+// chunk of a message is aligned alike), else 8-byte words, then bytes.
+__device__ void pattern_store_chunk(const WireMessage& w, int c) {
+  const std::size_t begin = static_cast<std::size_t>(c) * w.chunk_bytes;
+  if (begin >= w.bytes) return;
+  const std::size_t n = min(w.bytes, begin + w.chunk_bytes) - begin;
+  const unsigned char* s = w.src + begin;
+  unsigned char* d = w.dst + begin;
+  const auto align = reinterpret_cast<std::uintptr_t>(s) | reinterpret_cast<std::uintptr_t>(d);
+  std::size_t done = 0;
+  if ((align & 15) == 0) {
+    const std::size_t vectors = n / 16;
+    for (std::size_t i = threadIdx.x; i < vectors; i += blockDim.x)
+      __stcs(reinterpret_cast<int4*>(d) + i, __ldg(reinterpret_cast<const int4*>(s) + i));
+    done = vectors * 16;
+  }
+  if ((align & 7) == 0) {
+    const std::size_t words = (n - done) / 8;
+    for (std::size_t i = threadIdx.x; i < words; i += blockDim.x)
+      reinterpret_cast<unsigned long long*>(d + done)[i] = reinterpret_cast<const unsigned long long*>(s + done)[i];
+    done += words * 8;
+  }
+  for (std::size_t i = done + threadIdx.x; i < n; i += blockDim.x) d[i] = s[i];
+}
+
+// The plan is read in place from the kernel's parameters, its messages by index: without
+// __grid_constant__ every thread would first copy it into its local memory.
+#if __CUDACC_VER_MAJOR__ > 11 || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 7)
+#define COMMATLAS_GRID_CONSTANT __grid_constant__
+#else
+#define COMMATLAS_GRID_CONSTANT
+#endif
+
+// One call of a pattern (gpu_initiated.h): go-aheads, then every chunk sent (block b takes items
+// b, b + grid, ...), then block 0 waits for every message received.
+__global__ void pattern_exchange_kernel(const COMMATLAS_GRID_CONSTANT StepPlan p) {
+  if (blockIdx.x == 0 && static_cast<int>(threadIdx.x) < p.recvs) store_release_sys(p.recv[threadIdx.x].ready, p.seq);
+  for (int item = static_cast<int>(blockIdx.x); item < p.items; item += static_cast<int>(gridDim.x)) {
+    int m = 0, c = item;
+    while (c >= p.send[m].chunks) c -= p.send[m++].chunks;
+    const WireMessage& w = p.send[m];
+    bool ok = true;
+    if (threadIdx.x == 0) ok = pattern_wait(p, w.ready, p.seq, nullptr);
+    if (__syncthreads_or(!ok)) return;
+    if (w.count) {
+      if (threadIdx.x == 0) store_word_relaxed_sys(w.count, w.value);
+    } else {
+      pattern_store_chunk(w, c);
+    }
+    // Every thread's stores of the chunk before thread 0's release (release is cumulative).
+    __syncthreads();
+    if (threadIdx.x == 0) store_release_sys(w.flags + c, chunk_flag(p.seq - p.flag_lag, w.chunks));
+  }
+  if (blockIdx.x != 0) return;
+  for (int r = static_cast<int>(threadIdx.x); r < p.recvs; r += static_cast<int>(blockDim.x)) {
+    const WireMessage& w = p.recv[r];
+    u64 first = 0;
+    if (!pattern_wait(p, w.flags, chunk_flag(p.seq, 0), &first)) return;
+    const int chunks = flag_chunks(first, p.seq);
+    if (chunks < 1 || chunks > kPatternChunks) {
+      pattern_give_up(p, kPatternBadFlag);
+      return;
+    }
+    for (int c = 1; c < chunks; ++c)
+      if (!pattern_wait(p, w.flags + c, chunk_flag(p.seq, 0), nullptr)) return;
+    // After the acquire of its flag: the count the sender stored before raising it.
+    if (w.count) p.counts_out[r] = *reinterpret_cast<const volatile std::uint64_t*>(w.count);
   }
 }
 
@@ -590,6 +693,157 @@ Movement link_movement(bool pingpong, const Params& p, bool ranks) {
   return movement_between(pingpong ? Operation::PingPong : Operation::SendRecv,
                           pingpong ? MoveDirection::HalfRoundTrip : MoveDirection::Uni, Mechanism::GpuInitiated, from, to,
                           p, {"launch_mode", "mapping"});
+}
+
+// ---- the patterns' transport -------------------------------------------------------------------
+
+PatternChunking pattern_chunking(std::size_t bytes) {
+  PatternChunking ch;
+  const std::size_t by_count = (bytes + kPatternChunks - 1) / kPatternChunks;
+  ch.chunk_bytes = (std::max(kMinChunkBytes, by_count) + 15) / 16 * 16;
+  ch.chunks = static_cast<int>(std::max<std::size_t>(1, (bytes + ch.chunk_bytes - 1) / ch.chunk_bytes));
+  return ch;
+}
+
+StepPlan plan_step(int rank, const std::vector<RankMemory>& ranks, const unsigned char* send, std::size_t send_bytes,
+                   const std::vector<PeerMessage>& sends, const std::vector<PeerMessage>& recvs,
+                   const std::vector<std::uint64_t>* counts) {
+  const auto fail = [rank](const std::string& why) {
+    return MeasurementError("the GPU-initiated exchange of rank " + std::to_string(rank) + " cannot carry this call: " + why);
+  };
+  const auto memory_of = [&](int r) -> const RankMemory& {
+    if (r < 0 || r >= static_cast<int>(ranks.size()) || !ranks[r].control || !ranks[r].inbox)
+      throw fail("rank " + std::to_string(r) + "'s memory is not mapped here (CUDA IPC reaches the ranks of one node)");
+    return ranks[r];
+  };
+  const RankMemory& own = memory_of(rank);
+  if (sends.size() > static_cast<std::size_t>(kPatternTags) || recvs.size() > static_cast<std::size_t>(kPatternTags))
+    throw fail(std::to_string(sends.size()) + " sends and " + std::to_string(recvs.size()) + " receives, at most " +
+               std::to_string(kPatternTags) + " each");
+  if (counts && counts->size() != sends.size())
+    throw fail(std::to_string(counts->size()) + " counts for " + std::to_string(sends.size()) + " messages");
+  // A slot per tag and kind: one message a tag each way, or two would share flags.
+  const auto slot_of = [&](const PeerMessage& m, std::uint32_t& used, const char* way) {
+    if (m.tag < 0 || m.tag >= kPatternTags)
+      throw fail("tag " + std::to_string(m.tag) + " is outside 0.." + std::to_string(kPatternTags - 1));
+    if (used & (1u << m.tag)) throw fail(std::string("two messages ") + way + " with tag " + std::to_string(m.tag));
+    used |= 1u << m.tag;
+    return counts ? kPatternTags + m.tag : m.tag;
+  };
+
+  StepPlan p;
+  p.counts = counts != nullptr;
+  p.own_abort = own.control + kPatternAbort;
+  std::uint32_t used = 0;
+  for (std::size_t i = 0; i < sends.size(); ++i) {
+    const PeerMessage& m = sends[i];
+    const int slot = slot_of(m, used, "sent");
+    const RankMemory& to = memory_of(m.peer);
+    WireMessage& w = p.send[p.sends++];
+    w.flags = to.control + kPatternFlags + slot * kPatternChunks;
+    w.ready = own.control + kPatternReady + slot;
+    w.peer_abort = to.control + kPatternAbort;
+    if (counts) {
+      w.count = to.control + kPatternCounts + m.tag;
+      w.value = (*counts)[i];
+    } else {
+      if (m.offset + m.bytes > send_bytes)
+        throw fail("a message of " + std::to_string(m.bytes) + " bytes at " + std::to_string(m.offset) +
+                   " runs past the send buffer of " + std::to_string(send_bytes));
+      if (m.remote_offset + m.bytes > to.inbox_bytes)
+        throw fail("a message of " + std::to_string(m.bytes) + " bytes at " + std::to_string(m.remote_offset) +
+                   " runs past rank " + std::to_string(m.peer) + "'s receive buffer of " + std::to_string(to.inbox_bytes));
+      const PatternChunking ch = pattern_chunking(m.bytes);
+      w.src = send + m.offset;
+      w.dst = to.inbox + m.remote_offset;
+      w.bytes = m.bytes;
+      w.chunk_bytes = ch.chunk_bytes;
+      w.chunks = ch.chunks;
+    }
+    p.items += w.chunks;
+  }
+  used = 0;
+  for (const PeerMessage& m : recvs) {
+    const int slot = slot_of(m, used, "received");
+    const RankMemory& from = memory_of(m.peer);
+    WireMessage& w = p.recv[p.recvs++];
+    w.flags = own.control + kPatternFlags + slot * kPatternChunks;
+    w.ready = from.control + kPatternReady + slot;
+    w.peer_abort = from.control + kPatternAbort;
+    if (counts) w.count = own.control + kPatternCounts + m.tag;
+  }
+  return p;
+}
+
+std::string pattern_words(int device, const std::string& mapping) {
+  return "device buffers of GPU " + std::to_string(device) +
+         ", GPU-initiated: a kernel stores each message straight into the neighbour's receive buffer (" + mapping +
+         "; a block per chunk of at least " + format_size(kMinChunkBytes) +
+         ", 16-byte stores where both ends are aligned) once the neighbour's go-ahead flag says the buffer is "
+         "free, and raises a flag per "
+         "chunk there (release, system scope), the neighbour's kernel waiting with acquire loads (system scope); "
+         "the irregular exchange's counts the same way; one kernel per exchange, launched by the host, which waits "
+         "for it (launch and wait included; no persistent kernel: the pack and unpack kernels and the host's step "
+         "lie between exchanges)";
+}
+
+PatternTransport::PatternTransport(int rank, int device, std::size_t send_bytes, std::size_t recv_bytes, std::string mapping)
+    : OnDeviceArena(device, send_bytes, recv_bytes), rank_(rank), mapping_(std::move(mapping)), send_bytes_(send_bytes),
+      recv_bytes_(recv_bytes), control_(cuda::MemoryKind::Device, kPatternWords * sizeof(std::uint64_t), device),
+      status_(cuda::MemoryKind::Pinned, sizeof(int), device),
+      counts_out_(cuda::MemoryKind::Pinned, kPatternTags * sizeof(std::uint64_t), device) {
+  cuda::DeviceScope scope(device);
+  // Zeroed before the handles are traded: a neighbour may raise a flag here as soon as it maps it.
+  COMMATLAS_GPU_CHECK(cudaMemsetAsync(control_.data(), 0, control_.bytes(), arena_.stream().get()));
+  arena_.stream().synchronize();
+  *status_.as<int>() = kPatternOk;
+  sms_ = std::max(1, cuda::sm_count(device));
+  cudaFuncAttributes attributes;  // loaded now, not at the first (timed) launch (lazy module loading)
+  COMMATLAS_GPU_CHECK(cudaFuncGetAttributes(&attributes, pattern_exchange_kernel));
+}
+
+void PatternTransport::run(StepPlan& plan) {
+  plan.seq = ++seq_;
+  plan.flag_lag = rank_ != 0 && test_wrong_flag() ? 1 : 0;  // the planted fault: every other rank one short
+  plan.status = static_cast<int*>(status_.device_view());
+  plan.counts_out = static_cast<std::uint64_t*>(counts_out_.device_view());
+  // Every block resident at once (one per SM at most): spinning blocks never wait for a slot.
+  const int grid = std::max(1, std::min(plan.items, sms_));
+  cuda::DeviceScope scope(arena_.device());
+  pattern_exchange_kernel<<<grid, kThreadsPerBlock, 0, arena_.stream().get()>>>(plan);
+  COMMATLAS_GPU_CHECK_LAUNCH();
+  arena_.stream().synchronize();
+}
+
+void PatternTransport::exchange(const std::vector<PeerMessage>& sends, const std::vector<PeerMessage>& recvs) {
+  StepPlan plan = plan_step(rank_, ranks_, static_cast<const unsigned char*>(arena_.send()), send_bytes_, sends, recvs, nullptr);
+  run(plan);
+}
+
+void PatternTransport::exchange_counts(const std::vector<PeerMessage>& sends, const std::vector<std::uint64_t>& send_counts,
+                                       const std::vector<PeerMessage>& recvs, std::vector<std::uint64_t>& recv_counts) {
+  StepPlan plan = plan_step(rank_, ranks_, nullptr, 0, sends, recvs, &send_counts);
+  run(plan);
+  recv_counts.resize(recvs.size());
+  const auto* got = counts_out_.as<volatile std::uint64_t>();
+  for (std::size_t i = 0; i < recvs.size(); ++i) recv_counts[i] = got[i];
+}
+
+void PatternTransport::check_run() {
+  const std::string who = "GPU " + std::to_string(arena_.device()) + " (rank " + std::to_string(rank_) + ")";
+  switch (*status_.as<volatile int>()) {
+    case kPatternTimedOut:
+      throw MeasurementError(who + " waited more than " + std::to_string(kSpinTimeoutNs / 1000000000ull) +
+                             " s for a neighbour's flag in a GPU-initiated exchange");
+    case kPatternBadFlag:
+      throw MeasurementError(who + " read a chunk flag that counts no valid number of chunks in a GPU-initiated exchange");
+    default: break;
+  }
+  std::uint64_t abort = 0;
+  cuda::DeviceScope scope(arena_.device());
+  COMMATLAS_GPU_CHECK(cudaMemcpy(&abort, control_.as<std::uint64_t>() + kPatternAbort, sizeof(abort), cudaMemcpyDeviceToHost));
+  if (abort != 0)
+    throw MeasurementError(who + " stopped its GPU-initiated exchanges: a rank it exchanges with gave up waiting for a flag");
 }
 
 // ---- the transport over peer access: one process, GPUs 0 and 1 ---------------------------------

@@ -22,6 +22,10 @@
 //                    (nccl-tests -G), CUDA events around each replay
 //   launch_included  one round trip per sample: both kernels launched, the host waits for both,
 //                    host steady_clock
+//
+// The application patterns (halo, neighbour exchange) run over it too, with a rank per GPU
+// (PatternTransport, below): each message stored straight into the neighbour's receive buffer and
+// flagged there, one kernel per exchange launched by the host, which waits for it.
 #pragma once
 
 #include <cstddef>
@@ -37,6 +41,8 @@
 #include "core/benchmark.h"
 #include "core/launch_mode.h"
 #include "core/error.h"
+#include "core/pattern.h"  // COMMATLAS_HD
+#include "transport/device_arena.h"
 #include "transport/transport.h"
 
 namespace commatlas {
@@ -166,7 +172,8 @@ std::vector<Params> link_variants(bool pingpong, const std::string& mapping);
 Movement link_movement(bool pingpong, const Params& variant, bool ranks);
 
 // The mechanism as a transport (transport.h): the sides this process holds and the link over them.
-// Every protocol runs natively; the generic primitives and the patterns are refused.
+// Every protocol runs natively; the generic primitives are refused, and so are the patterns (theirs
+// is PatternTransport, below: every rank's buffers, not two ends').
 class GpuInitiatedTransport : public Transport {
  public:
   GpuInitiatedTransport(LaunchMode mode, std::string mapping) : mode_(mode), mapping_(std::move(mapping)) {}
@@ -258,6 +265,169 @@ class GpuInitiatedTransport : public Transport {
   std::vector<int> ends_;
   std::vector<std::unique_ptr<Side>> sides_;
   std::unique_ptr<Link> link_;
+};
+
+// ---- The application patterns: halo and neighbour exchange, a rank per GPU ----------------------
+//
+// One exchange (or exchange of counts) is one call of the pattern: the host launches one kernel on
+// its rank's GPU and waits for it (the patterns' primitives are done on return, and the pattern
+// times whole steps on the host). The kernel
+//   1. raises, for every message this rank receives, the sender's go-ahead word of the message's
+//      slot to the call's sequence number (release, system scope): the host launched it after every
+//      earlier primitive of this rank returned, so nothing still reads what that slot received last;
+//   2. stores every message it sends, chunk by chunk (a block per chunk: at least kMinChunkBytes, at
+//      most kPatternChunks per message), straight into the receiver's buffer at the message's place,
+//      each chunk after the receiver's go-ahead, then raises the chunk's flag in the receiver's
+//      memory (release, system scope) to chunk_flag(seq, chunks);
+//   3. waits (block 0, acquire loads at system scope) for every chunk flag of every message it
+//      receives: the first flag says how many chunks the message has, so a receiver needs no size
+//      (the irregular exchange's receivers learn theirs only from the counts).
+// A count of the irregular exchange is a message of its own slot: its value stored into the
+// receiver's count word, then its flag raised; the receiver copies it to host memory.
+// A slot is a message's tag (data) or kPatternTags + tag (counts): in one call a rank sends at most
+// one message per tag and receives at most one per tag (the patterns tag by direction). Sequence
+// numbers, flags and go-aheads only grow: every rank makes the same calls in the same order.
+// Every wait gives up after kSpinTimeoutNs, raises this GPU's abort word and those of the ranks
+// it exchanges with (so theirs stop at once too) and records why; check_run() reports it and the
+// pattern's data check, which every rank takes part in, fails the point.
+
+inline constexpr int kPatternTags = 16;                   // tags 0 .. 15; also the most messages a call sends
+inline constexpr int kPatternSlots = 2 * kPatternTags;    // data slots, then count slots
+inline constexpr int kPatternChunks = 64;                 // chunk flags per slot: the most chunks of a message
+inline constexpr std::uint64_t kFlagStride = 128;         // chunk_flag's sequence step (> kPatternChunks)
+static_assert(kPatternChunks < static_cast<int>(kFlagStride), "a flag holds its message's chunk count");
+
+// The words of a rank's pattern control buffer (8 bytes each).
+enum PatternWord : int {
+  kPatternFlags = 0,                                   // slot s, chunk c: s * kPatternChunks + c
+  kPatternReady = kPatternSlots * kPatternChunks,      // slot s: the go-ahead its receiver raised
+  kPatternCounts = kPatternReady + kPatternSlots,      // count slot t: the count received
+  kPatternAbort = kPatternCounts + kPatternTags,       // raised by this GPU or one it exchanges with
+  kPatternWords,
+};
+
+// What a chunk's flag holds: the call's sequence number and the message's chunk count.
+COMMATLAS_HD constexpr std::uint64_t chunk_flag(std::uint64_t seq, int chunks) {
+  return seq * kFlagStride + static_cast<std::uint64_t>(chunks);
+}
+// Whether a flag has reached call `seq` (it never runs ahead: the sender waits for the go-ahead).
+COMMATLAS_HD constexpr bool flag_reached(std::uint64_t flag, std::uint64_t seq) { return flag >= seq * kFlagStride; }
+// The chunk count a reached flag carries; outside [1, kPatternChunks] it is malformed.
+COMMATLAS_HD constexpr int flag_chunks(std::uint64_t flag, std::uint64_t seq) {
+  return static_cast<int>(flag - seq * kFlagStride);
+}
+
+// How a pattern message of `bytes` is cut (chunk_bytes a multiple of 16; a message of 0 bytes is
+// one empty chunk, still flagged: the receiver waits for every message it expects).
+struct PatternChunking {
+  int chunks = 1;
+  std::size_t chunk_bytes = kMinChunkBytes;
+};
+PatternChunking pattern_chunking(std::size_t bytes);
+
+// Rank r's receive buffer and pattern control words as this rank addresses them (its own, or
+// mapped: CUDA IPC across processes).
+struct RankMemory {
+  unsigned char* inbox = nullptr;
+  std::size_t inbox_bytes = 0;
+  std::uint64_t* control = nullptr;
+};
+
+// One message of a call, as the kernel sees it.
+struct WireMessage {
+  const unsigned char* src = nullptr;  // sends: this rank's bytes (null: a count, `value`)
+  unsigned char* dst = nullptr;        // sends: where they land in the receiver's buffer
+  std::uint64_t* flags = nullptr;      // the slot's chunk flags, in the receiver's memory
+  std::uint64_t* ready = nullptr;      // the slot's go-ahead word, in the sender's memory
+  std::uint64_t* count = nullptr;      // counts: the slot's count word, in the receiver's memory
+  std::uint64_t* peer_abort = nullptr;  // the other rank's abort word
+  std::uint64_t value = 0;             // a count's value (sends)
+  std::size_t bytes = 0;
+  std::size_t chunk_bytes = 0;
+  int chunks = 1;
+};
+
+// One call's plan: passed to the kernel by value (kernel parameters hold 4 KiB).
+struct StepPlan {
+  int sends = 0, recvs = 0;
+  int items = 0;                       // send chunks in all
+  bool counts = false;                 // an exchange of counts
+  std::uint64_t seq = 0;               // set when the call runs
+  std::uint64_t flag_lag = 0;          // test-only: flags raised this many calls short
+  std::uint64_t* own_abort = nullptr;
+  int* status = nullptr;               // host-mapped: why this GPU's waits gave up (PatternStatus)
+  std::uint64_t* counts_out = nullptr;  // host-mapped: the counts received, in recv order
+  WireMessage send[kPatternTags];
+  WireMessage recv[kPatternTags];
+};
+static_assert(sizeof(StepPlan) <= 4000, "a plan travels as kernel parameters");
+
+// What a pattern kernel recorded in its status word.
+enum PatternStatus : int { kPatternOk = 0, kPatternTimedOut = 1, kPatternBadFlag = 2 };
+
+// The plan of one call of rank `rank` over `ranks` (indexed by rank): `counts` null for a data
+// exchange (messages from `send` at their offsets into the receivers' buffers at their
+// remote_offsets), or the counts to send (one per message of `sends`; offsets unused). Throws
+// MeasurementError for a call the kernel cannot carry: more than kPatternTags messages a way, a
+// tag out of range or used twice in a way, a rank not mapped, a message outside its buffers.
+StepPlan plan_step(int rank, const std::vector<RankMemory>& ranks, const unsigned char* send, std::size_t send_bytes,
+                   const std::vector<PeerMessage>& sends, const std::vector<PeerMessage>& recvs,
+                   const std::vector<std::uint64_t>* counts);
+
+// The words of the patterns' latency_includes for this mechanism (`mapping`: "CUDA IPC mapping").
+std::string pattern_words(int device, const std::string& mapping);
+
+// The patterns' transport over GPU-initiated stores: this rank's buffers on its GPU (the receive
+// buffer is where its neighbours store), its control words, and every rank's receive buffer and
+// control words as this rank addresses them (set by the subclass that maps them: start_ranks()).
+// The protocols' primitives are not its: the patterns ask only for memory and exchanges.
+class PatternTransport : public OnDeviceArena<Transport> {
+ public:
+  PatternTransport(int rank, int device, std::size_t send_bytes, std::size_t recv_bytes, std::string mapping);
+
+  std::string describe() const override { return pattern_words(arena_.device(), mapping_); }
+  ProtocolWords words(Protocol) const override { refuse("protocol"); }
+  std::vector<int> local_ends() const override { return {}; }
+  void fill_send(int, std::size_t, std::uint64_t) override { refuse("protocol buffer"); }
+  void poison_recv(int, std::size_t) override { refuse("protocol buffer"); }
+  std::size_t check_recv(int, std::size_t, std::uint64_t) override { refuse("protocol buffer"); }
+  void transfer(int, int, std::size_t) override { refuse("protocol"); }
+  void window(int, int, std::size_t) override { refuse("protocol"); }
+  void time(Protocol, std::int64_t, std::int64_t, std::vector<double>&, const std::function<void()>&) override {
+    refuse("protocol");
+  }
+
+  void* send_home() override { return arena_.send(); }
+  void* recv_home() override { return arena_.recv(); }
+  void exchange(const std::vector<PeerMessage>& sends, const std::vector<PeerMessage>& recvs) override;
+  void exchange_counts(const std::vector<PeerMessage>& sends, const std::vector<std::uint64_t>& send_counts,
+                       const std::vector<PeerMessage>& recvs, std::vector<std::uint64_t>& recv_counts) override;
+  // Throws MeasurementError when a wait of this GPU gave up, or one of a rank it exchanges with.
+  void check_run() override;
+
+ protected:
+  [[noreturn]] static void refuse(const std::string& what) {
+    throw MeasurementError("the GPU-initiated patterns' transport runs no " + what + " primitive");
+  }
+  // This rank's receive buffer and control words, to export to the others.
+  void* inbox() const { return arena_.recv(); }
+  void* control() const { return control_.data(); }
+  std::size_t inbox_bytes() const { return recv_bytes_; }
+  // Every rank's memory as this rank addresses it (its own entry included), once mapped.
+  void start_ranks(std::vector<RankMemory> ranks) { ranks_ = std::move(ranks); }
+
+ private:
+  void run(StepPlan& plan);
+
+  int rank_;
+  std::string mapping_;
+  std::size_t send_bytes_, recv_bytes_;
+  cuda::GpuBuffer control_;     // kPatternWords words, zeroed
+  cuda::GpuBuffer status_;      // pinned and mapped: a PatternStatus
+  cuda::GpuBuffer counts_out_;  // pinned and mapped: kPatternTags counts received
+  std::vector<RankMemory> ranks_;
+  std::uint64_t seq_ = 0;
+  int sms_ = 1;
 };
 
 }  // namespace commatlas

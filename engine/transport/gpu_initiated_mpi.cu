@@ -1,11 +1,15 @@
 // The GPU-initiated mechanism as a transport across processes: ranks 0 and 1, one GPU each, map
 // each other's inbox and control words with CUDA IPC once (handles traded over MPI, never timed),
 // then their kernels store and flag straight into the peer's memory (gpu_initiated.ipc.pingpong,
-// gpu_initiated.ipc.bandwidth; suite mpi-gpu). The kernels and the link are gpu_initiated.h's.
+// gpu_initiated.ipc.bandwidth; suite mpi-gpu). The patterns the same way over every rank of the node
+// (pattern.halo2d.gpu_initiated, .halo3d, .neighbor): each rank maps every other rank's receive
+// buffer and pattern control words. The kernels and the link are gpu_initiated.h's.
 // NVIDIA only, as the kernels are.
 #ifndef COMMATLAS_HIP
 
+#include "backends/mpi/gpu_message_buffers_mpi.h"
 #include "backends/mpi/ipc_exchange_mpi.h"
+#include "backends/mpi/mpi_comm.h"
 #include "core/sizes.h"
 #include "transport/gpu_initiated.h"
 
@@ -60,6 +64,58 @@ class IpcTransport final : public GpuInitiatedTransport {
   std::unique_ptr<mpi::PeerMapping> control_;
 };
 
+// The patterns over CUDA IPC: every rank exports its receive buffer and pattern control words once
+// (setup, never timed) and maps those of every other rank, all on one node. The patterns size
+// every rank's receive buffer alike, so each mapping is as long as this rank's own.
+class IpcPatternTransport final : public PatternTransport {
+ public:
+  // Collective: every rank of the job trades handles.
+  IpcPatternTransport(Context& ctx, std::size_t send_bytes, std::size_t recv_bytes)
+      : PatternTransport(ctx.group.rank(), mpi::rank_gpu(ctx.group), send_bytes, recv_bytes, "CUDA IPC mapping"),
+        group_(ctx.group) {
+    const int rank = ctx.group.rank();
+    const auto handles = mpi::exchange_ipc_handles({inbox(), control()}, 2);
+    std::vector<RankMemory> ranks(handles.size());
+    for (int r = 0; r < static_cast<int>(handles.size()); ++r) {
+      if (r == rank) {
+        ranks[r] = {static_cast<unsigned char*>(inbox()), inbox_bytes(), static_cast<std::uint64_t*>(control())};
+        continue;
+      }
+      mappings_.push_back(std::make_unique<mpi::PeerMapping>(handles[r][0], mpi::rank_gpu(ctx.group)));
+      mappings_.push_back(std::make_unique<mpi::PeerMapping>(handles[r][1], mpi::rank_gpu(ctx.group)));
+      ranks[r] = {static_cast<unsigned char*>(mappings_[mappings_.size() - 2]->data()), inbox_bytes(),
+                  static_cast<std::uint64_t*>(mappings_.back()->data())};
+    }
+    start_ranks(std::move(ranks));
+    group_.barrier();  // every mapping exists (and every control buffer is zeroed) before anyone stores
+  }
+
+  ~IpcPatternTransport() override {
+    // Unmap before the owners free: every rank closes its mappings, then all free together.
+    mappings_.clear();
+    try {
+      group_.barrier();
+    } catch (...) {
+    }
+  }
+
+ private:
+  Group& group_;
+  std::vector<std::unique_ptr<mpi::PeerMapping>> mappings_;
+};
+
+// Why the patterns cannot run here: one rank per GPU, every rank on one node (CUDA IPC).
+std::optional<std::string> patterns_unavailable(const Context& ctx) {
+  if (auto why = mpi::mpi_run_unavailable(ctx)) return why;
+  const int gpus = cuda::gpu_count();
+  if (gpus == 0) return std::string("no GPU visible (no CUDA device or driver)");
+  if (ctx.group.local_size() != ctx.group.size()) return std::string("CUDA IPC needs every rank on one node");
+  if (ctx.group.size() > gpus)
+    return "needs a GPU per rank (" + std::to_string(ctx.group.size()) + " ranks, " + std::to_string(gpus) +
+           " GPUs): ranks sharing a GPU would spin against each other's time slices";
+  return std::nullopt;
+}
+
 BenchmarkInfo ipc_info(Protocol p) {
   const bool latency = p == Protocol::PingPong;
   return BenchmarkInfo{latency ? "gpu_initiated.ipc.pingpong" : "gpu_initiated.ipc.bandwidth",
@@ -87,7 +143,10 @@ TransportSpec ipc_spec() {
         if (ctx.group.local_size() > gpus) return "more ranks on the node than GPUs: IPC here pairs one GPU per rank";
         return std::nullopt;
       },
-      [](Context& ctx, const Params& params, std::size_t bytes, std::size_t) -> std::unique_ptr<Transport> {
+      [](Context& ctx, const Params& params, std::size_t bytes, std::size_t recv_bytes) -> std::unique_ptr<Transport> {
+        // The protocols' variants name their launch mode; the patterns' do not (one kernel per
+        // exchange, launched and waited for by the host: PatternTransport).
+        if (!params.has("launch_mode")) return std::make_unique<IpcPatternTransport>(ctx, bytes, recv_bytes);
         return std::make_unique<IpcTransport>(ctx, launch_mode_from_string(params.text("launch_mode")), bytes);
       },
       {{Protocol::PingPong, ipc_info(Protocol::PingPong)}, {Protocol::Bandwidth, ipc_info(Protocol::Bandwidth)}}};
@@ -95,6 +154,9 @@ TransportSpec ipc_spec() {
   spec.movement = [](const Context&, const Params& p, Protocol protocol) {
     return link_movement(protocol == Protocol::PingPong, p, /*ranks=*/true);
   };
+  // Halo and neighbour exchange (no collectives: the bucketed allreduce is not offered).
+  spec.patterns = PatternSide{"gpu_initiated", true, false, [](const Context& ctx) { return mpi::rank_gpu(ctx.group); },
+                              patterns_unavailable};
   return spec;
 }
 
