@@ -24,7 +24,9 @@
 #include "transport/nccl_device.h"
 #include "transport/transport.h"
 
-#if !defined(COMMATLAS_HIP) && defined(__has_include)
+// The device API is the NCCL's whose nccl.h this file compiles with: a newer nccl_device.h found
+// elsewhere on the include path (the CUDA toolkit's, beside an older NCCL's headers) does not count.
+#if !defined(COMMATLAS_HIP) && defined(__has_include) && NCCL_VERSION_CODE >= 22800
 #if __has_include(<nccl_device.h>)
 #define COMMATLAS_NCCL_DEVICE_API 1
 #endif
