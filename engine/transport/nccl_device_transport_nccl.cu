@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -340,7 +341,18 @@ class NcclDeviceTransport final : public Transport {
     DeviceScope scope(api_.device);
     make_device_comm();
     make_window();
-    if (drives()) make_buffers();
+    // Agreed like the NCCL steps: the destructor's barrier must never meet a rank whose
+    // constructor threw (a failure here on one rank only would leave the others waiting in it).
+    std::exception_ptr failure;
+    try {
+      if (drives()) make_buffers();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (!group_.all(!failure)) {
+      if (failure) std::rethrow_exception(failure);
+      throw Skip("another rank could not allocate its buffers for NCCL's device API");
+    }
   }
 
   ~NcclDeviceTransport() override {
