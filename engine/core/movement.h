@@ -80,6 +80,7 @@ namespace commatlas {
   X(CudaIpcSm,    "cuda_ipc_sm",    "cuda_ipc",       "CUDA IPC (SM)",   "#aec7e8", "CUDA IPC handle, SM copy kernel into the peer's buffer") \
   X(Nccl,         "nccl",           "nccl",           "NCCL",            "#98df8a", "NCCL (AMD: RCCL)")                                       \
   X(GpuInitiated, "gpu_initiated",  "sm_kernel",      "GPU stores + flag", "#ff9896", "a kernel stores into the peer GPU's memory and raises a flag there") \
+  X(NcclDevice,   "nccl_device",    "nccl",           "NCCL device API", "#dbdb8d", "a kernel stores into the peer GPU's NCCL window and signals through NCCL's device API (LSA barrier or LL)") \
   X(Torch,        "torch",          "torch",          "PyTorch copy_",   "#c49c94", "PyTorch tensor.copy_ (measured by the torch suite)")     \
   X(TorchNccl,    "torch_nccl",     "torch",          "torch.distributed (NCCL)", "#f7b6d2", "torch.distributed on its NCCL backend (the torch suite)") \
   X(Harness,      "harness",        "harness",        "harness",         "#c5b0d5", "the timing harness alone")
@@ -100,6 +101,7 @@ namespace commatlas {
   X(Registered,    "registered",     "host",   "malloc, then cudaHostRegister (portable and mapped)")           \
   X(Device,        "device",         "gpu",    "cudaMalloc")                                                    \
   X(DevicePool,    "device_pool",    "gpu",    "cudaMallocAsync from the device's default memory pool")         \
+  X(NcclMem,       "nccl_mem",       "gpu",    "ncclMemAlloc: cuMem memory NCCL maps into its peers' symmetric windows") \
   X(Managed,       "managed",        "either", "cudaMallocManaged: pages move to whoever touches them")
 // clang-format on
 

@@ -77,6 +77,7 @@
 #define cudaIpcMemHandle_t hipIpcMemHandle_t
 #define cudaIpcMemLazyEnablePeerAccess hipIpcMemLazyEnablePeerAccess
 #define cudaIpcOpenMemHandle hipIpcOpenMemHandle
+#define cudaLaunchCooperativeKernel hipLaunchCooperativeKernel
 #define cudaMalloc hipMalloc
 #define cudaMallocAsync hipMallocAsync
 #define cudaMallocManaged hipMallocManaged
