@@ -2,7 +2,7 @@
 `launch_mode` choice says so), which is the launch a user of it makes, so the map keeps its points
 beside the repository's own GPU-initiated stores rather than leaving them out as another mode.
 
-The records of a 2x H100 device run (scripts/device/nccl_device.sh, its fixture/ copied under
+The records of a 2x H200 device run (scripts/device/nccl_device.sh, its fixture/ copied under
 tests/fixtures/nccl_device/) show the rest: the mechanism enters the GPU 0 -> GPU 1 latency row,
 every point is verified, each record names the primitive that signalled it, and the only skips are
 the sizes NCCL's LL protocol does not carry."""
@@ -56,7 +56,7 @@ def test_every_point_is_verified_and_names_its_primitive(records) -> None:
         assert r["movement"]["mechanism"] == "nccl_device"
         assert r["movement"]["to"]["allocator"] == "nccl_mem"
         signal = r["params"]["signal"]
-        words = r.get("latency_includes", "") + r.get("timing", "")
+        words = r.get("latency_includes", "") + r["timing"]["method"]
         assert ("protocol LL" if signal == "ll" else "LSA barrier") in words, (signal, words)
     assert not [r for r in mine if r["type"] == "error"], [r["message"] for r in mine if r["type"] == "error"]
     for r in (r for r in mine if r["type"] == "skip"):

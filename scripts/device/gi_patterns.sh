@@ -149,6 +149,7 @@ import json, sys
 from collections import defaultdict
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 rows = defaultdict(dict)  # (pattern, bytes) -> mechanism -> seconds
+memory = {}  # mechanism -> where its buffers are (the record's movement says: host or gpu)
 for r in recs:
     if not r.get("benchmark", "").startswith("pattern."):
         continue
@@ -160,17 +161,20 @@ for r in recs:
         print("skip", r["benchmark"], r.get("reason", "")[:160])
     elif r.get("type") == "result":
         rows[(pattern, r["bytes"])][mech] = r["stats"]["median_s"] if (r.get("verified") or {}).get("ok") else None
+        memory[mech] = r["movement"]["from"]["memory"]
 mechs = ["mpi", "staged", "gpu_aware", "ipc", "nccl", "gpu_initiated"]
-print(f"{'pattern':9}{'size':>9}" + "".join(f"{m:>14}" for m in mechs) + "   gpu_initiated / best other")
+print(f"{'pattern':9}{'size':>9}" + "".join(f"{m:>14}" for m in mechs) + "   gpu_initiated / best other on GPU buffers")
 for (pattern, size), by in sorted(rows.items()):
     cells = "".join(f"{'':>14}" if m not in by else f"{'FAILED':>14}" if by[m] is None else f"{by[m] * 1e6:>12.1f}us"
                     for m in mechs)
-    others = {m: v for m, v in by.items() if m != "gpu_initiated" and v}
+    # Rivals move the same buffers: GPU memory (host-buffer MPI answers another question).
+    others = {m: v for m, v in by.items() if m != "gpu_initiated" and v and memory.get(m) == "gpu"}
     gi = by.get("gpu_initiated")
     best = min(others, key=others.get) if others else None
     verdict = f"{gi / others[best]:.2f} ({best})" if gi and best else "-"
     print(f"{pattern:9}{size:>9}{cells}   {verdict}")
-print("(step time, so below 1 the GPU-initiated step is the faster; FAILED: an error or an unverified point)")
+print("(step time, so below 1 the GPU-initiated step is the faster; FAILED: an error or an unverified point;")
+print(" " + ", ".join(f"{m}: {where} buffers" for m, where in sorted(memory.items())) + ")")
 inc = next((r.get("latency_includes") for r in recs if r.get("type") == "result"
             and r["benchmark"].endswith(".gpu_initiated")), None)
 print("\nwhat a GPU-initiated step includes (the record's latency_includes):\n ", inc or "no GPU-initiated result")
