@@ -8,7 +8,8 @@
 # the finished ones intact. Alone jobs use the run's sizes with a 0.05 s budget per point.
 # Packs the records into $OUT (8 files at most come back) and prints a summary table.
 # Usage (repository root, .device-carry carried):
-#   OUT=/some/dir [DEADLINE=330] [FAMILIES="gpu_aware staged ipc nccl nccl_single copy mpi_host"] \
+#   OUT=/some/dir [DEADLINE=330] \
+#     [FAMILIES="gpu_aware staged ipc nccl nccl_single copy mpi_host nccl_device gpu_initiated"] \
 #     scripts/device/order_check.sh
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
@@ -43,6 +44,7 @@ tar czf "$OUT/default.tar.gz" -C "$W" default default.log
 declare -A ONLY=(
   [gpu_aware]='mpi.gpu_aware.*' [staged]='mpi.staged.*' [ipc]='ipc.*' [nccl]='nccl.*'
   [nccl_single]='nccl.single.*' [copy]='gpu.copy*' [mpi_host]='mpi.*'
+  [nccl_device]='nccl_device.*' [gpu_initiated]='gpu_initiated*,pattern.*.gpu_initiated'
 )
 declare -A EXCLUDE=([nccl]='nccl.single.*' [mpi_host]='mpi.staged.*,mpi.gpu_aware.*')
 FAMILIES=${FAMILIES:-gpu_aware staged ipc nccl nccl_single copy mpi_host}
@@ -133,6 +135,7 @@ tar czf "$OUT/verdicts.tar.gz" -C "$W" summary.txt $(cd "$W" && ls order/*.log o
 pack order-mpi-gpu gpu_aware staged ipc
 pack order-nccl nccl nccl_single
 pack order-copy-mpi copy mpi_host
+pack order-gpu-initiated nccl_device gpu_initiated
 tar czf "$OUT/logs.tar.gz" -C "$W" order_check.log build.log engine-info.json nvidia-smi.csv commands.txt \
   default.time 2>/dev/null
 echo "total $((SECONDS - start)) s"
