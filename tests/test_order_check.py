@@ -108,6 +108,8 @@ def test_check_order_takes_sizes_and_a_selection(host_run: Path, tmp_path: Path)
     assert [a["benchmark"] for a in verdicts["alone_runs"]] == ["host.memcpy"]
     assert verdicts["points"] and {p["bytes"] for p in verdicts["points"]} == {sizes[-1]}
     assert any("sizes the jobs alone did not measure" in n for n in verdicts["notes"]) == (len(sizes) > 1)
+    # The run kept --quick's own budget: the jobs' other budget is named as a cause a difference may have.
+    assert any("--time-budget 0.02 s per point, the run with the engine's default" in n for n in verdicts["notes"])
     assert done.returncode == (1 if any(p["verdict"] == "differs" for p in verdicts["points"]) else 0)
     assert not (run / "order-check").exists()
 

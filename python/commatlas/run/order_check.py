@@ -155,6 +155,11 @@ def check_order(run_dir: str | Path, only: tuple[str, ...] = (), exclude: tuple[
                   f"(records in {directory})", soft_wrap=True, highlight=False)
     if options.repeat > 1:
         notes.append(f"the run has {options.repeat} passes; each job alone measures one")
+    if time_budget is not None and time_budget != options.time_budget:
+        # The budget sets each point's warm-up and sample count: a point can differ for that alone.
+        run_budget = f"{options.time_budget:g} s" if options.time_budget else "the engine's default"
+        notes.append(f"the jobs alone ran with --time-budget {time_budget:g} s per point, the run with {run_budget}: "
+                     "their warm-ups and sample counts differ, so a difference may come from that, not from order")
     alone, interrupted = measure_alone(keys, options, engine, directory, sizes, time_budget, console)
     check = judge_order(base, alone, directory)
     check.interrupted = interrupted
