@@ -14,6 +14,7 @@
 #include "backends/cuda/event_timing.h"
 #include "backends/cuda/gpu_access.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/launch_timing.h"
 #include "core/error.h"
 #include "core/harness.h"
 #include "core/sizes.h"
@@ -520,48 +521,44 @@ void Link::pingpong(LaunchMode mode, std::size_t bytes, std::int64_t samples, st
       break;
     }
     case LaunchMode::BackToBack:
-      cuda::time_event_samples(streams, samples, ops, out, [&](std::size_t i) {
+    case LaunchMode::Graph:
+    case LaunchMode::LaunchIncluded: {
+      // The launched modes, one round trip per kernel: timed as every launched operation is.
+      // A graph per GPU of `ops` kernels, captured once (first use per size, count and fault).
+      auto side_of = [&](std::size_t i) -> Side& {
         for (Side* s : sides_)
-          if (&s->stream == streams[i]) launch_one(*s);
-      });
-      break;
-    case LaunchMode::Graph: {
-      for (Side* s : sides_) {
-        if (s->graphs.count({bytes, ops, move})) continue;
-        cuda::DeviceScope scope(s->device);
+          if (&s->stream == streams[i]) return *s;
+        throw MeasurementError("a stream of no side of this link");
+      };
+      auto graph_of = [&](std::size_t i) {
+        Side& s = side_of(i);
+        const auto key = std::make_tuple(bytes, ops, move);
+        if (auto found = s.graphs.find(key); found != s.graphs.end()) return found->second;
+        cuda::DeviceScope scope(s.device);
         cudaGraph_t graph = nullptr;
-        COMMATLAS_GPU_CHECK(cudaStreamBeginCapture(s->stream.get(), cudaStreamCaptureModeThreadLocal));
+        COMMATLAS_GPU_CHECK(cudaStreamBeginCapture(s.stream.get(), cudaStreamCaptureModeThreadLocal));
         try {
-          for (std::int64_t k = 0; k < ops; ++k) launch_one(*s);
+          for (std::int64_t k = 0; k < ops; ++k) launch_one(s);
         } catch (...) {  // a capture left open would refuse this thread's later allocations
-          if (cudaStreamEndCapture(s->stream.get(), &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+          if (cudaStreamEndCapture(s.stream.get(), &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
           throw;
         }
-        COMMATLAS_GPU_CHECK(cudaStreamEndCapture(s->stream.get(), &graph));
+        COMMATLAS_GPU_CHECK(cudaStreamEndCapture(s.stream.get(), &graph));
         cudaGraphExec_t exec = nullptr;
         const cudaError_t rc = cudaGraphInstantiate(&exec, graph, 0);
         cudaGraphDestroy(graph);
         COMMATLAS_GPU_CHECK(rc);
         // Uploaded now, untimed: a first launch that uploads would do it inside the timed batch.
-        const cudaError_t up = cudaGraphUpload(exec, s->stream.get());
+        const cudaError_t up = cudaGraphUpload(exec, s.stream.get());
         if (up != cudaSuccess) cudaGraphExecDestroy(exec);
         COMMATLAS_GPU_CHECK(up);
-        s->stream.synchronize();
-        s->graphs[{bytes, ops, move}] = exec;
-      }
-      cuda::time_event_samples(streams, samples, 1, out, [&](std::size_t i) {
-        for (Side* s : sides_)
-          if (&s->stream == streams[i]) COMMATLAS_GPU_CHECK(cudaGraphLaunch(s->graphs.at({bytes, ops, move}), s->stream.get()));
-      });
-      for (std::size_t i = first; i < out.size(); ++i) out[i] /= static_cast<double>(ops);
+        s.stream.synchronize();
+        s.graphs[key] = exec;
+        return exec;
+      };
+      cuda::time_launched(mode, streams, samples, ops, out, [&](std::size_t i) { launch_one(side_of(i)); }, graph_of);
       break;
     }
-    case LaunchMode::LaunchIncluded:
-      time_host_samples(samples, ops, out, [&] {
-        for (Side* s : sides_) launch_one(*s);
-        for (Side* s : sides_) s->stream.synchronize();
-      });
-      break;
   }
   raise_timeouts();
   if (halve)
@@ -630,6 +627,7 @@ Accounting pingpong_accounting(LaunchMode mode, std::size_t bytes, const std::st
           : "half a round trip, GPU to GPU, protocol payload-then-flag: a kernel stores the payload into the peer's "
                 "memory (" + mapping + ") and raises a flag there (release, system scope); the peer's kernel waits "
                 "for it (" + poll + ") and answers the same way";
+  cuda::set_launch_sampling(a, mode);
   switch (mode) {
     case LaunchMode::Persistent:
       a.min_sample_s = kPersistentMinSampleSeconds;
@@ -639,19 +637,16 @@ Accounting pingpong_accounting(LaunchMode mode, std::size_t bytes, const std::st
       a.latency_includes = trip + "; no kernel launch, no host";
       break;
     case LaunchMode::BackToBack:
-      a.min_sample_s = cuda::kEventClockMinSampleSeconds;
       a.timing = "CUDA events on the initiating GPU's stream around back-to-back kernel pairs (one per GPU per round "
                  "trip) queued behind a start-blocking kernel (BlockedStart); per-op time halved";
       a.latency_includes = trip + "; one kernel per GPU per round trip, launched back to back (launch overlapped)";
       break;
     case LaunchMode::Graph:
-      a.min_sample_s = cuda::kEventClockMinSampleSeconds;
       a.timing = "CUDA events on the initiating GPU's stream around one replay of a CUDA graph per GPU holding `ops` "
                  "single-round-trip kernels, captured once (as nccl-tests -G); per-op time halved";
       a.latency_includes = trip + "; one graph kernel node per GPU per round trip";
       break;
     case LaunchMode::LaunchIncluded:
-      a.one_op_per_sample = true;
       a.timing = "host steady_clock around one round trip: a kernel launched on each GPU, then both streams "
                  "synchronized; halved";
       a.latency_includes = trip + "; both kernel launches and the host's wait included";

@@ -15,6 +15,7 @@
 #include "backends/cuda/event_timing.h"
 #include "backends/cuda/gpu_access.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/launch_timing.h"
 #include "core/harness.h"
 #include "core/launch_mode.h"
 #include "core/registry.h"
@@ -66,23 +67,21 @@ class CopyLaunchWorkload final : public Workload {
   Accounting accounting() const override {
     Accounting a;
     a.bytes_per_op = static_cast<double>(bytes_);
+    cuda::set_launch_sampling(a, mode_);
     const std::string& copy = copy_words_;
     switch (mode_) {
       case Mode::Persistent:  // not a mode of this benchmark: mode_from refuses it
         throw UsageError("launch_mode persistent is not measured by this benchmark");
       case Mode::LaunchIncluded:
-        a.one_op_per_sample = true;
         a.timing = "host steady_clock around one " + copy + " + cudaStreamSynchronize per sample";
         a.latency_includes = "API call + launch + copy + synchronize of one copy GPU 0 -> GPU 1 (peer access)";
         break;
       case Mode::BackToBack:
-        a.min_sample_s = cuda::kEventClockMinSampleSeconds;
         a.timing = "CUDA events around back-to-back " + copy + " calls queued behind a start-blocking kernel (BlockedStart)";
         a.latency_includes = "one copy GPU 0 -> GPU 1 (peer access) in a back-to-back stream of them: launch overlapped, "
                              "per-copy GPU time";
         break;
       case Mode::Graph:
-        a.min_sample_s = cuda::kEventClockMinSampleSeconds;
         a.timing = "CUDA events around one replay of a CUDA graph of `ops` " + copy + " nodes, captured once (as "
                    "nccl-tests -G), launched as it comes (Immediate)";
         a.latency_includes = "one copy GPU 0 -> GPU 1 (peer access) as a node of a replayed CUDA graph";
@@ -94,35 +93,16 @@ class CopyLaunchWorkload final : public Workload {
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
     cuda::DeviceScope scope(stream_.device());
     const bool move = !planted_no_move();  // test-only (COMMATLAS_TEST_SKIP_MOVE)
-    switch (mode_) {
-      case Mode::Persistent:  // not a mode of this benchmark: mode_from refuses it
-        throw UsageError("launch_mode persistent is not measured by this benchmark");
-      case Mode::LaunchIncluded:
-        time_host_samples(samples, ops, seconds, [&] {
+    // Graph replays are launched as they come: behind a start-blocking kernel, launching a graph
+    // of many copy-engine nodes blocked the host until the blocking kernel gave up (10 s, on
+    // 2x H100); a replay is one enqueue, so nothing needs holding back. The planted no-op replays
+    // an empty graph of the same count.
+    cuda::time_launched(
+        mode_, {&stream_}, samples, ops, seconds,
+        [&](std::size_t) {
           if (move) copy();
-          stream_.synchronize();
-        });
-        return;
-      case Mode::BackToBack:
-        cuda::time_event_samples({&stream_}, samples, ops, seconds, [&](std::size_t) {
-          if (move) copy();
-        });
-        return;
-      case Mode::Graph: {
-        // The planted no-op replays an empty graph of the same count.
-        cudaGraphExec_t exec = graph_of(move ? ops : -ops);
-        const std::size_t first = seconds.size();
-        // One graph launch per sample, enqueued as it comes: a replay is one enqueue, so nothing
-        // needs holding back; behind a start-blocking kernel, launching a graph of many copy-engine
-        // nodes blocked the host until the blocking kernel gave up (10 s, on 2x H100).
-        cuda::time_event_samples(
-            {&stream_}, samples, 1, seconds,
-            [&](std::size_t) { COMMATLAS_GPU_CHECK(cudaGraphLaunch(exec, stream_.get())); },
-            cuda::LaunchMode::Immediate);
-        for (std::size_t i = first; i < seconds.size(); ++i) seconds[i] /= static_cast<double>(ops);
-        return;
-      }
-    }
+        },
+        [&](std::size_t) { return graph_of(move ? ops : -ops); }, cuda::LaunchMode::Immediate);
   }
 
   Verification verify() override {

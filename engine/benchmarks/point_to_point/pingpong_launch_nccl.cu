@@ -13,6 +13,7 @@
 
 #include "backends/cuda/device_pattern.h"
 #include "backends/cuda/event_timing.h"
+#include "backends/cuda/launch_timing.h"
 #include "backends/nccl/nccl_check.h"
 #include "backends/nccl/nccl_job.h"
 #include "core/all_ranks.h"
@@ -73,23 +74,21 @@ class LaunchWorkload final : public Workload {
     const std::string how = nccl::launch_words(team_.launch());
     const std::string trip = "half a round trip of NCCL send/recv between GPUs 0 and 1 (two NCCL groups: 0->1, then "
                              "1->0), " + how;
+    cuda::set_launch_sampling(a, mode_);
     switch (mode_) {
       case Mode::Persistent:  // not a mode of this benchmark: mode_from refuses it
         throw UsageError("launch_mode persistent is not measured by this benchmark");
       case Mode::LaunchIncluded:
-        a.one_op_per_sample = true;
         a.timing = "host steady_clock around one round trip: both groups enqueued, then the streams synchronized; "
                    "halved; rank 0's clock";
         a.latency_includes = trip + "; launches and the host's wait included";
         break;
       case Mode::BackToBack:
-        a.min_sample_s = cuda::kEventClockMinSampleSeconds;
         a.timing = "CUDA events on rank 0's stream around back-to-back round trips queued behind a start-blocking "
                    "kernel (BlockedStart); per-op time halved";
         a.latency_includes = trip + "; launches overlapped with the previous round trip";
         break;
       case Mode::Graph:
-        a.min_sample_s = cuda::kEventClockMinSampleSeconds;
         a.timing = "CUDA events on rank 0's stream around one replay per stream of a CUDA graph of `ops` round trips, "
                    "captured once (as nccl-tests -G), launched as it comes (Immediate); per-op time halved";
         a.latency_includes = trip + "; as nodes of a replayed CUDA graph";
@@ -102,33 +101,21 @@ class LaunchWorkload final : public Workload {
     const auto streams = team_.streams();
     const std::size_t first = seconds.size();
     const bool move = !planted_no_move();  // test-only (COMMATLAS_TEST_SKIP_MOVE)
-    switch (mode_) {
-      case Mode::Persistent:  // not a mode of this benchmark: mode_from refuses it
-        throw UsageError("launch_mode persistent is not measured by this benchmark");
-      case Mode::LaunchIncluded:
-        time_host_samples(samples, ops, seconds, [&] {
-          if (move) round_trip();
-          for (const cuda::Stream* s : streams) s->synchronize();
-        });
-        break;
-      case Mode::BackToBack:
-        cuda::time_event_samples(streams, samples, ops, seconds, [&](std::size_t s) {
+    // One round trip is one call over both streams (two NCCL groups): enqueued with the last.
+    // Graph replays are launched as they come: behind a start-blocking kernel the graph launches
+    // held the host until that kernel gave up (10 s, every size, on 2x H100), and one replay per
+    // sample needs no holding back.
+    const std::vector<cudaGraphExec_t>* execs = nullptr;
+    cuda::time_launched(
+        mode_, streams, samples, ops, seconds,
+        [&](std::size_t s) {
           if (s + 1 == streams.size() && move) round_trip();
-        });
-        break;
-      case Mode::Graph: {
-        const std::vector<cudaGraphExec_t>& execs = graphs_of(move ? ops : -ops);
-        // Replays launched as they come: behind a start-blocking kernel the graph launches held the
-        // host until that kernel gave up (10 s, every size, on 2x H100), and one replay per sample
-        // needs no holding back.
-        cuda::time_event_samples(
-            streams, samples, 1, seconds,
-            [&](std::size_t s) { COMMATLAS_GPU_CHECK(cudaGraphLaunch(execs[s], streams[s]->get())); },
-            cuda::LaunchMode::Immediate);
-        for (std::size_t i = first; i < seconds.size(); ++i) seconds[i] /= static_cast<double>(ops);
-        break;
-      }
-    }
+        },
+        [&](std::size_t s) {
+          if (!execs) execs = &graphs_of(move ? ops : -ops);
+          return (*execs)[s];
+        },
+        cuda::LaunchMode::Immediate);
     for (std::size_t i = first; i < seconds.size(); ++i) seconds[i] /= 2;
   }
 
