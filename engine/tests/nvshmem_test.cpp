@@ -61,9 +61,11 @@ TEST(Nvshmem, KeepsNvlinkMulticastAndRemoteTransportsOff) {
     names.insert(name);
     if (name == "NVSHMEM_DISABLE_NVLS") EXPECT_EQ(value, "1");
     if (name == "NVSHMEM_REMOTE_TRANSPORT") EXPECT_EQ(value, "none");
+    if (name == "NVSHMEM_DISABLE_NCCL") EXPECT_EQ(value, "1");
     if (name == "NVSHMEM_SYMMETRIC_SIZE") EXPECT_GT(std::stoull(value), std::uint64_t{1} << 30);  // the 1 GiB inbox fits
   }
-  EXPECT_EQ(names, (std::set<std::string>{"NVSHMEM_DISABLE_NVLS", "NVSHMEM_REMOTE_TRANSPORT", "NVSHMEM_SYMMETRIC_SIZE"}));
+  EXPECT_EQ(names, (std::set<std::string>{"NVSHMEM_DISABLE_NVLS", "NVSHMEM_REMOTE_TRANSPORT", "NVSHMEM_DISABLE_NCCL",
+                                          "NVSHMEM_SYMMETRIC_SIZE"}));
 }
 
 TEST(Nvshmem, EachRecordSaysWhatItTimedAndWhatTheFigureIncludes) {

@@ -40,6 +40,9 @@ std::optional<std::string> nvshmem_refuse_job(const std::string& missing, bool m
 std::vector<std::pair<std::string, std::string>> nvshmem_environment_defaults() {
   return {{"NVSHMEM_DISABLE_NVLS", "1"},
           {"NVSHMEM_REMOTE_TRANSPORT", "none"},
+          // NVSHMEM's collectives are not measured here: no NCCL communicator of its own at init
+          // (and no second NCCL loaded beside the engine's).
+          {"NVSHMEM_DISABLE_NCCL", "1"},
           // 2 GiB: the largest inbox (1 GiB) and the signal words with room to spare.
           {"NVSHMEM_SYMMETRIC_SIZE", std::to_string(2ull << 30)}};
 }

@@ -66,8 +66,8 @@ std::optional<std::string> nvshmem_refuse_job(const std::string& missing, bool m
 
 // NVSHMEM's environment as this engine sets it where the user has not (read at initialisation):
 // no NVLink multicast (NVLS: the lent machines keep it off, and nothing here uses it), no remote
-// transport (ranks 0 and 1 reach each other by P2P or not at all: a proxy thread and an IB
-// transport would only cost), and a symmetric heap that holds the largest inbox.
+// transport (ranks 0 and 1 reach each other by P2P or not at all: an IB transport would only
+// cost), no NCCL inside NVSHMEM, and a symmetric heap that holds the largest inbox.
 std::vector<std::pair<std::string, std::string>> nvshmem_environment_defaults();
 
 // The record's words: a ping-pong of `bytes` over `ctas` CTAs, a one-way stream.

@@ -250,6 +250,33 @@ const NvshmemJob& nvshmem_job(Context& ctx) {
 
 // ---- the transport ----------------------------------------------------------------------------
 
+// Memory of the symmetric heap. nvshmem_malloc and nvshmem_free are collective: every PE makes and
+// frees the same blocks in the same order (a transport whose constructor throws after allocating
+// does so on every rank, agreed, so every rank frees here alike).
+class SymmetricMemory {
+ public:
+  SymmetricMemory() = default;
+  SymmetricMemory(const SymmetricMemory&) = delete;
+  SymmetricMemory& operator=(const SymmetricMemory&) = delete;
+  ~SymmetricMemory() {
+    if (!ptr_) return;
+    cuda::DeviceScope scope(device_, cuda::DeviceScope::NoThrow{});
+    nvshmem_free(ptr_);
+  }
+  void allocate(int device, std::size_t bytes) {
+    device_ = device;
+    ptr_ = nvshmem_malloc(bytes);
+  }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+
+ private:
+  int device_ = 0;
+  void* ptr_ = nullptr;
+};
+
 class NvshmemTransport final : public Transport {
  public:
   // Collective: every rank of the job is a PE and takes part in the symmetric allocations; ranks 0
@@ -263,9 +290,11 @@ class NvshmemTransport final : public Transport {
     cuda::DeviceScope scope(job_.device);
     // nvshmem_malloc is collective (every PE, the same size) and ends in a barrier of all PEs.
     const std::string printed = capture_stderr([&] {
-      inbox_ = static_cast<unsigned char*>(nvshmem_malloc(window_bytes_));
-      signals_ = static_cast<std::uint64_t*>(nvshmem_malloc(kSignalWords * sizeof(std::uint64_t)));
+      inbox_memory_.allocate(job_.device, window_bytes_);
+      signal_memory_.allocate(job_.device, kSignalWords * sizeof(std::uint64_t));
     });
+    inbox_ = inbox_memory_.as<unsigned char>();
+    signals_ = signal_memory_.as<std::uint64_t>();
     agree(inbox_ != nullptr && signals_ != nullptr, "allocate its symmetric memory",
           "nvshmem_malloc of " + format_size(window_bytes_) + " returned nothing (NVSHMEM_SYMMETRIC_SIZE holds the "
           "symmetric heap)" + said(printed));
@@ -303,8 +332,7 @@ class NvshmemTransport final : public Transport {
     times_.reset();
     send_.reset();
     stream_.reset();
-    if (signals_) nvshmem_free(signals_);
-    if (inbox_) nvshmem_free(inbox_);
+    // The symmetric memory goes with its members, signals first (the reverse of its allocation).
   }
 
   TransportClock clock() const override { return TransportClock::Stream; }
@@ -460,8 +488,10 @@ class NvshmemTransport final : public Transport {
   std::size_t bytes_ = 0;         // the message size in force
   std::size_t window_bytes_ = 0;  // every PE's inbox: rank 0's largest message, in 4 KiB pages
   int max_ctas_ = 1;              // CTAs of the largest grid: one per SM of rank 0's GPU
-  unsigned char* inbox_ = nullptr;       // symmetric heap
-  std::uint64_t* signals_ = nullptr;     // symmetric heap, kSignalWords words
+  SymmetricMemory inbox_memory_;
+  SymmetricMemory signal_memory_;
+  unsigned char* inbox_ = nullptr;    // inbox_memory_
+  std::uint64_t* signals_ = nullptr;  // signal_memory_: kSignalWords words
   u64 arrived_ = 0;   // puts delivered into this PE's inbox so far, as its kArrived counts them
   u64 answered_ = 0;  // bandwidth: messages answered so far (kAnswered on the sender)
   u64 launches_ = 0;  // bandwidth: receiver kernels started (kReady on the sender)
