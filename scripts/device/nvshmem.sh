@@ -58,7 +58,7 @@ find_nvshmem() {
   done
   for py in python3 /opt/conda/bin/python3 /usr/bin/python3 /usr/local/bin/python3; do
     command -v "$py" > /dev/null || continue
-    d=$("$py" -c "import nvidia.nvshmem, os; print(os.path.dirname(nvidia.nvshmem.__file__))" 2>/dev/null)
+    d=$("$py" -c "import nvidia.nvshmem as m; print(list(m.__path__)[0])" 2>/dev/null)  # a namespace package
     echo "looked at $py's nvidia.nvshmem: ${d:-not importable}" >&2
     [ -n "$d" ] && [ -f "$d/include/nvshmem.h" ] && { echo "$d"; return 0; }
   done
