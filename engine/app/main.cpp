@@ -344,7 +344,9 @@ int main_inner(int argc, char** argv) {
   Context ctx(args.options, *group, host);
   if (args.command == "list") return cmd_list(args, ctx);
   try {
-    return cmd_run(args, ctx);
+    const int status = cmd_run(args, ctx);
+    group->run_end_steps();  // every rank is here: collective finalizers cannot wait for a missing one
+    return status;
   } catch (const UsageError&) {
     throw;
   } catch (const std::exception& e) {

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/mpi_library.h"
@@ -44,6 +46,21 @@ class Group {
   virtual std::vector<std::string> gather_strings(const std::string& value) = 0;
   // Tears the whole job down after an unrecoverable error on one rank.
   [[noreturn]] virtual void abort(int code) = 0;
+
+  // A step every rank runs once when the job ends normally, while every rank is still there and
+  // before MPI ends (the last added runs first): a library initialised over the job's ranks
+  // (NVSHMEM) finalizes there, collectively. Not run when the job is torn down by abort().
+  void at_end(std::function<void()> step) { end_steps_.push_back(std::move(step)); }
+  void run_end_steps() {
+    while (!end_steps_.empty()) {
+      std::function<void()> step = std::move(end_steps_.back());
+      end_steps_.pop_back();
+      step();
+    }
+  }
+
+ private:
+  std::vector<std::function<void()>> end_steps_;
 };
 
 class SingleProcessGroup final : public Group {

@@ -81,6 +81,7 @@ namespace commatlas {
   X(Nccl,         "nccl",           "nccl",           "NCCL",            "#98df8a", "NCCL (AMD: RCCL)")                                       \
   X(GpuInitiated, "gpu_initiated",  "sm_kernel",      "GPU stores + flag", "#ff9896", "a kernel stores into the peer GPU's memory and raises a flag there") \
   X(NcclDevice,   "nccl_device",    "nccl",           "NCCL device API", "#dbdb8d", "a kernel stores into the peer GPU's NCCL window and signals through NCCL's device API (LSA barrier or LL)") \
+  X(Nvshmem,      "nvshmem",        "nvshmem",        "NVSHMEM",         "#ffbb78", "a kernel puts into the peer GPU's NVSHMEM symmetric heap with a signal (putmem_signal), the peer waits on it") \
   X(Torch,        "torch",          "torch",          "PyTorch copy_",   "#c49c94", "PyTorch tensor.copy_ (measured by the torch suite)")     \
   X(TorchNccl,    "torch_nccl",     "torch",          "torch.distributed (NCCL)", "#f7b6d2", "torch.distributed on its NCCL backend (the torch suite)") \
   X(Harness,      "harness",        "harness",        "harness",         "#c5b0d5", "the timing harness alone")
@@ -102,6 +103,7 @@ namespace commatlas {
   X(Device,        "device",         "gpu",    "cudaMalloc")                                                    \
   X(DevicePool,    "device_pool",    "gpu",    "cudaMallocAsync from the device's default memory pool")         \
   X(NcclMem,       "nccl_mem",       "gpu",    "ncclMemAlloc: cuMem memory NCCL maps into its peers' symmetric windows") \
+  X(NvshmemMalloc, "nvshmem_malloc", "gpu",    "nvshmem_malloc: NVSHMEM's symmetric heap, mapped into every peer of the job") \
   X(Managed,       "managed",        "either", "cudaMallocManaged: pages move to whoever touches them")
 // clang-format on
 

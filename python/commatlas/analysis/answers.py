@@ -52,9 +52,11 @@ from commatlas.io.outputs import write_atomically
 from commatlas.io.results import Movement, Result, Run, load_run
 
 # The launch a user of each mechanism would use: an application waits for its copy, enqueues NCCL
-# calls back to back on a stream, and runs GPU-initiated stores (its own, or NCCL's device API) from
-# a kernel that is already running. The map shows these; the other modes are in `launch_modes`.
-USER_LAUNCH_MODES = {"gpu_initiated": "persistent", "nccl_device": "persistent", "nccl": "back_to_back"}
+# calls back to back on a stream, and runs GPU-initiated stores (its own, NCCL's device API, or
+# NVSHMEM's puts) from a kernel that is already running. The map shows these; the other modes are in
+# `launch_modes`.
+USER_LAUNCH_MODES = {"gpu_initiated": "persistent", "nccl_device": "persistent", "nvshmem": "persistent",
+                     "nccl": "back_to_back"}
 DEFAULT_USER_LAUNCH_MODE = "launch_included"
 
 FORMAT = "commatlas-answers/2"
