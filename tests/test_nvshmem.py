@@ -57,7 +57,7 @@ def test_every_point_is_verified_and_names_its_call(records) -> None:
         assert r["movement"]["mechanism"] == "nvshmem"
         assert r["movement"]["to"]["allocator"] == "nvshmem_malloc"
         put = r["params"]["put"]
-        words = r.get("latency_includes", "") + r.get("timing", "")
+        words = r.get("latency_includes", "") + r["timing"]["method"]
         assert ("nvshmem_putmem_signal_nbi " if put == "thread" else "nvshmemx_putmem_signal_nbi_block") in words, \
             (put, words)
     assert not [r for r in mine if r["type"] == "error"], [r["message"] for r in mine if r["type"] == "error"]
