@@ -21,7 +21,7 @@ spec.loader.exec_module(cut_results)
 
 
 def sources(fixture) -> list:
-    return [cut_results.RESULTS / fixture.run / cut.source for cut in fixture.cuts]
+    return [cut_results.source_path(fixture, cut) for cut in fixture.cuts]
 
 
 @pytest.mark.parametrize("name", sorted(cut_results.BY_NAME))
