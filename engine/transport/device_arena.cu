@@ -34,7 +34,8 @@ DeviceArena::DeviceArena(int device, std::size_t send_bytes, std::size_t recv_by
     : device_(device),
       stream_(device),
       send_(cuda::MemoryKind::Device, send_bytes ? send_bytes : 1, device),
-      recv_(cuda::MemoryKind::Device, recv_bytes ? recv_bytes : 1, device) {}
+      // Whole IPC blocks: the CUDA IPC transports export the receive buffer to their peers.
+      recv_(cuda::MemoryKind::Device, cuda::ipc_block_bytes(recv_bytes), device) {}
 
 void* DeviceArena::allocate(std::size_t bytes, cuda::MemoryKind kind) {
   owned_.push_back(std::make_unique<cuda::GpuBuffer>(kind, bytes ? bytes : 1, device_));

@@ -452,8 +452,11 @@ Chunking chunking(std::size_t bytes, int max_blocks) {
 }
 
 Side::Side(int device_, std::size_t bytes)
-    : device(device_), send(cuda::MemoryKind::Device, bytes, device_), inbox(cuda::MemoryKind::Device, bytes, device_),
-      control(cuda::MemoryKind::Device, kWords * sizeof(std::uint64_t), device_), status(cuda::MemoryKind::Pinned, sizeof(int), device_),
+    // The inbox and control words are what a peer process maps (CUDA IPC): whole IPC blocks.
+    : device(device_), send(cuda::MemoryKind::Device, bytes, device_),
+      inbox(cuda::MemoryKind::Device, cuda::ipc_block_bytes(bytes), device_),
+      control(cuda::MemoryKind::Device, cuda::ipc_block_bytes(kWords * sizeof(std::uint64_t)), device_),
+      status(cuda::MemoryKind::Pinned, sizeof(int), device_),
       times(std::make_unique<cuda::GpuBuffer>(cuda::MemoryKind::Device, 1024 * sizeof(unsigned long long), device_)),
       stream(device_) {
   times_capacity = 1024;
@@ -784,7 +787,8 @@ std::string pattern_words(int device, const std::string& mapping) {
 
 PatternTransport::PatternTransport(int rank, int device, std::size_t send_bytes, std::size_t recv_bytes, std::string mapping)
     : OnDeviceArena(device, send_bytes, recv_bytes), rank_(rank), mapping_(std::move(mapping)), send_bytes_(send_bytes),
-      recv_bytes_(recv_bytes), control_(cuda::MemoryKind::Device, kPatternWords * sizeof(std::uint64_t), device),
+      recv_bytes_(recv_bytes),
+      control_(cuda::MemoryKind::Device, cuda::ipc_block_bytes(kPatternWords * sizeof(std::uint64_t)), device),  // exported
       status_(cuda::MemoryKind::Pinned, sizeof(int), device),
       counts_out_(cuda::MemoryKind::Pinned, kPatternTags * sizeof(std::uint64_t), device) {
   cuda::DeviceScope scope(device);

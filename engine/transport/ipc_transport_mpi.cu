@@ -37,7 +37,7 @@ class IpcTransport final : public OnDeviceArena<Transport> {
         group_(ctx.group),
         sm_copy_(initiator.mechanism() == Mechanism::SmCopy),
         rank_(ctx.group.rank()),
-        flag_(cuda::MemoryKind::Device, sizeof(std::uint64_t), device),
+        flag_(cuda::MemoryKind::Device, cuda::ipc_block_bytes(sizeof(std::uint64_t)), device),  // exported
         timed_out_(cuda::MemoryKind::Pinned, sizeof(int), device),
         copier_(initiator.device_copier(device, params)) {
     {

@@ -79,6 +79,17 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+// The size to allocate for a device buffer another process maps with CUDA IPC: whole 2 MiB blocks.
+// cudaMalloc may sub-allocate small buffers from one larger block, and CUDA IPC shares the whole
+// block; a process that opens the handles of two buffers of one block gets cudaErrorAlreadyMapped
+// for the second (seen for a pattern's receive buffer and its flags once NVSHMEM's own allocations
+// had moved cudaMalloc's placement). A block of its own per exported buffer avoids it, as the CUDA
+// programming guide advises (share only allocations of a 2 MiB-aligned size).
+inline constexpr std::size_t kIpcBlockBytes = std::size_t{2} << 20;
+inline constexpr std::size_t ipc_block_bytes(std::size_t bytes) {
+  return bytes <= kIpcBlockBytes ? kIpcBlockBytes : (bytes + kIpcBlockBytes - 1) / kIpcBlockBytes * kIpcBlockBytes;
+}
+
 // One buffer of `bytes` from `kind`; `device` is the owning GPU for device kinds and the GPU
 // whose context allocates host kinds. Throws Skip when the memory is not there.
 class GpuBuffer {
