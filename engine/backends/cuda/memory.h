@@ -81,7 +81,7 @@ class Event {
 
 // The size to allocate for a device buffer another process maps with CUDA IPC: whole 2 MiB blocks.
 // cudaMalloc may sub-allocate small buffers from one larger block, and CUDA IPC shares the whole
-// block; a process that opens the handles of two buffers of one block gets cudaErrorAlreadyMapped
+// block; a process that opens the handles of two buffers of one block gets "resource already mapped"
 // for the second (seen for a pattern's receive buffer and its flags once NVSHMEM's own allocations
 // had moved cudaMalloc's placement). A block of its own per exported buffer avoids it, as the CUDA
 // programming guide advises (share only allocations of a 2 MiB-aligned size).
