@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import gzip
 import json
 import os
 import sys
@@ -159,6 +160,18 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
         f.write(json.dumps(record, separators=(",", ":")) + "\n")
 
 
+def read_results_bytes(path: Path) -> bytes:
+    """A results file's bytes; a gzipped one (results.jsonl.gz, as results/ keeps its large runs)
+    unpacked. OSError or ValueError where it cannot be read or is not gzip."""
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as e:  # BadGzipFile is an OSError; a file cut short, EOFError
+            raise ValueError(f"not a whole gzip file ({e})") from None
+    return data
+
+
 def lines(data: bytes) -> Iterator[tuple[int, int, int, bool]]:
     """(number, start, end, is_last) of each line of `data` that is not blank; `is_last`: the
     file's last line has no newline, so it may be a record cut short. The bytes are walked in place:
@@ -201,7 +214,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 def read_records_and_bad_lines(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
     """Every record, and the numbers of the lines that are not JSON (damaged, or cut short)."""
     records, bad = [], []
-    data = path.read_bytes()
+    data = read_results_bytes(path)
     for number, start, end, _ in lines(data):
         try:
             record = json.loads(data[start:end].decode("utf-8", errors="replace"))

@@ -17,7 +17,7 @@ import numpy as np
 
 from commatlas.errors import UsageError
 from commatlas.io.points import ParamsKey, SeriesKey, params_key, series_key
-from commatlas.io.records import RESULTS_FILE, current_params, lines
+from commatlas.io.records import RESULTS_FILE, current_params, lines, read_results_bytes
 from commatlas.io.residency import measure_residency
 
 RECORD_TYPES = ("meta", "result", "skip", "error", "stability", "end")
@@ -236,9 +236,12 @@ class Run:
 
 
 def results_path(run: str | Path) -> Path:
+    """The run's results file: RUN/results.jsonl, else RUN/results.jsonl.gz (a committed run kept
+    gzipped), or RUN itself when it names a file."""
     path = Path(run)
     if path.is_dir():
-        path = path / RESULTS_FILE
+        packed = path / (RESULTS_FILE + ".gz")
+        path = packed if not (path / RESULTS_FILE).is_file() and packed.is_file() else path / RESULTS_FILE
     if not path.is_file():
         raise ResultsError(f"{path}: no such results file")
     return path
@@ -248,8 +251,8 @@ def load_run(run: str | Path) -> Run:
     """Reads a run directory (or its results.jsonl)."""
     path = results_path(run)
     try:
-        data = path.read_bytes()
-    except OSError as e:
+        data = read_results_bytes(path)
+    except (OSError, ValueError) as e:
         raise ResultsError(f"{path}: cannot read: {e}") from None
     notes: list[str] = []
     bad: list[tuple[int, str]] = []  # lines that are not JSON: (number, why)
