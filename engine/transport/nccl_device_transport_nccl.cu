@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backends/nccl/nccl_comm.h"
+#include "core/all_ranks.h"
 #include "core/error.h"
 #include "core/sizes.h"
 #include "transport/nccl_device.h"
@@ -343,16 +344,10 @@ class NcclDeviceTransport final : public Transport {
     make_window();
     // Agreed like the NCCL steps: the destructor's barrier must never meet a rank whose
     // constructor threw (a failure here on one rank only would leave the others waiting in it).
-    std::exception_ptr failure;
-    try {
+    make_on_all_ranks(group_, [&] {
       if (drives()) make_buffers();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    if (!group_.all(!failure)) {
-      if (failure) std::rethrow_exception(failure);
-      throw Skip("another rank could not allocate its buffers for NCCL's device API");
-    }
+      return true;
+    });
   }
 
   ~NcclDeviceTransport() override {

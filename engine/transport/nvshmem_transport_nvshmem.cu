@@ -26,6 +26,7 @@
 #include "backends/cuda/device_pattern.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/memory.h"
+#include "core/all_ranks.h"
 #include "core/error.h"
 #include "core/sizes.h"
 #include "transport/nccl_device.h"  // cta_slicing: a message cut into 16-byte-aligned CTA slices
@@ -313,19 +314,13 @@ class NvshmemTransport final : public Transport {
               "and this engine measures its P2P path (NVSHMEM_REMOTE_TRANSPORT=none)");
     // Agreed like the NVSHMEM steps: the destructor's barrier must never meet a rank whose
     // constructor threw.
-    std::exception_ptr failure;
-    try {
+    make_on_all_ranks(group_, [&] {
       cuda::Stream zero(job_.device);
       COMMATLAS_GPU_CHECK(cudaMemsetAsync(signals_, 0, kSignalWords * sizeof(std::uint64_t), zero.get()));
       zero.synchronize();
       if (drives()) make_buffers();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    if (!group_.all(!failure)) {
-      if (failure) std::rethrow_exception(failure);
-      throw Skip("another rank could not set up its buffers for NVSHMEM");
-    }
+      return true;
+    });
   }
 
   ~NvshmemTransport() override {
