@@ -42,11 +42,12 @@ for round in $(seq 1 "$ROUNDS"); do
   echo "round $round done at $(( $(date +%s) - start )) s"
 done
 
-PYTHONPATH=python python3 - "$OUT" "$ROUNDS" <<'EOF'
+PYTHONPATH=python python3 - "$OUT" "$ROUNDS" "$ENGINE" <<'EOF'
 import json, sys
 from pathlib import Path
 from commatlas.analysis import osu
-out, rounds = Path(sys.argv[1]), int(sys.argv[2])
+from commatlas.io.engine import Engine
+out, rounds, engine = Path(sys.argv[1]), int(sys.argv[2]), Engine(Path(sys.argv[3]).resolve())
 def load(level):
     records = []
     for k in range(1, rounds + 1):
@@ -58,7 +59,7 @@ reference = []
 for k in range(1, rounds + 1):
     ref = out / f"reference-{k}.txt"
     if ref.exists():
-        reference += osu.reference_records(ref.read_text().splitlines(), 2, repeat=k)
+        reference += osu.reference_records(engine, ref.read_text().splitlines(), 2, repeat=k)
 after, before = load("single"), load("funneled")
 for r in reference:  # the engine's movement, as the run would give it (commatlas.analysis.osu)
     r["movement"] = osu.reference_movement(r["benchmark"].replace("reference.", ""), osu.engine_movements(after).get(r["params"]["reference_of"]))
