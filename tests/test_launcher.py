@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from commatlas.errors import UsageError
-from commatlas.run.launcher import MpiImplementation, custom_launcher, detect_implementation, find_launcher, mpiexec_launcher
+from commatlas.run.launcher import (MpiImplementation, cores_per_rank, custom_launcher, detect_implementation, find_launcher,
+                                    mpiexec_launcher)
 
 OPEN_MPI_4 = "mpiexec (OpenRTE) 4.1.6\n\nReport bugs to http://www.open-mpi.org/community/help/\n"
 OPEN_MPI_5 = "mpiexec (Open MPI) 5.0.3\n\nReport bugs to https://www.open-mpi.org/community/help/\n"
@@ -28,7 +29,8 @@ def test_detect_implementation(text: str, expected: MpiImplementation) -> None:
 
 def test_open_mpi_as_root_with_enough_cores() -> None:
     launcher = mpiexec_launcher(4, OPEN_MPI_4, cores=8, is_root=True)
-    assert launcher.command(["engine", "run"]) == ["mpiexec", "--allow-run-as-root", "-n", "4", "engine", "run"]
+    assert launcher.command(["engine", "run"]) == ["mpiexec", "--allow-run-as-root", "--map-by", "slot:PE=2", "--bind-to",
+                                                   "core", "-n", "4", "engine", "run"]
     assert launcher.kind == "openmpi"
 
 
@@ -39,7 +41,8 @@ def test_open_mpi_not_root_oversubscribed() -> None:
 
 
 def test_open_mpi_exactly_as_many_ranks_as_cores_needs_no_oversubscribe() -> None:
-    assert "--oversubscribe" not in mpiexec_launcher(2, OPEN_MPI_4, cores=2, is_root=False).prefix
+    assert mpiexec_launcher(2, OPEN_MPI_4, cores=2, is_root=False).prefix == (
+        "mpiexec", "--map-by", "core", "--bind-to", "core", "-n", "2")
 
 
 @pytest.mark.parametrize("is_root", [True, False])
@@ -94,21 +97,37 @@ def test_ranks_beyond_the_open_file_limit_are_refused() -> None:
 
 
 def test_full_node_ranks_are_bound_one_per_core_in_each_librarys_words() -> None:
-    ompi = mpiexec_launcher(16, OPEN_MPI_4, cores=16, is_root=False, bind=True)
+    ompi = mpiexec_launcher(16, OPEN_MPI_4, cores=16, is_root=False)
     assert ompi.prefix == ("mpiexec", "--map-by", "core", "--bind-to", "core", "-n", "16")
-    hydra = mpiexec_launcher(16, MPICH, cores=16, is_root=False, mpiexec="mpiexec.mpich", bind=True)
+    hydra = mpiexec_launcher(16, MPICH, cores=16, is_root=False, mpiexec="mpiexec.mpich")
     assert hydra.prefix == ("mpiexec.mpich", "-bind-to", "core", "-n", "16")
-    assert "--bind-to" not in mpiexec_launcher(2, OPEN_MPI_4, cores=16, is_root=False).prefix
+
+
+def test_fewer_ranks_than_cores_each_get_a_block_of_cores() -> None:
+    """A GPU rank's helper threads (NCCL's proxies, the CUDA runtime's) need cores beside its main
+    thread: 2 ranks on 32 cores get 16 each, in each library's words; 3 ranks on 32 get 10."""
+    ompi = mpiexec_launcher(2, OPEN_MPI_4, cores=32, is_root=False)
+    assert ompi.prefix == ("mpiexec", "--map-by", "slot:PE=16", "--bind-to", "core", "-n", "2")
+    assert "--map-by" in mpiexec_launcher(2, OPEN_MPI_5, cores=32, is_root=True).prefix
+    hydra = mpiexec_launcher(3, MPICH, cores=32, is_root=False)
+    assert hydra.prefix == ("mpiexec", "-bind-to", "core:10", "-n", "3")
+    assert cores_per_rank(2, 32) == 16 and cores_per_rank(32, 32) == 1 and cores_per_rank(33, 32) is None
+
+
+def test_more_ranks_than_cores_are_left_unbound() -> None:
+    ompi = mpiexec_launcher(4, OPEN_MPI_4, cores=2, is_root=False)
+    assert "--bind-to" not in ompi.prefix and "--oversubscribe" in ompi.prefix
+    assert "-bind-to" not in mpiexec_launcher(4, MPICH, cores=2, is_root=False).prefix
 
 
 def test_ranks_all_means_every_core(monkeypatch: pytest.MonkeyPatch) -> None:
     from commatlas import cli
 
     monkeypatch.setattr(cli, "physical_cores", lambda: 16)
-    assert cli.parse_ranks(None) == (None, (), False)
-    assert cli.parse_ranks("4") == (4, (), False)
-    assert cli.parse_ranks("all") == (16, (16,), True)
-    assert cli.parse_ranks("2,all") == (2, (2, 16), True)
-    assert cli.parse_ranks("2,4") == (2, (2, 4), False)
+    assert cli.parse_ranks(None) == (None, ())
+    assert cli.parse_ranks("4") == (4, ())
+    assert cli.parse_ranks("all") == (16, (16,))
+    assert cli.parse_ranks("2,all") == (2, (2, 16))
+    assert cli.parse_ranks("2,4") == (2, (2, 4))
     with pytest.raises(UsageError):
         cli.parse_ranks("two")

@@ -132,6 +132,50 @@ def split_into_jobs(run: Path, directory: Path) -> list:
     return jobs
 
 
+def rounds_of_jobs(run: Path, directory: Path, slower: list[float], planted: str) -> list:
+    """One round of jobs alone per factor, each the run's records with `planted` that many times
+    slower: the rounds check-order --rounds would measure."""
+    from dataclasses import replace
+
+    jobs = []
+    for k, factor in enumerate(slower, 1):
+        round_jobs = split_into_jobs(run, directory / f"round-{k}")
+        scale_benchmark(next(j.directory for j in round_jobs if j.benchmark == planted), planted, factor)
+        jobs += [replace(j, round=k) for j in round_jobs]
+    return jobs
+
+
+def test_rounds_alone_judge_within_the_jobs_own_variation(host_run: Path, tmp_path: Path) -> None:
+    """With several rounds of jobs alone, compare's --repeat rule takes over: a benchmark that reads
+    10x slower in every job alone is an order dependence, one that read 10x slower in one fresh job
+    of three is the variation of fresh jobs, never 'differs'; a single job alone cannot tell the two."""
+    from commatlas.analysis.order import judge_order
+    from commatlas.io.results import load_run
+
+    planted = "host.pointer_chase"
+    base = load_run(host_run)
+    every = judge_order(base, rounds_of_jobs(host_run, tmp_path / "every", [SLOWER] * 3, planted), tmp_path / "every")
+    assert "--repeat passes" in every.rule
+    mine = [p for p in every.points if p.benchmark == planted]
+    assert mine and all(p.verdict == "differs" for p in mine), [(p.bytes, p.verdict, p.why) for p in mine]
+    assert len(every.points) == len([r for r in base.results]), "one verdict per point, not one per round"
+
+    once = judge_order(base, rounds_of_jobs(host_run, tmp_path / "once", [SLOWER, 1.0, 1.0], planted), tmp_path / "once")
+    mine = [p for p in once.points if p.benchmark == planted]
+    assert mine and not any(p.verdict == "differs" for p in mine), [(p.bytes, p.verdict, p.why) for p in mine]
+    # The median over the rounds is the figure: the two rounds that read as the run.
+    assert all(p.ratio == pytest.approx(1.0) for p in mine if p.ratio is not None)
+
+    first = [j for j in rounds_of_jobs(host_run, tmp_path / "first", [SLOWER], planted)]
+    alone = judge_order(base, first, tmp_path / "first")
+    assert any(p.verdict == "differs" for p in alone.points if p.benchmark == planted)
+
+
+def test_rounds_are_asked_for_as_a_whole_number(host_run: Path) -> None:
+    for bad in ("0", "-1", "two", "21"):
+        assert_one_line_error(run_cli("check-order", str(host_run), "--rounds", bad))
+
+
 def engine_unstable(run: Path) -> set[tuple[str, int]]:
     """(benchmark, bytes) of the points whose stability record (written by the engine's confirmation
     pass, {"type": "stability", "point": ..., "stability": {"verdict": ...}}) says unstable: a loaded

@@ -21,7 +21,7 @@ from commatlas.analysis.agreement import Kind
 from commatlas.io.records import read_records
 from commatlas.report.summary import print_summary
 from commatlas.io.engine import Engine
-from conftest import fixture_run, read_lines
+from conftest import fixture_json, fixture_run, read_lines
 
 ROUNDS = fixture_run("h100-osu-rounds") / "rounds.jsonl"
 ONE_PASS = fixture_run("h100-atlas-default") / "default" / "results.jsonl"
@@ -172,3 +172,24 @@ def test_a_refused_device_reference_is_a_skip_that_says_why(validator, engine_pa
     (s,) = skips
     assert s["params"]["reference_of"] == "mpi.gpu_aware.bandwidth" and s["params"]["buffers"] == "device"
     assert not [e.message for e in validator.iter_errors(s)]
+
+
+def test_the_reference_holds_a_gpu_context_where_the_engines_ranks_do():
+    """A CUDA build with MPI that sees a GPU binds each rank to it with a context from the start, so
+    the host-buffer reference is asked to make one too; every other engine (engine info as each
+    build really printed it) leaves the reference as plain OSU."""
+    h100x2 = fixture_json("info_h100x2_cuda_mpi.json")  # `commatlas-engine info` on 2x H100
+    assert osu.ranks_hold_gpu_context(h100x2)
+    for plain in ("info_cuda_no_gpu.json", "info_host_only.json", "info_with_mpi.json"):
+        assert not osu.ranks_hold_gpu_context(fixture_json(plain)), plain
+    tests = ["latency", "bw", "bibw"]
+    assert osu.reference_arguments(tests, [1], "host", gpu_context=True)[-1] == "--gpu-context"
+    # On device buffers the reference has a context anyway; the flag is for host buffers only.
+    assert "--gpu-context" not in osu.reference_arguments(tests, [1], "device", gpu_context=True)
+    line = json.dumps({"test": "osu_bw", "bytes": 64, "buffers": "host", "gpu_context": True, "mb_per_s": 180.0,
+                       "window": 64, "seconds": 0.0023, "iterations": 100, "skip": 10, "verified": True,
+                       "bytes_checked": 68})
+    (measured,) = osu.reference_measurements([line], 2)
+    assert "holding its GPU's CUDA context" in measured["timing"]["method"]
+    (plain,) = osu.reference_measurements([line.replace('"gpu_context": true, ', "")], 2)
+    assert "CUDA context" not in plain["timing"]["method"]

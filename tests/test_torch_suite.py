@@ -292,3 +292,10 @@ def test_the_all_reduce_time_is_every_nccl_kernel_the_profile_saw() -> None:
         event("ampere_sgemm_128x64_tn", "cuda", 9000.0),        # compute
     ])
     assert worker.nccl_kernel_seconds(fake_torch, prof) == pytest.approx(1e-3)
+
+
+def test_unbound_drops_the_engines_core_blocks_and_keeps_a_users_line() -> None:
+    ours = Launcher("openmpi", ("mpiexec", "--allow-run-as-root", "--map-by", "slot:PE=16", "--bind-to", "core", "-n", "2"), 2)
+    assert suite.unbound(ours).prefix == ("mpiexec", "--bind-to", "none", "--allow-run-as-root", "-n", "2")
+    theirs = Launcher("custom", ("mpirun", "--bind-to", "socket", "-n", "2"), None)
+    assert suite.unbound(theirs) is theirs

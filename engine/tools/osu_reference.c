@@ -8,11 +8,18 @@
  * defaults (osu_util_mpi.h), and nothing is added inside a timed loop.
  *
  *   mpiexec -n 2 commatlas-osu-ref [--tests latency,bw,bibw] [--sizes 1,64,4096] [--buffers host|device]
+ *                                  [--gpu-context]
  *
  * --buffers device is OSU 7.x's `-d cuda D D`: both buffers cudaMalloc'd on the rank's GPU (local
  * rank mod GPU count, chosen before MPI_Init as OSU does), set with cudaMemset. Only in a CUDA
  * build, and only when the MPI library reports CUDA support at run time: a device pointer is never
  * handed to an MPI that does not say it can take one (exit status 3, one line on stderr).
+ *
+ * --gpu-context (host buffers, CUDA build): each rank makes its GPU's CUDA context right after
+ * MPI_Init, as every rank of the engine does from its start (bind_rank_to_gpu). It is a condition
+ * of the process, not a cost of the harness, and a CUDA-aware MPI pays for it on host buffers too:
+ * on 2x H100 (Open MPI 4.1.4) the 1-64 B bibw read 0.55-0.65x and the 1 B latency 1.24x of the
+ * same loop in a process without one (results/nvidia-h100-x2/host-mpi-context).
  *
  * One JSON line per (test, size) on rank 0's stdout, e.g.
  *   {"test":"osu_latency","bytes":8,"buffers":"host","latency_us":0.47,"seconds":0.0094,...}
@@ -221,6 +228,16 @@ static int mpi_takes_device_pointers(char *why, size_t n) {
 #endif
 }
 
+/* The rank's index on its node, from MPI itself (no launcher variable needed). */
+static int node_local_rank(void) {
+    MPI_Comm node;
+    int local = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+    return local;
+}
+
 int main(int argc, char *argv[]) {
     int myid = 0, numprocs = 0;
     /* --buffers device picks the GPU before MPI_Init, as OSU does. */
@@ -240,6 +257,7 @@ int main(int argc, char *argv[]) {
     MPI_Comm_size(MPI_COMM_WORLD, &numprocs);
 
     int run[TESTS] = {1, 1, 1};
+    int gpu_context = 0;
     long sizes[MAX_SIZES];
     int nsizes = 0;
     for (long s = 1; s <= MAX_MESSAGE_SIZE; s *= 2) sizes[nsizes++] = s;
@@ -270,8 +288,14 @@ int main(int argc, char *argv[]) {
             if (strcmp(kind, "device") == 0)
                 usage_error(myid, "--buffers device needs a CUDA build of commatlas-osu-ref; this one has none", NULL);
 #endif
+        } else if (strcmp(argv[a], "--gpu-context") == 0) {
+#if !defined(COMMATLAS_OSU_CUDA)
+            usage_error(myid, "--gpu-context needs a CUDA build of commatlas-osu-ref; this one has none", NULL);
+#endif
+            gpu_context = 1;
         } else {
-            usage_error(myid, "usage: commatlas-osu-ref [--tests latency,bw,bibw] [--sizes LIST] [--buffers host|device]", NULL);
+            usage_error(myid, "usage: commatlas-osu-ref [--tests latency,bw,bibw] [--sizes LIST] [--buffers host|device] "
+                              "[--gpu-context]", NULL);
         }
     }
     if (numprocs != 2) usage_error(myid, "the OSU reference needs exactly two ranks", NULL);
@@ -284,21 +308,19 @@ int main(int argc, char *argv[]) {
         }
     }
 #if defined(COMMATLAS_OSU_CUDA)
-    if (on_device) {
-        /* No launcher variable: the node-local rank from MPI itself, after MPI_Init. */
-        MPI_Comm node;
-        int local = 0;
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-        MPI_Comm_rank(node, &local);
-        MPI_Comm_free(&node);
-        if (gpu < 0) {
-            if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus == 0) {
-                fprintf(stderr, "commatlas-osu-ref: error: --buffers device: no GPU visible to rank %d\n", myid);
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            }
-            gpu = local % gpus;
-            cudaSetDevice(gpu);
+    if ((on_device || gpu_context) && gpu < 0) {
+        if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus == 0) {
+            fprintf(stderr, "commatlas-osu-ref: error: %s: no GPU visible to rank %d\n",
+                    on_device ? "--buffers device" : "--gpu-context", myid);
+            MPI_Abort(MPI_COMM_WORLD, 1);
         }
+        gpu = node_local_rank() % gpus;
+        cudaSetDevice(gpu);
+    }
+    /* The context itself, now: before CUDA 12 cudaSetDevice left it to the first call that needs one. */
+    if (gpu_context && cudaFree(0) != cudaSuccess) {
+        fprintf(stderr, "commatlas-osu-ref: error: --gpu-context: no CUDA context on GPU %d (rank %d)\n", gpu, myid);
+        MPI_Abort(MPI_COMM_WORLD, 1);
     }
 #endif
     int gpu_of[2] = {gpu, gpu};
@@ -353,6 +375,7 @@ int main(int argc, char *argv[]) {
             printf("{\"test\":\"osu_%s\",\"bytes\":%d,\"buffers\":\"%s\",", test_names[t], size,
                    on_device ? "device" : "host");
             if (on_device) printf("\"gpus\":[%d,%d],", gpu_of[0], gpu_of[1]);
+            if (gpu_context && !on_device) printf("\"gpu_context\":true,");
             if (t == LATENCY)
                 printf("\"latency_us\":%.6g,", seconds * 1e6 / (2.0 * iterations));
             else

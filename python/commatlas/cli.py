@@ -119,17 +119,17 @@ def run_arguments(p: argparse.ArgumentParser) -> None:
                    help="continue an interrupted run: measure only the points it does not have yet")
 
 
-def parse_ranks(text: str | None) -> tuple[int | None, tuple[int, ...], bool]:
-    """--ranks: the first count, every count when there are several or 'all' is one, and whether
-    ranks are bound one per core ('all': every core of this node, so each rank has its own)."""
+def parse_ranks(text: str | None) -> tuple[int | None, tuple[int, ...]]:
+    """--ranks: the first count, and every count when there are several or 'all' is one ('all':
+    every core of this node, so each rank is bound to one of its own)."""
     if text is None:
-        return None, (), False
+        return None, ()
     counts: list[int] = []
-    bind = False
+    every_core = False
     for item in text.split(","):
         item = item.strip().lower()
         if item == "all":
-            bind = True
+            every_core = True
             count = physical_cores()
         else:
             try:
@@ -138,7 +138,7 @@ def parse_ranks(text: str | None) -> tuple[int | None, tuple[int, ...], bool]:
                 raise UsageError(f"--ranks '{text}': give a number of ranks, 'all', or both comma-separated (2,all)") from None
         if count not in counts:
             counts.append(count)
-    return counts[0], (tuple(counts) if bind or len(counts) > 1 else ()), bind
+    return counts[0], (tuple(counts) if every_core or len(counts) > 1 else ())
 
 
 def joined(values: list[str]) -> tuple[str, ...]:
@@ -165,7 +165,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             only = chosen.only  # what the preset's knobs act on
         # Kept as the run's sweep (meta record, --resume); the preset runs its values one at a time.
         sweep_env = chosen.sweeps()
-    ranks, rank_counts, bind = parse_ranks(args.ranks)
+    ranks, rank_counts = parse_ranks(args.ranks)
     if args.mpi is not None and not split_list(args.mpi):
         raise UsageError("--mpi is empty")
     options = RunOptions(
@@ -174,7 +174,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         numa=args.numa, watchdog=args.watchdog, ranks=ranks, launcher=args.launcher, out=args.out,
         repeat=args.repeat, sweep_env=sweep_env, tune=args.tune,
         precision=args.precision, full=args.full, soak=soak_seconds(args),
-        rank_counts=rank_counts, bind=bind, mpi=args.mpi,
+        rank_counts=rank_counts, mpi=args.mpi,
     )
     if args.resume is not None:
         options = options_to_resume(options, args.resume)
@@ -338,6 +338,9 @@ def check_order_arguments(p: argparse.ArgumentParser) -> None:
                    help="timed seconds per point alone (default: the run's)")
     p.add_argument("--out", type=Path, metavar="DIR", help="where the jobs alone and order-check.json go "
                                                           "(default: RUN_DIR/order-check/)")
+    p.add_argument("--rounds", type=int, default=1, metavar="N",
+                   help="measure each benchmark alone in N fresh jobs (default 1); their spread sets the tolerance, "
+                        "so a point that varies from job to job is not taken for an order dependence")
 
 
 @command("check-order", "re-measure each benchmark of a run in a job of its own and say which points "
@@ -351,7 +354,7 @@ def cmd_check_order(args: argparse.Namespace) -> int:
         if value is not None and not split_list(value):
             raise UsageError(f"{flag} is empty")
     check = check_order(args.run_dir, joined(args.only), joined(args.exclude), args.sizes, args.time_budget,
-                        args.out, console=stderr_console())
+                        args.out, console=stderr_console(), rounds=args.rounds)
     print_check(check, stdout_console())
     return check.exit_status
 

@@ -121,6 +121,12 @@ int bind_rank_to_gpu(const Group& group) {
   if (cuda::gpu_count() == 0) return -1;
   const int device = rank_gpu(group);
   COMMATLAS_GPU_CHECK(cudaSetDevice(device));
+  // The context is made here, at the job's start, not by whichever benchmark first touches the GPU
+  // (before CUDA 12, cudaSetDevice left it to that call). So every figure of the job, host-buffer
+  // MPI included, comes from a process that holds one, whatever ran before it; a CUDA-aware MPI
+  // pays for a context on host buffers too, and the OSU-method reference is run with one to match
+  // (commatlas-osu-ref --gpu-context).
+  COMMATLAS_GPU_CHECK(cudaFree(nullptr));
   return device;
 }
 

@@ -157,16 +157,32 @@ def tests_and_sizes(records: Iterable[dict[str, Any]], buffers: str = "host",
     return sorted(tests, key=order.index), sorted(sizes)
 
 
-def reference_arguments(tests: list[str], sizes: list[int], buffers: str = "host") -> list[str]:
+def reference_arguments(tests: list[str], sizes: list[int], buffers: str = "host", gpu_context: bool = False) -> list[str]:
+    """`gpu_context`: the engine's ranks hold a CUDA context (ranks_hold_gpu_context), so the
+    reference makes one too; on device buffers it has one anyway."""
     return ["--tests", ",".join(tests), "--sizes", ",".join(str(s) for s in sizes),
-            *(["--buffers", buffers] if buffers != "host" else [])]
+            *(["--buffers", buffers] if buffers != "host" else []),
+            *(["--gpu-context"] if gpu_context and buffers == "host" else [])]
 
 
-def _method(test: str, iterations: int, skip: int, window: int | None, buffers: str = "host") -> str:
+def ranks_hold_gpu_context(engine_info: dict[str, Any]) -> bool:
+    """Whether the engine's MPI ranks hold a CUDA context from their start: a CUDA build with MPI
+    that sees a GPU makes one at once (bind_rank_to_gpu). A CUDA-aware MPI pays for a context on
+    host buffers too (on 2x H100 the 1-64 B bibw read 0.55-0.65x with one), so the reference runs
+    in the same condition: a cost of the process, not of the engine's harness. (A HIP build's
+    ranks hold a HIP context; the reference has no HIP build to match it.)"""
+    backends = engine_info.get("backends") or {}
+    mpi, cuda = backends.get("mpi") or {}, backends.get("cuda") or {}
+    return bool(mpi.get("built")) and bool(cuda.get("built")) and int(cuda.get("device_count") or 0) > 0
+
+
+def _method(test: str, iterations: int, skip: int, window: int | None, buffers: str = "host",
+            gpu_context: bool = False) -> str:
     what = ("MPI_Send + MPI_Recv round trips, total / (2 x iterations)" if test == "osu_latency"
             else f"windows of {window} MPI_Isend/MPI_Irecv + MPI_Waitall"
             + (", a 4-byte ack" if test == "osu_bw" else " each way") + ", total / iterations")
-    on = " on cudaMalloc buffers (-d cuda D D)" if buffers == "device" else ""
+    on = (" on cudaMalloc buffers (-d cuda D D)" if buffers == "device"
+          else ", each rank holding its GPU's CUDA context as the engine's do (--gpu-context)" if gpu_context else "")
     return (f"{test} (OSU micro-benchmarks 7.x method) in its own process ({REFERENCE_PROGRAM}){on}: "
             f"MPI_Wtime on rank 0 around {iterations} {what}, after {skip} skipped")
 
@@ -246,7 +262,7 @@ def reference_measurements(lines: Iterable[str], ranks: int, repeat: int | None 
             bytes_per_op = float(size * window * (2 if test == "osu_bibw" else 1))
         measurements.append({
             "type": "result", **identity, "bytes_per_op": bytes_per_op,
-            "timing": {"method": _method(test, iterations, int(out["skip"]), window, buffers),
+            "timing": {"method": _method(test, iterations, int(out["skip"]), window, buffers, bool(out.get("gpu_context"))),
                        "ops_per_sample": iterations, "warmup_samples": int(out["skip"]), "max_over_ranks": False},
             # One sample: OSU times the whole loop once.
             "samples_s": [per_op],

@@ -71,7 +71,6 @@ class RunOptions:
     tune: str | None = None               # a tuning preset (commatlas.run.presets): its knobs one at a time
     soak: float | None = None             # seconds: repeat the one point this long (noise over time)
     rank_counts: tuple[int, ...] = ()     # the MPI phase once per count (--ranks 2,all); () = `ranks` alone
-    bind: bool = False                    # ranks bound one per core (--ranks all)
     mpi: str | None = None                # --mpi: the MPI phases once per library (commatlas.run.mpi_libraries)
 
     def engine_arguments(self) -> list[str]:
@@ -128,6 +127,7 @@ class Phase:
     launcher: Launcher | None  # None: the engine runs as one plain process
     references: tuple[str, ...] = ()  # the OSU-method points run after it (osu.REFERENCE_KEYS)
     library: MpiBuild | None = None  # --mpi: the engine built against this phase's library
+    gpu_context: bool = False  # its ranks hold a CUDA context from their start (osu.ranks_hold_gpu_context)
 
     def engine_for(self, default: Engine) -> Engine:
         return self.library.engine if self.library else default
@@ -221,14 +221,11 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
                     if not keys:
                         continue
                     extra: dict[str, Any] = {"mpiexec": launcher_program(build)} if build else {}
-                    # Libraries place ranks their own way unless told (Open MPI binds each to a core
-                    # at 2 ranks, Hydra binds none): a comparison binds them all alike.
-                    if options.bind or len(builds) > 1:
-                        extra["bind"] = True
                     launcher = find_launcher(count, options.launcher, **extra)
                     where = f"{launcher.ranks or '?'} ranks" + (f", {build.label}" if build and len(builds) > 1 else "")
                     # The OSU-method points run on 2 ranks: after the first count's phase only.
-                    mpi_phases.append(Phase(f"MPI ({where})", keys, launcher, references if i == 0 else (), build))
+                    mpi_phases.append(Phase(f"MPI ({where})", keys, launcher, references if i == 0 else (), build,
+                                            osu.ranks_hold_gpu_context(engine_info)))
         except UsageError as e:
             if mpi_was_asked_for(options, bool(single)):
                 raise
@@ -457,13 +454,13 @@ def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Pat
         tests, sizes = osu.tests_and_sizes(this_pass, buffers, phase.references)
         if tests:
             _run_osu_reference(phase.engine_for(engine), phase.launcher, program, buffers, tests, sizes, this_pass,
-                               run_pass, results, log_path, progress, environment, library)
+                               run_pass, results, log_path, progress, environment, library, phase.gpu_context)
 
 
 def _run_osu_reference(engine: Engine, launcher: Launcher, program: Path, buffers: str, tests: list[str], sizes: list[int],
                        this_pass: list[dict[str, Any]], run_pass: Pass, results: Path, log_path: Path,
                        progress: PhaseProgress, environment: dict[str, str],
-                       library: dict[str, Any] | None = None) -> None:
+                       library: dict[str, Any] | None = None, gpu_context: bool = False) -> None:
     ranks = max(int(r.get("ranks") or 1) for r in this_pass)
     measurements: list[dict[str, Any]]
     if launcher.ranks != 2:
@@ -471,7 +468,7 @@ def _run_osu_reference(engine: Engine, launcher: Launcher, program: Path, buffer
                f"(this phase: {launcher.ranks or 'a custom launcher'})")
         measurements = osu.reference_skips(why, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
     else:
-        command = launcher.command([str(program), *osu.reference_arguments(tests, sizes, buffers)], environment)
+        command = launcher.command([str(program), *osu.reference_arguments(tests, sizes, buffers, gpu_context)], environment)
         lines: list[str] = []
         # "OSU method", short: the longest phase title widens every progress line's first column.
         outcome = run_phase(command, "OSU method" + (", GPU" if buffers == "device" else ""), log_path, progress,

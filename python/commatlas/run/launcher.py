@@ -103,26 +103,39 @@ def check_rank_capacity(ranks: int, cores: int, open_files: int | None) -> None:
                          f"(ulimit -n {open_files}) allows about {open_files // FDS_PER_RANK} ranks")
 
 
-def mpiexec_launcher(
-    ranks: int, version_text: str, cores: int, is_root: bool, mpiexec: str = "mpiexec", bind: bool = False
-) -> Launcher:
-    """`bind`: each rank bound to a core of its own (full-node runs), as each library spells it;
-    not where there are more ranks than cores (they could not each have one)."""
+def cores_per_rank(ranks: int, cores: int) -> int | None:
+    """Each rank's share of this node's cores, or None where there are more ranks than cores.
+
+    A GPU rank is not one thread: NCCL's proxy service threads, NVSHMEM's proxy and the CUDA
+    runtime's own threads run beside the main one, on the cores the rank is bound to. Bound to
+    one core each (Open MPI's default at 2 ranks), they take turns with it: on 2x H100 NCCL's
+    first allgather and alltoall took 1.30 s and 1.20 s to connect bound to a core, 0.49 s and
+    0.17 s unbound (results/nvidia-h100-x2/host-mpi-context). So each rank gets a block of
+    cores of its own, as a GPU job is usually placed; at one rank per core that is one core."""
+    return cores // ranks if ranks <= cores else None
+
+
+def mpiexec_launcher(ranks: int, version_text: str, cores: int, is_root: bool, mpiexec: str = "mpiexec") -> Launcher:
+    """Every library places the ranks alike, in its own words (Open MPI binds each to a core at
+    2 ranks and Hydra binds none when not told): each rank bound to its block of cores
+    (cores_per_rank); unbound where the ranks outnumber the cores and must share them."""
     implementation = detect_implementation(version_text)
-    bind = bind and ranks <= cores
+    share = cores_per_rank(ranks, cores)
     prefix = [mpiexec]
     notes = []
     if implementation is MpiImplementation.OPEN_MPI:
         if is_root:
             # Open MPI refuses to start as root unless told; containers often run as root.
             prefix.append("--allow-run-as-root")
-        if ranks > cores:
+        if share is None:
             prefix.append("--oversubscribe")
             notes.append(f"{ranks} ranks on {cores} cores: ranks share cores, timings are pessimistic")
-        if bind:
+        elif share == 1:
             prefix += ["--map-by", "core", "--bind-to", "core"]
-    elif implementation is MpiImplementation.MPICH and bind:
-        prefix += ["-bind-to", "core"]
+        else:
+            prefix += ["--map-by", f"slot:PE={share}", "--bind-to", "core"]
+    elif implementation is MpiImplementation.MPICH and share is not None:
+        prefix += ["-bind-to", "core" if share == 1 else f"core:{share}"]
     prefix += ["-n", str(ranks)]
     return Launcher(implementation.value, tuple(prefix), ranks, tuple(notes))
 
@@ -147,7 +160,7 @@ def mpiexec_version(mpiexec: str) -> str:
     return done.stdout + done.stderr
 
 
-def find_launcher(ranks: int, launcher_text: str | None, mpiexec: str | None = None, bind: bool = False) -> Launcher:
+def find_launcher(ranks: int, launcher_text: str | None, mpiexec: str | None = None) -> Launcher:
     """The launcher for an MPI phase of `ranks` ranks; raises UsageError when there is none.
     `mpiexec`: this one (a library's own, commatlas.run.mpi_libraries) instead of the one on PATH."""
     if launcher_text:
@@ -157,4 +170,4 @@ def find_launcher(ranks: int, launcher_text: str | None, mpiexec: str | None = N
         raise UsageError("no mpiexec or mpirun on PATH: install an MPI, or give --launcher")
     cores = physical_cores()
     check_rank_capacity(ranks, cores, open_file_limit())
-    return mpiexec_launcher(ranks, mpiexec_version(mpiexec), cores, os.geteuid() == 0, mpiexec, bind)
+    return mpiexec_launcher(ranks, mpiexec_version(mpiexec), cores, os.geteuid() == 0, mpiexec)

@@ -16,6 +16,11 @@ whatever that rule is). Each point gets one verdict:
 - "not alone": the job of its own has no result for it (the skip or error it wrote instead, or why
   the job failed). A point that runs only after another benchmark is an order dependence too.
 
+`--rounds N` measures every benchmark alone N times, in N rounds (every benchmark once per round,
+round after round, into ORDER_DIR/round-K/KEY/): the jobs alone then show how far a fresh job
+varies on its own, and compare's --repeat rule takes its tolerance from that
+(commatlas.analysis.order).
+
 Exit status 0 when every point agrees or is unstable, 1 when a point differs or was not measured
 alone, 2 for bad input. The verdicts go to ORDER_DIR/order-check.json.
 """
@@ -43,6 +48,7 @@ from commatlas.run.selection import Selection
 from commatlas.units import format_ratio, format_size, format_value
 
 DIRECTORY = "order-check"
+MAX_ROUNDS = 20
 JSON_NAME = "order-check.json"
 TERMINAL_ROWS = 40
 
@@ -96,20 +102,29 @@ def benchmarks_to_check(run: Run, engine_keys: set[str], only: tuple[str, ...],
 def prepare_directory(run: Run, out: Path | None) -> Path:
     directory = out if out is not None else run.directory / DIRECTORY
     check_dir_target(directory)
-    if directory.is_dir() and ((directory / JSON_NAME).exists() or any(directory.glob("*/results.jsonl"))):
+    if directory.is_dir() and ((directory / JSON_NAME).exists() or any(directory.glob("*/results.jsonl"))
+                               or any(directory.glob("round-*/*/results.jsonl"))):
         raise UsageError(f"{directory} already holds an order check: give --out DIR for a new one")
     directory.mkdir(parents=True, exist_ok=True)
     return directory
 
 
+def alone_directory(directory: Path, key: str, round_: int, rounds: int) -> Path:
+    return directory / key if rounds == 1 else directory / f"round-{round_}" / key
+
+
 def measure_alone(keys: list[str], options: RunOptions, engine: Engine, directory: Path,
-                  sizes: str | None, time_budget: float | None, progress: Console) -> tuple[list[AloneRun], bool]:
-    """A fresh `commatlas run --only KEY` per benchmark; its terminal output is kept in
-    KEY/terminal.txt, a failure is recorded and the next benchmark runs. Ctrl-C stops after the
-    job it interrupts, which is left out; True in second place when that happened."""
+                  sizes: str | None, time_budget: float | None, progress: Console,
+                  rounds: int = 1) -> tuple[list[AloneRun], bool]:
+    """A fresh `commatlas run --only KEY` per benchmark, `rounds` times (every benchmark once per
+    round); its terminal output is kept in the job's terminal.txt, a failure is recorded and the
+    next job runs. Ctrl-C stops after the job it interrupts, which is left out; True in second
+    place when that happened."""
     done = []
-    for number, key in enumerate(keys, 1):
-        out = directory / key
+    jobs = [(r, key) for r in range(1, rounds + 1) for key in keys]
+    for number, (round_, key) in enumerate(jobs, 1):
+        out = alone_directory(directory, key, round_, rounds)
+        label = f"alone {number}/{len(jobs)} {key}" + (f" (round {round_})" if rounds > 1 else "")
         quiet = Console(file=io.StringIO(), width=100, highlight=False)
         started = time.monotonic()
         try:
@@ -121,16 +136,15 @@ def measure_alone(keys: list[str], options: RunOptions, engine: Engine, director
             status, message = e.exit_status, str(e)
         ok = status == 0
         if status == EXIT_INTERRUPTED:
-            progress.print(f"alone {number}/{len(keys)} {key}: interrupted; judging the {len(done)} measured before it",
+            progress.print(f"{label}: interrupted; judging the {len(done)} jobs measured before it",
                            soft_wrap=True, highlight=False)
             return done, True
         wall = time.monotonic() - started
         text = quiet.file.getvalue()  # type: ignore[attr-defined]
         if out.is_dir():
             (out / "terminal.txt").write_text(text, encoding="utf-8")
-        done.append(AloneRun(key, out, ok, message, round(wall, 2)))
-        progress.print(f"alone {number}/{len(keys)} {key}: "
-                       + (f"{wall:.1f} s" if ok else f"failed after {wall:.1f} s: {message}"),
+        done.append(AloneRun(key, out, ok, message, round(wall, 2), round_))
+        progress.print(f"{label}: " + (f"{wall:.1f} s" if ok else f"failed after {wall:.1f} s: {message}"),
                        soft_wrap=True, highlight=False)
     return done, False
 
@@ -139,10 +153,12 @@ def measure_alone(keys: list[str], options: RunOptions, engine: Engine, director
 
 def check_order(run_dir: str | Path, only: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
                 sizes: str | None = None, time_budget: float | None = None, out: Path | None = None,
-                engine: Engine | None = None, console: Console | None = None) -> OrderCheck:
+                engine: Engine | None = None, console: Console | None = None, rounds: int = 1) -> OrderCheck:
     console = console or Console(highlight=False)
     base = load_run(run_dir)
     options = run_options(base)
+    if not 1 <= rounds <= MAX_ROUNDS:
+        raise UsageError(f"--rounds needs a whole number from 1 to {MAX_ROUNDS}, got {rounds}")
     if time_budget is not None and not time_budget > 0:
         raise UsageError(f"--time-budget needs a positive number of seconds, got {time_budget:g}")
     engine = engine or Engine.find()
@@ -151,8 +167,9 @@ def check_order(run_dir: str | Path, only: tuple[str, ...] = (), exclude: tuple[
     engine_keys = {b["key"] for b in engine.benchmarks(probe.engine_arguments())}
     keys, notes = benchmarks_to_check(base, engine_keys, only, exclude)
     directory = prepare_directory(base, out)
-    console.print(f"check-order: {len(keys)} benchmarks of {base.directory}, each in a job of its own "
-                  f"(records in {directory})", soft_wrap=True, highlight=False)
+    console.print(f"check-order: {len(keys)} benchmarks of {base.directory}, each in a job of its own"
+                  + (f", {rounds} rounds" if rounds > 1 else "") + f" (records in {directory})",
+                  soft_wrap=True, highlight=False)
     if options.repeat > 1:
         notes.append(f"the run has {options.repeat} passes; each job alone measures one")
     if time_budget is not None and time_budget != options.time_budget:
@@ -160,11 +177,14 @@ def check_order(run_dir: str | Path, only: tuple[str, ...] = (), exclude: tuple[
         run_budget = f"{options.time_budget:g} s" if options.time_budget else "the engine's default"
         notes.append(f"the jobs alone ran with --time-budget {time_budget:g} s per point, the run with {run_budget}: "
                      "their warm-ups and sample counts differ, so a difference may come from that, not from order")
-    alone, interrupted = measure_alone(keys, options, engine, directory, sizes, time_budget, console)
+    if rounds == 1:
+        notes.append("one job alone per benchmark: a point that varies from one fresh job to the next by more than "
+                     "compare's tolerance reads as 'differs' here; --rounds 3 measures that variation and judges within it")
+    alone, interrupted = measure_alone(keys, options, engine, directory, sizes, time_budget, console, rounds)
     check = judge_order(base, alone, directory)
     check.interrupted = interrupted
     if interrupted:
-        notes.append(f"interrupted: {len(alone)} of {len(keys)} benchmarks were measured alone and judged")
+        notes.append(f"interrupted: {len(alone)} of {len(keys) * rounds} jobs alone were measured and judged")
     check.notes = notes + check.notes
     write_text(directory / JSON_NAME, json.dumps(check.as_json(), indent=1) + "\n")
     return check
@@ -180,14 +200,14 @@ def print_check(check: OrderCheck, console: Console) -> None:
     table.add_column("points", justify="right")
     table.add_column("verdicts", overflow="fold")
     table.add_column("alone / full", no_wrap=True)
-    for a in check.alone:
-        mine = [p for p in check.points if p.benchmark == a.benchmark]
+    for benchmark in dict.fromkeys(a.benchmark for a in check.alone):
+        mine = [p for p in check.points if p.benchmark == benchmark]
         ratios = [p.ratio for p in mine if p.ratio is not None and p.ratio > 0]
         spread = "-" if not ratios else (format_ratio(min(ratios)) if len(ratios) == 1 else
                                          f"{format_ratio(min(ratios))[:-1]}–{format_ratio(max(ratios))}")
         failing = any(p.verdict in FAILING for p in mine)
         style = "red" if failing else ("yellow" if any(p.verdict == UNSTABLE for p in mine) else "")
-        table.add_row(a.benchmark, str(len(mine)), verdict_counts(mine), spread, style=style)
+        table.add_row(benchmark, str(len(mine)), verdict_counts(mine), spread, style=style)
     console.print(table)
     bad = [p for p in check.points if p.verdict != AGREES]
     if bad:

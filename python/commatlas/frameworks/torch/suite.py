@@ -49,11 +49,16 @@ class TorchPlan:
 
 
 def unbound(launcher: Any) -> Any:
-    """The launcher without Open MPI's per-core binding: a PyTorch process runs its Python thread,
-    NCCL's proxy thread and DDP's reducer beside each other, as under torchrun (which binds none)."""
-    if launcher.kind != "openmpi" or "--bind-to" in launcher.prefix:
+    """The launcher without the engine's binding of each rank to cores: a PyTorch process runs its
+    Python thread, NCCL's proxy thread and DDP's reducer beside each other, as under torchrun
+    (which binds none). A launcher line the user gave (kind "custom") is theirs and kept."""
+    if launcher.kind != "openmpi":
         return launcher
     prefix = list(launcher.prefix)
+    for flag in ("--map-by", "--bind-to"):
+        while flag in prefix:
+            at = prefix.index(flag)
+            del prefix[at:at + 2]
     return replace(launcher, prefix=(prefix[0], "--bind-to", "none", *prefix[1:]))
 
 
