@@ -26,12 +26,14 @@
 #include <vector>
 
 #include "build_info.h"
+#include "core/affinity.h"
 #include "core/arguments.h"
 #include "core/backend.h"
 #include "core/context.h"
 #include "core/error.h"
 #include "core/ingest.h"
 #include "core/json.h"
+#include "core/placement.h"
 #include "core/records.h"
 #include "core/registry.h"
 #include "core/runner.h"
@@ -330,6 +332,14 @@ int main_inner(int argc, char** argv) {
 #if defined(COMMATLAS_HAVE_MPI) && defined(COMMATLAS_HAVE_GPU)
   if (args.command == "run" && group->kind() == "mpi") mpi::bind_rank_to_gpu(*group);
 #endif
+  // After the CUDA context, whose threads keep the rank's whole block of cores (core/affinity.h);
+  // only where each rank has a block of its own (unbound ranks would all pin to the same CPU).
+  if (args.command == "run" && group->kind() == "mpi") {
+    const std::vector<std::string> cpus = group->gather_strings(this_process_cpus());
+    const std::vector<std::string> nodes = group->rank_nodes();
+    if (group->broadcast(group->rank() == 0 && each_rank_has_its_own_cpus(cpus, nodes) ? 1 : 0) == 1)
+      pin_measuring_thread();
+  }
   // The test-only switches are read here, once, and said out loud: a run under them measures
   // nothing anyone should quote.
   if (args.command == "run" && group->rank() == 0) {

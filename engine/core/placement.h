@@ -24,7 +24,8 @@ struct Placement {
   std::vector<std::string> nodes;      // per rank, in rank order
   JobFacts job;
   std::vector<std::string> rank_nics;  // per rank, encoded (topology/nics.h); rank 0 only
-  // Per rank, the CPUs it may run on when the run starts (its affinity, as cpu_list writes it);
+  // Per rank, the CPUs its measuring thread may run on when the run starts (its affinity, as
+  // cpu_list writes it; in an MPI job one CPU of the rank's block, core/affinity.h);
   // rank 0 only. A launcher that binds each rank to one core writes one number per rank, one that
   // does not the whole machine; on an H100 VM a 1-byte ping-pong moved 8-13% between passes bound
   // and up to 62% unbound (results/nvidia-h100-x1/harness-check/binding).

@@ -21,10 +21,15 @@
  * on 2x H100 (Open MPI 4.1.4) the 1-64 B bibw read 0.55-0.65x and the 1 B latency 1.24x of the
  * same loop in a process without one (results/nvidia-h100-x2/host-mpi-context).
  *
+ * Where the launcher gives a rank more than one CPU, the loops run on the first of them, as the
+ * engine's measuring thread does (engine/core/affinity.h): two ranks left to float over blocks of
+ * cores read 2x apart from one run to the next on 2x H100.
+ *
  * One JSON line per (test, size) on rank 0's stdout, e.g.
  *   {"test":"osu_latency","bytes":8,"buffers":"host","latency_us":0.47,"seconds":0.0094,...}
  * A usage error is one line on stderr and exit status 2.
  */
+#define _GNU_SOURCE /* sched_setaffinity, cpu_set_t */
 #include <mpi.h>
 
 #if defined(COMMATLAS_OSU_CUDA)
@@ -38,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <unistd.h>
 
 /* OSU micro-benchmarks 7.x defaults (osu_util_mpi.h). */
@@ -228,6 +234,42 @@ static int mpi_takes_device_pointers(char *why, size_t n) {
 #endif
 }
 
+/* The first CPU this thread may run on, alone, where each rank of the node has CPUs of its own: as
+ * the engine pins its measuring thread (engine/core/affinity.h). Ranks left unbound, or sharing
+ * CPUs, are left alone (they would all pin to the same one). */
+static void pin_to_first_cpu(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const int readable = sched_getaffinity(0, sizeof set, &set) == 0;
+    MPI_Comm node;
+    int ranks = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &ranks);
+    cpu_set_t *all = malloc(sizeof(cpu_set_t) * (size_t)ranks);
+    int own = readable && all != NULL && CPU_COUNT(&set) >= 2;
+    MPI_Allreduce(MPI_IN_PLACE, &own, 1, MPI_INT, MPI_LAND, node);
+    if (own) {
+        MPI_Allgather(&set, (int)sizeof set, MPI_BYTE, all, (int)sizeof set, MPI_BYTE, node);
+        for (int a = 0; a < ranks && own; ++a)
+            for (int b = a + 1; b < ranks && own; ++b) {
+                cpu_set_t both;
+                CPU_AND(&both, &all[a], &all[b]);
+                if (CPU_COUNT(&both) > 0) own = 0;
+            }
+    }
+    free(all);
+    MPI_Comm_free(&node);
+    if (!own) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    sched_setaffinity(0, sizeof one, &one);
+}
+
 /* The rank's index on its node, from MPI itself (no launcher variable needed). */
 static int node_local_rank(void) {
     MPI_Comm node;
@@ -323,6 +365,7 @@ int main(int argc, char *argv[]) {
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
 #endif
+    pin_to_first_cpu(); /* after the CUDA context: its threads keep the whole set */
     int gpu_of[2] = {gpu, gpu};
     MPI_Gather(&gpu, 1, MPI_INT, gpu_of, 1, MPI_INT, 0, MPI_COMM_WORLD);
 

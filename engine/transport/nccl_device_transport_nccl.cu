@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backends/nccl/nccl_comm.h"
+#include "core/affinity.h"
 #include "core/all_ranks.h"
 #include "core/error.h"
 #include "core/sizes.h"
@@ -253,6 +254,7 @@ const ApiComm& api_comm(Context& ctx) {
   ncclResult_t rc;
   {
     cuda::DeviceScope scope(m.device);
+    HelperThreadScope helpers;  // the new communicator's proxy threads (core/affinity.h)
     rc = ncclCommSplit(m.comm.get(), 0, m.rank, &comm, nullptr);
   }
   if (rc != ncclSuccess || comm == nullptr) {

@@ -26,6 +26,7 @@
 #include "backends/cuda/device_pattern.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/memory.h"
+#include "core/affinity.h"
 #include "core/all_ranks.h"
 #include "core/error.h"
 #include "core/sizes.h"
@@ -232,6 +233,7 @@ const NvshmemJob& nvshmem_job(Context& ctx) {
     const nvshmemi_version_t version = {NVSHMEM_VENDOR_MAJOR_VERSION, NVSHMEM_VENDOR_MINOR_VERSION,
                                         NVSHMEM_VENDOR_PATCH_VERSION};
     int provided = 0;
+    HelperThreadScope helpers;  // NVSHMEM's proxy thread gets the rank's cores (core/affinity.h)
     words = capture_stderr([&] {
       rc = nvshmemi_init_thread(NVSHMEM_THREAD_SERIALIZED, &provided, NVSHMEMX_INIT_WITH_UNIQUEID, &attr, version);
     });

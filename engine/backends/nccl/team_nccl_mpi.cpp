@@ -4,6 +4,7 @@
 #include "backends/mpi/mpi_check.h"
 #include "backends/nccl/nccl_check.h"
 #include "backends/nccl/nccl_comm.h"
+#include "core/affinity.h"
 #include "core/error.h"
 
 namespace commatlas::nccl {
@@ -19,6 +20,7 @@ const NcclTeam& rank_per_process_team(Context& ctx) {
     ncclComm_t comm = nullptr;
     {
       cuda::DeviceScope scope(device);
+      HelperThreadScope helpers;  // NCCL's proxy threads get the rank's cores, not the measuring one
       COMMATLAS_NCCL(ncclCommInitRank(&comm, ctx.group.size(), id, ctx.group.rank()));
     }
     std::vector<std::unique_ptr<NcclMember>> members;
