@@ -137,3 +137,32 @@ def test_device_buffers_are_refused_unless_mpi_reports_cuda_support(reference: P
     else:
         assert done.returncode == osu.REFUSED_DEVICE_BUFFERS
         assert "--buffers device:" in said[0] and "CUDA support" in said[0]
+
+
+def test_a_second_pass_becomes_the_points_stability_record(reference: Path, engine_path: Path) -> None:
+    """--passes 2 sweeps twice; the second pass is the point's confirmation, judged by the engine's
+    own rule (a stability record after the result). A second pass planted 2x slower is unstable."""
+    done = launch(reference, "--tests", "latency,bw", "--sizes", "1,64", "--passes", "2")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    assert sorted(json.loads(line)["pass"] for line in lines) == [1] * 4 + [2] * 4
+    engine = Engine(engine_path)
+    records = osu.reference_records(engine, lines, 2)
+    results = [r for r in records if r["type"] == "result"]
+    stability = {r["point"]: r["stability"] for r in records if r["type"] == "stability"}
+    assert len(results) == 4 and set(stability) == {r["point"] for r in results}
+    for r in results:
+        st = stability[r["point"]]
+        assert st["verdict"] in ("repeatable", "unstable") and len(st["passes_median_s"]) == 2
+        assert st["passes_median_s"][0] == pytest.approx(r["stats"]["median_s"])  # the figure is pass 1's
+    slower = []
+    for line in lines:
+        out = json.loads(line)
+        if out["pass"] == 2:
+            out["seconds"] *= 2
+        slower.append(json.dumps(out))
+    planted = osu.reference_records(engine, slower, 2)
+    assert {r["stability"]["verdict"] for r in planted if r["type"] == "stability"} == {"unstable"}
+    # A second pass that saw wrong bytes fails the point.
+    broken = [line.replace('"verified":true', '"verified":false') if '"pass":2' in line else line for line in lines]
+    assert {r["type"] for r in osu.reference_records(engine, broken, 2)} == {"error"}

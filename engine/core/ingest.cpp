@@ -6,6 +6,7 @@
 
 #include "core/collective.h"
 #include "core/error.h"
+#include "core/harness.h"
 #include "core/json_read.h"
 #include "core/records.h"
 #include "core/stats.h"
@@ -191,7 +192,11 @@ Measurement measurement_of(const JsonValue& in, const std::optional<Movement>& m
   return m;
 }
 
-std::string record_of(const JsonValue& in) {
+// The records of one measurement: its result (or skip, or error) and, where it brings a second
+// pass of its own ("confirmation": {"median_s": per op, "samples": n, "separation_s": s}, as the
+// OSU-method reference's --passes 2 gives), the stability record the engine writes after a
+// confirmation batch, judged by the same rule (judge_stability).
+std::vector<std::string> records_of(const JsonValue& in) {
   if (!in.is(Kind::Object)) throw UsageError("a measurement must be a JSON object");
   const std::string type = text(in, "type");
   if (type != "result" && type != "skip" && type != "error")
@@ -218,14 +223,23 @@ std::string record_of(const JsonValue& in) {
   id.movement = movement ? &*movement : nullptr;
   id.mpi_library = library ? &*library : nullptr;
   if (const JsonValue* t = in.get("time"); t && !t->is(Kind::Null)) id.time = positive_number(*t, "time");
-  if (type == "skip") return skip_record(id, text(in, "reason"));
-  if (type == "error") return error_record(id, text(in, "message"));
+  if (type == "skip") return {skip_record(id, text(in, "reason"))};
+  if (type == "error") return {error_record(id, text(in, "message"))};
   if (!id.bytes) throw UsageError("a result needs 'bytes'");
   const Measurement m = measurement_of(in, movement);
   if (!m.verification.ok)
-    return error_record(id, "data check failed: " + (m.verification.detail.empty() ? std::string("the bytes differ")
-                                                                                    : m.verification.detail));
-  return result_record(id, m);
+    return {error_record(id, "data check failed: " + (m.verification.detail.empty() ? std::string("the bytes differ")
+                                                                                     : m.verification.detail))};
+  std::vector<std::string> out{result_record(id, m)};
+  if (const JsonValue* c = in.get("confirmation"); c && !c->is(Kind::Null)) {
+    if (!c->is(Kind::Object)) throw UsageError("'confirmation' must be an object");
+    const double median = positive_number(need(*c, "median_s"), "confirmation.median_s");
+    Stability st = judge_stability(m, median, whole(need(*c, "samples"), "confirmation.samples", 1));
+    if (const JsonValue* sep = c->get("separation_s"); sep && !sep->is(Kind::Null))
+      st.separation_s = positive_number(*sep, "confirmation.separation_s");
+    out.push_back(stability_record(id, st, 0.0));
+  }
+  return out;
 }
 
 }  // namespace
@@ -236,7 +250,7 @@ std::vector<std::string> ingest_records(std::istream& in) {
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
-      records.push_back(record_of(parse_json(line)));
+      for (std::string& r : records_of(parse_json(line))) records.push_back(std::move(r));
     } catch (const JsonParseError& e) {
       throw UsageError("ingest: line " + std::to_string(number) + ": " + e.what());
     } catch (const UsageError& e) {

@@ -8,7 +8,7 @@
  * defaults (osu_util_mpi.h), and nothing is added inside a timed loop.
  *
  *   mpiexec -n 2 commatlas-osu-ref [--tests latency,bw,bibw] [--sizes 1,64,4096] [--buffers host|device]
- *                                  [--gpu-context]
+ *                                  [--gpu-context] [--passes N]
  *
  * --buffers device is OSU 7.x's `-d cuda D D`: both buffers cudaMalloc'd on the rank's GPU (local
  * rank mod GPU count, chosen before MPI_Init as OSU does), set with cudaMemset. Only in a CUDA
@@ -24,6 +24,10 @@
  * Where the launcher gives a rank more than one CPU, the loops run on the first of them, as the
  * engine's measuring thread does (engine/core/affinity.h): two ranks left to float over blocks of
  * cores read 2x apart from one run to the next on 2x H100.
+ *
+ * --passes N runs the whole sweep N times, one after the other, and numbers its lines ("pass":k): a
+ * second pass, minutes-apart in spirit and seconds-apart in fact, says whether the first repeats, as
+ * the engine's confirmation batch does for its own points (OSU times each size once).
  *
  * One JSON line per (test, size) on rank 0's stdout, e.g.
  *   {"test":"osu_latency","bytes":8,"buffers":"host","latency_us":0.47,"seconds":0.0094,...}
@@ -300,6 +304,7 @@ int main(int argc, char *argv[]) {
 
     int run[TESTS] = {1, 1, 1};
     int gpu_context = 0;
+    int passes = 1;
     long sizes[MAX_SIZES];
     int nsizes = 0;
     for (long s = 1; s <= MAX_MESSAGE_SIZE; s *= 2) sizes[nsizes++] = s;
@@ -330,6 +335,11 @@ int main(int argc, char *argv[]) {
             if (strcmp(kind, "device") == 0)
                 usage_error(myid, "--buffers device needs a CUDA build of commatlas-osu-ref; this one has none", NULL);
 #endif
+        } else if (strcmp(argv[a], "--passes") == 0 && a + 1 < argc) {
+            char *end = NULL;
+            const long n = strtol(argv[++a], &end, 10);
+            if (end == argv[a] || *end != '\0' || n < 1 || n > 10) usage_error(myid, "--passes is a whole number from 1 to 10", argv[a]);
+            passes = (int)n;
         } else if (strcmp(argv[a], "--gpu-context") == 0) {
 #if !defined(COMMATLAS_OSU_CUDA)
             usage_error(myid, "--gpu-context needs a CUDA build of commatlas-osu-ref; this one has none", NULL);
@@ -337,7 +347,7 @@ int main(int argc, char *argv[]) {
             gpu_context = 1;
         } else {
             usage_error(myid, "usage: commatlas-osu-ref [--tests latency,bw,bibw] [--sizes LIST] [--buffers host|device] "
-                              "[--gpu-context]", NULL);
+                              "[--gpu-context] [--passes N]", NULL);
         }
     }
     if (numprocs != 2) usage_error(myid, "the OSU reference needs exactly two ranks", NULL);
@@ -393,6 +403,7 @@ int main(int argc, char *argv[]) {
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
 
+    for (int pass = 1; pass <= passes; ++pass)
     for (int t = 0; t < TESTS; ++t) {
         if (!run[t]) continue;
         for (int k = 0; k < nsizes; ++k) {
@@ -419,6 +430,7 @@ int main(int argc, char *argv[]) {
                    on_device ? "device" : "host");
             if (on_device) printf("\"gpus\":[%d,%d],", gpu_of[0], gpu_of[1]);
             if (gpu_context && !on_device) printf("\"gpu_context\":true,");
+            if (passes > 1) printf("\"pass\":%d,", pass);
             if (t == LATENCY)
                 printf("\"latency_us\":%.6g,", seconds * 1e6 / (2.0 * iterations));
             else

@@ -157,12 +157,19 @@ def tests_and_sizes(records: Iterable[dict[str, Any]], buffers: str = "host",
     return sorted(tests, key=order.index), sorted(sizes)
 
 
+# Sweeps the reference runs one after the other: OSU times each size once, and a figure is called
+# precise only where a second measurement, later, agrees (the engine's confirmation batch). The
+# second pass becomes the point's stability record; without it the one loop's figure could not say
+# whether it repeats (on 2x H100 the host references moved up to 1.98x between identical runs).
+PASSES = 2
+
+
 def reference_arguments(tests: list[str], sizes: list[int], buffers: str = "host", gpu_context: bool = False) -> list[str]:
     """`gpu_context`: the engine's ranks hold a CUDA context (ranks_hold_gpu_context), so the
     reference makes one too; on device buffers it has one anyway."""
     return ["--tests", ",".join(tests), "--sizes", ",".join(str(s) for s in sizes),
             *(["--buffers", buffers] if buffers != "host" else []),
-            *(["--gpu-context"] if gpu_context and buffers == "host" else [])]
+            *(["--gpu-context"] if gpu_context and buffers == "host" else []), "--passes", str(PASSES)]
 
 
 def ranks_hold_gpu_context(engine_info: dict[str, Any]) -> bool:
@@ -188,8 +195,8 @@ def _method(test: str, iterations: int, skip: int, window: int | None, buffers: 
 
 
 def reference_total(tests: list[str], sizes: list[int]) -> int:
-    """Lines the reference will print: one per test and size, as it measures them."""
-    return len(tests) * len(sizes)
+    """Lines the reference will print: one per test and size and pass, as it measures them."""
+    return len(tests) * len(sizes) * PASSES
 
 
 def _output(line: str) -> dict[str, Any] | None:
@@ -228,10 +235,15 @@ def reference_measurements(lines: Iterable[str], ranks: int, repeat: int | None 
     each library's figures pair with its own reference."""
     measurements = []
     stamp = time.time() if now is None else now
-    for line in lines:
-        out = _output(line)
-        if out is None:
+    outputs = [out for out in map(_output, lines) if out is not None]
+    # The later pass of each (test, buffers, size): its confirmation (PASSES).
+    later = {(o["test"], o.get("buffers"), int(o["bytes"])): o for o in outputs if int(o.get("pass") or 1) > 1}
+    for out in outputs:
+        if int(out.get("pass") or 1) > 1:
             continue
+        again = later.get((out["test"], out.get("buffers"), int(out["bytes"])))
+        if again is not None and not again.get("verified"):
+            out = again  # a pass that saw wrong bytes fails the point, whichever pass it was
         test = out["test"]
         buffers = "device" if out.get("buffers") == "device" else "host"
         benchmark, checks = TESTS[test][0], checked_benchmark(test, buffers)
@@ -253,14 +265,12 @@ def reference_measurements(lines: Iterable[str], ranks: int, repeat: int | None 
             measurements.append({"type": "error", **identity,
                                  "message": f"data check failed: {out.get('detail', 'the reference saw wrong bytes')}"})
             continue
-        iterations, seconds = int(out["iterations"]), float(out["seconds"])
-        window = out.get("window")
-        if test == "osu_latency":
-            per_op, bytes_per_op = seconds / (2 * iterations), float(size)
-        else:
-            per_op = seconds / iterations
-            bytes_per_op = float(size * window * (2 if test == "osu_bibw" else 1))
-        measurements.append({
+        iterations, window = int(out["iterations"]), out.get("window")
+        per_op = _per_op(out)
+        bytes_per_op = float(size if test == "osu_latency" else size * window * (2 if test == "osu_bibw" else 1))
+        confirmation = ({"confirmation": {"median_s": _per_op(again), "samples": 1}}
+                        if again is not None and again.get("verified") else {})
+        measurements.append({**confirmation,
             "type": "result", **identity, "bytes_per_op": bytes_per_op,
             "timing": {"method": _method(test, iterations, int(out["skip"]), window, buffers, bool(out.get("gpu_context"))),
                        "ops_per_sample": iterations, "warmup_samples": int(out["skip"]), "max_over_ranks": False},
@@ -273,6 +283,12 @@ def reference_measurements(lines: Iterable[str], ranks: int, repeat: int | None 
             "verified": {"ok": True, "bytes_checked": int(out.get("bytes_checked", 0)), "method": "bytes_once"},
         })
     return measurements
+
+
+def _per_op(out: dict[str, Any]) -> float:
+    """Seconds per op of one of the reference's lines: half a round trip, or one window."""
+    iterations, seconds = int(out["iterations"]), float(out["seconds"])
+    return seconds / (2 * iterations) if out["test"] == "osu_latency" else seconds / iterations
 
 
 def reference_records(engine: Engine, lines: Iterable[str], ranks: int, repeat: int | None = None,
