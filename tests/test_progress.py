@@ -69,12 +69,14 @@ def test_osu_reference_counts_its_tests_at_80_columns() -> None:
     command = lines[start].split()
     tests = command[command.index("--tests") + 1].split(",")
     sizes = [int(s) for s in command[command.index("--sizes") + 1].split(",")]
+    passes = int(command[command.index("--passes") + 1]) if "--passes" in command else 1  # this run: one
     output = [line for line in lines[start + 1:] if line.startswith('{"test"')]
-    assert len(output) == osu.reference_total(tests, sizes) == 15
+    assert len(output) == osu.reference_total(tests, sizes, passes) == 15
+    assert osu.reference_total(tests, sizes) == 15 * osu.PASSES  # what a run asks of it now
     screen, log = io.StringIO(), io.StringIO()
     with PhaseProgress(Console(file=screen, width=80, force_terminal=False)) as progress:
         progress.follow("OSU method", iter(["[vm:1] launcher noise\n", *output]), log,
-                        osu.PROGRESS_METRICS, total=osu.reference_total(tests, sizes), point_of=osu.progress_point)
+                        osu.PROGRESS_METRICS, total=osu.reference_total(tests, sizes, passes), point_of=osu.progress_point)
     shown = screen.getvalue().splitlines()[-1]
     assert "15/15" in shown and "?" not in shown, shown
     assert "osu_bibw 1 MiB 10.7 GB/s" in shown, shown

@@ -83,7 +83,11 @@ def test_run_starts_the_osu_reference_at_the_engines_sizes(mpi_run: Path, valida
     assert all(row.engine > 0 and row.reference > 0 and row.rounds == 1 for row in rows)
     # Its progress line counts what it ran (was "0/?": the reference prints no progress events).
     shown = [line for line in (mpi_run.parent / "terminal.txt").read_text().splitlines() if line.startswith("OSU method")]
-    assert shown and f"{len(references)}/{len(references)}" in shown[-1] and "?" not in shown[-1], shown
+    # Every line it printed: each point once per pass (osu.PASSES), the second pass its confirmation.
+    lines = len(references) * osu.PASSES
+    assert shown and f"{lines}/{lines}" in shown[-1] and "?" not in shown[-1], shown
+    confirmed = {r["point"] for r in records if r["type"] == "stability"}
+    assert all(r["point"] in confirmed for r in references), "every reference point has its second pass's verdict"
 
 
 def test_collectives_carry_osu_average_next_to_the_max(mpi_run: Path, validator) -> None:

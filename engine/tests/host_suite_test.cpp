@@ -217,7 +217,7 @@ TEST(PointerChain, BrokenChainFailsVerify) {
   *static_cast<void**>(first) = chain.start();
   const Verification short_cycle = chain.verify(chain.start(), 0);
   EXPECT_FALSE(short_cycle.ok);
-  EXPECT_NE(short_cycle.detail.find("returns to its start after 2"), std::string::npos) << short_cycle.detail;
+  EXPECT_NE(short_cycle.detail.find("link 2 of 100"), std::string::npos) << short_cycle.detail;
 
   host::PointerChain outside(64 * 100, std::nullopt, 7);
   static char elsewhere[64];
@@ -227,6 +227,40 @@ TEST(PointerChain, BrokenChainFailsVerify) {
   host::PointerChain misaligned(64 * 100, std::nullopt, 7);
   *static_cast<void**>(misaligned.line(std::size_t{5})) = static_cast<char*>(misaligned.line(std::size_t{6})) + 8;
   EXPECT_FALSE(misaligned.verify(misaligned.start(), 0).ok);
+}
+
+TEST(PointerChain, TwoLinesSwappedFailVerify) {
+  // Every line still visited once, in another order: the chain is not the one that was built (a
+  // walk that only counts lines to the start could not tell).
+  host::PointerChain chain(64 * 100, std::nullopt, 7);
+  void** a = static_cast<void**>(chain.line(std::size_t{10}));
+  void** b = static_cast<void**>(*a);
+  void** c = static_cast<void**>(*b);
+  *a = c;  // a -> c -> b -> (c's old successor): b and c change places
+  void* after_c = *c;
+  *c = b;
+  *b = after_c;
+  EXPECT_FALSE(chain.verify(chain.start(), 0).ok);
+}
+
+TEST(PointerChain, IsRandomAndRepeatableFromItsSeed) {
+  host::PointerChain one(64 * 1000, std::nullopt, 7), same(64 * 1000, std::nullopt, 7), other(64 * 1000, std::nullopt, 8);
+  auto walk = [](host::PointerChain& c) {
+    std::vector<std::ptrdiff_t> steps;
+    char* base = static_cast<char*>(c.start());
+    void* p = c.start();
+    for (int i = 0; i < 1000; ++i) {
+      p = *static_cast<void**>(p);
+      steps.push_back((static_cast<char*>(p) - base) / 64);
+    }
+    return steps;
+  };
+  const auto a = walk(one);
+  EXPECT_EQ(a, walk(same));
+  EXPECT_NE(a, walk(other));
+  int next_line = 0;  // a prefetcher's dream: line i followed by line i + 1
+  for (std::size_t i = 1; i < a.size(); ++i) next_line += a[i] == a[i - 1] + 1;
+  EXPECT_LT(next_line, 10);
 }
 
 TEST(PointerChain, TooSmallIsSkipped) { EXPECT_THROW(host::PointerChain(100, std::nullopt, 1), Skip); }

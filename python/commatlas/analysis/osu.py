@@ -194,9 +194,9 @@ def _method(test: str, iterations: int, skip: int, window: int | None, buffers: 
             f"MPI_Wtime on rank 0 around {iterations} {what}, after {skip} skipped")
 
 
-def reference_total(tests: list[str], sizes: list[int]) -> int:
-    """Lines the reference will print: one per test and size and pass, as it measures them."""
-    return len(tests) * len(sizes) * PASSES
+def reference_total(tests: list[str], sizes: list[int], passes: int = PASSES) -> int:
+    """Lines the reference will print: one per test, size and pass, as it measures them."""
+    return len(tests) * len(sizes) * passes
 
 
 def _output(line: str) -> dict[str, Any] | None:
