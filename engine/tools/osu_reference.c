@@ -25,9 +25,9 @@
  * engine's measuring thread does (engine/core/affinity.h): two ranks left to float over blocks of
  * cores read 2x apart from one run to the next on 2x H100.
  *
- * --passes N runs the whole sweep N times, one after the other, and numbers its lines ("pass":k): a
- * second pass, minutes-apart in spirit and seconds-apart in fact, says whether the first repeats, as
- * the engine's confirmation batch does for its own points (OSU times each size once).
+ * --passes N runs the whole sweep N times, one after the other, and numbers its lines ("pass":k):
+ * the second pass, after the whole first sweep, says whether the first repeats, as the engine's
+ * confirmation batch does for its own points (OSU times each size once).
  *
  * One JSON line per (test, size) on rank 0's stdout, e.g.
  *   {"test":"osu_latency","bytes":8,"buffers":"host","latency_us":0.47,"seconds":0.0094,...}
