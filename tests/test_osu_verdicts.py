@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -182,6 +183,11 @@ def test_the_reference_holds_a_gpu_context_where_the_engines_ranks_do():
     assert osu.ranks_hold_gpu_context(h100x2)
     for plain in ("info_cuda_no_gpu.json", "info_host_only.json", "info_with_mpi.json"):
         assert not osu.ranks_hold_gpu_context(fixture_json(plain)), plain
+    # Each MPI library's engine (--mpi a,b) says it for its own phases.
+    from commatlas.io.engine import Engine
+    from commatlas.run.mpi_libraries import build_of
+    assert build_of(Engine(Path("commatlas-engine")), h100x2).gpu_context
+    assert not build_of(Engine(Path("commatlas-engine")), fixture_json("info_with_mpi.json")).gpu_context
     tests = ["latency", "bw", "bibw"]
     assert "--gpu-context" in osu.reference_arguments(tests, [1], "host", gpu_context=True)
     # On device buffers the reference has a context anyway; the flag is for host buffers only.

@@ -210,6 +210,8 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
                 has = None
                 if build is not None and (engine is None or build.engine.path != engine.path.resolve()):
                     has = {b["key"] for b in build.engine.benchmarks(options.engine_arguments())}
+                # Whether its ranks hold a CUDA context, as its own engine says (the reference matches it).
+                holds_context = build.gpu_context if build is not None else osu.ranks_hold_gpu_context(engine_info)
                 for i, count in enumerate(counts):
                     # Several counts: collectives and patterns at each count they take; the rest
                     # (a ping-pong between ranks 0 and 1) at the first only, as more ranks would
@@ -225,7 +227,7 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
                     where = f"{launcher.ranks or '?'} ranks" + (f", {build.label}" if build and len(builds) > 1 else "")
                     # The OSU-method points run on 2 ranks: after the first count's phase only.
                     mpi_phases.append(Phase(f"MPI ({where})", keys, launcher, references if i == 0 else (), build,
-                                            osu.ranks_hold_gpu_context(engine_info)))
+                                            holds_context))
         except UsageError as e:
             if mpi_was_asked_for(options, bool(single)):
                 raise

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from commatlas.analysis import osu
 from commatlas.errors import UsageError
 from commatlas.io.engine import Engine, backend_built, normalise_mpi_name
 from commatlas.run.launcher import MpiImplementation, detect_implementation, mpiexec_version
@@ -45,6 +46,7 @@ class MpiBuild:
     name: str      # "Open MPI"
     version: str   # "4.1.4"
     mpiexec: str   # the launcher CMake found with it ("" when none)
+    gpu_context: bool = False  # its ranks hold a CUDA context from their start (osu.ranks_hold_gpu_context)
 
     @property
     def label(self) -> str:
@@ -58,7 +60,8 @@ def build_of(engine: Engine, info: dict[str, Any] | None = None) -> MpiBuild | N
         return None
     mpi = info["backends"]["mpi"]
     return MpiBuild(engine, str(mpi.get("library") or "unknown"), str(mpi.get("library_name") or ""),
-                    str(mpi.get("library_release") or ""), str(mpi.get("mpiexec") or ""))
+                    str(mpi.get("library_release") or ""), str(mpi.get("mpiexec") or ""),
+                    osu.ranks_hold_gpu_context(info))
 
 
 def _engine_at(path: Path) -> Path | None:
