@@ -49,3 +49,22 @@ def test_a_damaged_gzipped_run_is_one_line(tmp_path: Path) -> None:
     done = run_cli("report", str(run))
     assert_one_line_error(done)
     assert "results.jsonl.gz" in done.stderr and "cannot read" in done.stderr
+
+
+def test_the_committed_runs_keep_the_size_rule() -> None:
+    """results/ travels to the GPU machines with every device call (64 MiB of working tree at
+    most, the Open MPI carry included), so a large file that slips in plain costs every later call.
+    Generated HTML is never committed: `commatlas report` rebuilds it from the records."""
+    import subprocess
+    root = Path(__file__).resolve().parent.parent
+    listed = subprocess.run(["git", "ls-files", "results"], cwd=root, capture_output=True,
+                            text=True)
+    if listed.returncode != 0 or not listed.stdout:
+        import pytest
+        pytest.skip("not a git checkout with results/: " + listed.stderr.strip())
+    files = [root / name for name in listed.stdout.splitlines()]
+    plain_and_large = [str(f.relative_to(root)) for f in files
+                       if f.is_file() and f.suffix != ".gz" and f.stat().st_size > 200_000]
+    html = [str(f.relative_to(root)) for f in files if f.name.endswith((".html", ".html.gz"))]
+    assert plain_and_large == [], "gzip these (results/README.md): " + ", ".join(plain_and_large)
+    assert html == [], "generated HTML in results/: " + ", ".join(html)
