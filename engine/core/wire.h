@@ -83,6 +83,8 @@ inline constexpr double kWireMinClaimBytes = 1 << 20;
 // A pass moves about this many bytes, within kWirePassSeconds of the point's own per-op time.
 inline constexpr double kWirePassBytes = 256.0 * (1 << 20);
 inline constexpr double kWirePassSeconds = 0.01;
+// Rereads of the counters, 5 ms apart, while a check fails for want of counted bytes.
+inline constexpr int kWireMaxRereads = 20;
 // The share of the claimed bytes the route's counters must show.
 inline constexpr double kWireMinShare = 0.5;
 

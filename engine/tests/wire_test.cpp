@@ -372,6 +372,32 @@ TEST(WitnessPass, ACopyTheCountersNeverSawFails) {
   EXPECT_NE(c->detail.find("crossed PCIe"), std::string::npos) << c->detail;
 }
 
+TEST(WitnessPass, BytesThatCrossedTheOtherLinkFailWithoutWaiting) {
+  SingleProcessGroup group;
+  Context ctx(RunOptions{}, group, HostFacts{});
+  FakeWorkload w(1e-4);
+  FakeWitness witness;
+  witness.pcie_per_pass = 128 * kMiB;  // each GPU's tx and rx: the whole 256 MiB claim, at once
+  const auto c = witness_wire(w, ctx, peer_copy(), measured(64 * kMiB, 2e-4, 1), &witness);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->verdict, WireVerdict::Failed);
+  EXPECT_EQ(witness.reads, 2) << "read before and after the pass, and no more";
+  EXPECT_EQ(c->settle_s, 0);
+}
+
+TEST(WitnessPass, PartOfTheClaimOnTheOtherLinkStillWaitsForTheDeclaredOne) {
+  SingleProcessGroup group;
+  Context ctx(RunOptions{}, group, HostFacts{});
+  FakeWorkload w(1e-4);
+  FakeWitness witness;
+  witness.pcie_per_pass = 80 * kMiB;  // each GPU's tx and rx: 160 MiB, 62% of the 256 MiB claim
+  const auto c = witness_wire(w, ctx, peer_copy(), measured(64 * kMiB, 2e-4, 1), &witness);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->verdict, WireVerdict::Failed);
+  EXPECT_EQ(witness.reads, 2 + kWireMaxRereads);
+  EXPECT_GT(c->settle_s, 0);
+}
+
 TEST(WitnessPass, NoCountersNoPassAndTheRecordSaysWhy) {
   SingleProcessGroup group;
   Context ctx(RunOptions{}, group, HostFacts{});
