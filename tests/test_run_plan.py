@@ -166,3 +166,52 @@ def test_a_pattern_leaves_out_a_suite_that_cannot_run_here(monkeypatch) -> None:
     with pytest.raises(UsageError, match="nothing selected can run here: mpi-gpu: no GPU"):
         plan_run(options(selection=Selection(None, ("mpi.staged.*",), ())), info, fixture_json("topo_no_gpu.json"),
                  benchmarks)
+
+
+def gpu_machine_list() -> list[dict]:
+    """The real list of an engine built with CUDA, NCCL and MPI (tests/fixtures/list_cuda_no_gpu.json),
+    every benchmark runnable, as on the GPU machines where the committed quick runs measured them."""
+    listed = fixture_json("list_cuda_no_gpu.json")
+    listed = listed if isinstance(listed, list) else listed["benchmarks"]
+    return [{**b, "runnable": True, "reason": ""} for b in listed]
+
+
+def test_quick_measures_nccl_once_where_the_mpi_phase_has_it(monkeypatch) -> None:
+    monkeypatch.setattr("commatlas.run.execute.find_launcher",
+                        lambda ranks, text: Launcher("openmpi", ("mpiexec", "-n", str(ranks)), ranks))
+    info, topology, benchmarks = fixture_json("info_h100x2_cuda_mpi.json"), fixture_json("topo_4xh200.json"), \
+        gpu_machine_list()
+    one_process_nccl = {b["key"] for b in benchmarks if b["suite"] == "nccl"}
+    assert one_process_nccl
+
+    quick = plan_run(options(), info, topology, benchmarks)
+    single, mpi = quick.phases[0], quick.phases[-1]
+    assert single.launcher is None and not one_process_nccl & set(single.keys), single.keys
+    assert any(k.startswith("nccl.") for k in mpi.keys), mpi.keys
+    assert "gpu.copy_ce" in single.keys
+    assert not any(line.startswith("runs nccl") for line in quick.suites), quick.suites
+    assert any(line.startswith("leaves out nccl: --quick measures NCCL with one rank per GPU")
+               for line in quick.suites), quick.suites
+
+    full = plan_run(options(quick=False), info, topology, benchmarks)
+    assert one_process_nccl <= set(full.phases[0].keys)
+    # Named, it runs.
+    named = plan_run(options(selection=Selection(None, ("nccl.single.allreduce", "nccl.allreduce"), ())), info,
+                     topology, benchmarks)
+    assert "nccl.single.allreduce" in named.phases[0].keys
+    by_suite = plan_run(options(selection=Selection(("nccl", "mpi-gpu"), (), ())), info, topology, benchmarks)
+    assert one_process_nccl <= set(by_suite.phases[0].keys)
+    # Without NCCL in the MPI phase, the one-process suite is the only NCCL figure: it stays.
+    mpi_nccl = tuple(b["key"] for b in benchmarks if b["suite"] == "mpi-gpu" and b["interface"] == "nccl")
+    no_mpi_nccl = plan_run(options(selection=Selection(None, (), mpi_nccl)), info, topology, benchmarks)
+    assert one_process_nccl <= set(no_mpi_nccl.phases[0].keys)
+
+
+def test_quick_without_a_launcher_keeps_one_process_nccl(monkeypatch) -> None:
+    def no_launcher(ranks, text):
+        raise UsageError("no MPI launcher found (mpiexec, mpirun, srun)")
+    monkeypatch.setattr("commatlas.run.execute.find_launcher", no_launcher)
+    benchmarks = gpu_machine_list()
+    plan = plan_run(options(), fixture_json("info_h100x2_cuda_mpi.json"), fixture_json("topo_4xh200.json"), benchmarks)
+    assert len(plan.phases) == 1
+    assert {b["key"] for b in benchmarks if b["suite"] == "nccl"} <= set(plan.phases[0].keys)

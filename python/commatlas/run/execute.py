@@ -12,7 +12,7 @@ import socket
 import subprocess
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -188,6 +188,7 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
     launcher_record: dict[str, Any] = {"kind": "none", "command": []}
     notes: tuple[str, ...] = ()
     no_launcher = ""
+    quick_left_out: frozenset[str] = frozenset()
     if mpi:
         # One rank per GPU where there are GPUs; two ranks is the smallest MPI job otherwise.
         ranks = options.ranks or max(2, gpu_count(topology))
@@ -246,15 +247,41 @@ def plan_run(options: RunOptions, engine_info: dict[str, Any], topology: dict[st
                      "library": p.library.label if p.library else None}
                     for p in mpi_phases if p.launcher is not None]
             notes = tuple(dict.fromkeys(n for p in mpi_phases if p.launcher for n in p.launcher.notes))
-    running = [b for b in selected if b in mpi or not is_mpi_benchmark(b)]
+            if options.quick and phases[0].launcher is None:
+                phases[0], quick_left_out = quick_without_one_process_nccl(phases[0], mpi_phases, benchmarks,
+                                                                           options.selection)
+                if not phases[0].keys:
+                    phases.pop(0)
+    running = [b for b in selected if (b in mpi or not is_mpi_benchmark(b)) and b["key"] not in quick_left_out]
     # Engine benchmarks run because an OSU-method point checks them count as running too.
     brought = {key for phase in phases for key in phase.keys} - {b["key"] for b in running}
     running += [b for b in benchmarks if b["key"] in brought]
     if torch_plan is not None:
         running += [b for b in benchmarks if b["key"] in torch_plan.keys]
     suites = suite_lines(options.selection, benchmarks, running, engine_info, topology, launcher_record, no_launcher,
-                         torch_plan)
+                         torch_plan, QUICK_NCCL_REASON if quick_left_out else "")
     return Plan(tuple(phases), launcher_record, notes, suites, torch_plan)
+
+
+QUICK_NCCL_REASON = ("--quick measures NCCL with one rank per GPU (mpi-gpu), as applications run it; "
+                     "--only nccl.single.* or a run without --quick measures one process driving every GPU")
+
+
+def quick_without_one_process_nccl(single: Phase, mpi_phases: list[Phase], benchmarks: list[dict[str, Any]],
+                                   selection: Selection) -> tuple[Phase, frozenset[str]]:
+    """A smoke run pays NCCL's set-up once, not twice: where the MPI phase measures NCCL with one
+    rank per GPU, the one-process NCCL suite (one thread driving every GPU, a second communicator
+    and a second connection of every ring, 1.5-2 s of a 17 s quick run on 2x H100) is left out,
+    unless --suite or --only names it. Its figures are never faster than one rank per GPU: 0.54-1.02x of them on
+    2x H100 (results/nvidia-h100-x2/figures-that-hold-2/blocks-pinned/default)."""
+    by_key = {b["key"]: b for b in benchmarks}
+    if selection.suites is not None and "nccl" in selection.suites:
+        return single, frozenset()
+    if not any(by_key[k].get("interface") == "nccl" for p in mpi_phases for k in p.keys if k in by_key):
+        return single, frozenset()
+    named = {k for k in single.keys if any(fnmatch.fnmatchcase(k, p) for p in selection.only)}
+    left_out = frozenset(k for k in single.keys if by_key.get(k, {}).get("suite") == "nccl" and k not in named)
+    return replace(single, keys=tuple(k for k in single.keys if k not in left_out)), left_out
 
 
 def plan_torch(selected: list[dict[str, Any]], options: RunOptions, topology: dict[str, Any] | None) -> TorchPlan | None:
@@ -274,7 +301,7 @@ def plan_torch(selected: list[dict[str, Any]], options: RunOptions, topology: di
 
 def suite_lines(request: Selection, benchmarks: list[dict[str, Any]], running: list[dict[str, Any]],
                 engine_info: dict[str, Any], topology: dict[str, Any] | None, launcher: dict[str, Any],
-                no_launcher: str, torch_plan: TorchPlan | None = None) -> tuple[str, ...]:
+                no_launcher: str, torch_plan: TorchPlan | None = None, quick_nccl: str = "") -> tuple[str, ...]:
     """'runs host: 14 benchmarks, one process' / 'leaves out gpu: no GPU on this machine'."""
     known = [*KNOWN_SUITES, *sorted({b["suite"] for b in benchmarks} - set(KNOWN_SUITES))]
     lines = []
@@ -298,6 +325,8 @@ def suite_lines(request: Selection, benchmarks: list[dict[str, Any]], running: l
         why = why_not_here(suite, benchmarks, engine_info, topology)
         if why is None and suite in MPI_SUITES and no_launcher:
             why = no_launcher
+        if why is None and suite == "nccl" and quick_nccl:
+            why = quick_nccl
         if why is None:
             in_suite = [b for b in benchmarks if b["suite"] == suite]
             if request.suites is not None or request.only:
