@@ -21,7 +21,7 @@ from commatlas.analysis.compare import (  # noqa: E402
 )
 from commatlas.io.results import load_run  # noqa: E402
 from commatlas.report.comparison import headline, write_comparison_html  # noqa: E402
-from conftest import fixture_run  # noqa: E402
+from conftest import fixture_run, read_lines  # noqa: E402
 
 
 def one_point(tmp_path: Path, name: str, samples: np.ndarray, metric: str = "bandwidth"):
@@ -242,3 +242,49 @@ def test_variant_of_a_parameterless_multi_rank_point_starts_with_its_ranks() -> 
     variants = [p.variant for p in compare_runs([FIXTURES / "host_mpi", FIXTURES / "host_mpi"])[0].points]
     assert "2 ranks" in variants
     assert not any(v.startswith((",", " ")) for v in variants), variants
+
+
+# Two identical default runs on 2x H100, the GPU-initiated, copy-engine and NCCL device-API points.
+WINNER_SWAP = fixture_run("h100x2-winner-swap")
+
+
+def gpu_pair_swaps(changes) -> list:
+    return [w for w in changes if w.movement == "GPU 0 → GPU 1" and "gpu_initiated" in w.base]
+
+
+def test_two_variants_of_one_mechanism_that_swap_places_are_a_tie() -> None:
+    """Stores through peer access and through CUDA IPC lead the copy engine and the NCCL device API
+    by 1.2-1.4x and sit within 1-17% of each other: which of them wins a range differs between the
+    runs, and that is a tie, not a change beyond the noise."""
+    [c] = compare_runs([WINNER_SWAP / "default", WINNER_SWAP / "default2"])
+    swaps = gpu_pair_swaps(c.winners)
+    assert len(swaps) >= 3, c.winners
+    assert not [w for w in swaps if w.beyond_noise], swaps
+    assert all("a tie" in w.why for w in swaps), [w.why for w in swaps]
+
+
+def planted(run: Path, out: Path, benchmark: str, sizes: set[int], factor: float) -> Path:
+    """The real run with `benchmark`'s timings at `sizes` times `factor`."""
+    out.mkdir(parents=True)
+    lines = []
+    for r in read_lines(run / "results.jsonl"):
+        if r.get("type") == "result" and r.get("benchmark") == benchmark and r.get("bytes") in sizes:
+            r["samples_s"] = [s * factor for s in r["samples_s"]]
+            r["stats"] = {k: (v * factor if k.endswith("_s") else v) for k, v in r["stats"].items()}
+            r["bandwidth_gbps"] /= factor
+        lines.append(json.dumps(r))
+    (out / "results.jsonl").write_text("\n".join(lines) + "\n")
+    return out
+
+
+def test_a_winner_that_really_overtakes_is_still_a_change(tmp_path) -> None:
+    """The same pair with the GPU-initiated IPC stores at 4 KiB and 64 KiB planted 1.6x slower in
+    the baseline and 1.6x faster in the other run: peer access now leads in one run and IPC in the
+    other, each by far more than the noise."""
+    sizes = {4096, 65536}
+    base = planted(WINNER_SWAP / "default", tmp_path / "base", "gpu_initiated.ipc.bandwidth", sizes, 1.6)
+    other = planted(WINNER_SWAP / "default2", tmp_path / "other", "gpu_initiated.ipc.bandwidth", sizes, 1 / 1.6)
+    [c] = compare_runs([base, other])
+    clear = [w for w in gpu_pair_swaps(c.winners) if w.beyond_noise]
+    assert len(clear) == 2, c.winners
+    assert all("mapping=peer_access" in w.base and "mapping=cuda_ipc" in w.other for w in clear), clear

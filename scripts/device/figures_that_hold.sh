@@ -3,7 +3,9 @@
 # Builds once against the CUDA-aware Open MPI carried in .device-carry/, then runs STAGE:
 #   atlas  two identical default `commatlas run`s back to back (wall times), `commatlas compare` of
 #          the pair, `--quick` twice (wall time; the second through scripts/run_phases.py), the
-#          32-thread host memcpy three times (MEMCPY=0 leaves it out)
+#          32-thread host memcpy three times (MEMCPY=0 leaves it out); CLOCKS=1 logs every GPU's
+#          SM clock, power and use every 50 ms through the stage (nvidia-smi, clocks.csv) and then
+#          runs the two ping-pongs that read slower alone than inside the full run, each alone
 #   order  a default run, then `commatlas check-order` over every GPU family and host MPI
 #          (scripts/device/order_check.sh), `--quick` on that build, the GPU-buffer OSU-method
 #          reference against mpi.gpu_aware.* in 5 interleaved rounds, and the MPI libraries side by
@@ -97,6 +99,11 @@ run() {  # run NAME ARGS...: one timed commatlas run into $W/NAME
   rm -f "$W/$name/report.html"
 }
 
+if [ "${CLOCKS:-0}" = 1 ]; then
+  nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,power.draw,utilization.gpu,pstate \
+    --format=csv,nounits -lms 50 > "$W/clocks.csv" 2>&1 &
+  CLOCK_LOGGER=$!
+fi
 run default
 run default2
 phase "compare default default2"
@@ -118,6 +125,13 @@ if [ "${MEMCPY:-1}" = 1 ]; then
     run memcpy-$i --suite host --only 'host.memcpy,reference.host_memcpy' --sizes 4K,1M,16M
     kept+=("memcpy-$i")
   done
+fi
+if [ "${CLOCKS:-0}" = 1 ]; then
+  run alone-nccl-launch --only nccl.pingpong_launch
+  run alone-gpu-aware-pingpong --only mpi.gpu_aware.pingpong
+  kill "$CLOCK_LOGGER" 2>/dev/null
+  gzip -9 "$W/clocks.csv"
+  kept+=(alone-nccl-launch alone-gpu-aware-pingpong clocks.csv.gz)
 fi
 tar czf "$OUT/quick-memcpy.tar.gz" -C "$W" "${kept[@]}" walls.txt commands.txt
 phase "done"

@@ -40,7 +40,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from commatlas.analysis.answers import compute_answers
-from commatlas.analysis.ranking import value_of
+from commatlas.analysis.ranking import ratio, value_of
 from commatlas.errors import UsageError
 from commatlas.io.engine import normalise_mpi_name
 from commatlas.io.points import PointKey, point_key
@@ -572,9 +572,13 @@ def settings_text(settings: dict[str, set[str]], base: list[Result], other: list
 
 def compare_winners(base: Run, other: Run, rule: Rule) -> tuple[list[WinnerChange], str]:
     """Cells of answers.json (commatlas.analysis.answers) whose winner changed; a change is
-    beyond the noise when each run's winner led its runner-up by more than the tolerance of both
-    points (the range's, or a point's own spread when larger). A cell whose winner or runner-up is
-    unstable in either run cannot say."""
+    beyond the noise when, in each run, its winner led the other run's winner by more than the
+    tolerance of the points (the range's, or a point's own spread when larger). The two winners
+    are set head to head on each run's own records: a cell's runner-up is the best of another
+    mechanism, so two variants of one mechanism that swap places within 1% (GPU-initiated stores
+    through peer access and through CUDA IPC on 2x H100) both lead it by 20% and would read as a
+    clear change. Where a run lacks the other's winner, its runner-up margin stands in. A cell whose
+    winners or runner-ups are unstable in either run cannot say."""
     try:
         answers = [compute_answers(base), compute_answers(other)]
     except Exception as e:  # noqa: BLE001 - the point-by-point comparison stands without it
@@ -588,13 +592,18 @@ def compare_winners(base: Run, other: Run, rule: Rule) -> tuple[list[WinnerChang
         wa, wb = winner_name(a["winner"]), winner_name(b["winner"])
         if wa == wb:
             continue
+        winners = (a["winner"].get("point", ""), b["winner"].get("point", ""))
+        head_to_head = [(records[side].get(winners[side]), records[side].get(winners[1 - side])) for side in (0, 1)]
         contenders = [(side, records[side].get((cell.get(role) or {}).get("point", "")))
                       for side, cell in enumerate((a, b)) for role in ("winner", "runner_up")]
+        contenders += [(side, r) for side, pair in enumerate(head_to_head) for r in pair]
         unstable = sorted({("the baseline", "the other run")[side] for side, r in contenders
                            if r is not None and is_unstable([r])})
         tolerance = max([rule.tolerance(movement.get("metric", ""), b.get("bytes"))]
                         + [own_spread(r) for _, r in contenders if r is not None])
-        margins = [c.get("margin") or 1.0 for c in (a, b)]
+        metric = movement.get("metric", "")
+        margins = [ratio(value_of(mine), value_of(theirs), metric) if mine is not None and theirs is not None
+                   else (c.get("margin") or 1.0) for (mine, theirs), c in zip(head_to_head, (a, b))]
         clear = not unstable and all(m - 1 > tolerance for m in margins)
         if unstable:
             why = f"a contender is unstable in {' and '.join(unstable)}"
