@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/registry.h"
 #include "fake_gpus.h"
+#include "backends/nccl/nccl_release.h"
 #include "transport/nccl_device.h"
 
 namespace commatlas {
@@ -39,9 +40,9 @@ TEST(NcclDevice, KernelsRunOnlyWithAnNcclTheyMayRunWith) {
 }
 
 TEST(NcclDevice, SaysWhichNcclLacksTheDeviceApi) {
-  EXPECT_EQ(nccl_release_text(22809), "2.28.9");
-  EXPECT_EQ(nccl_release_text(2708), "2.7.8");  // the encoding before 2.9
-  EXPECT_EQ(nccl_release_text(23007), "2.30.7");
+  EXPECT_EQ(nccl::release_text(22809), "2.28.9");
+  EXPECT_EQ(nccl::release_text(2708), "2.7.8");  // the encoding before 2.9
+  EXPECT_EQ(nccl::release_text(23007), "2.30.7");
   const std::string why = nccl_no_device_api(22703);
   EXPECT_NE(why.find("NCCL 2.27.3 has no device API (needs 2.28+)"), std::string::npos) << why;
 }

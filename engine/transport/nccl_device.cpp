@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "backends/nccl/nccl_release.h"
 #include "core/error.h"
 #include "core/sizes.h"
 
@@ -28,26 +29,20 @@ CtaSlicing cta_slicing(std::size_t bytes, int max_ctas) {
   return s;
 }
 
-std::string nccl_release_text(int code) {
-  const int major = code >= 10000 ? code / 10000 : code / 1000;
-  const int minor = code >= 10000 ? code / 100 % 100 : code / 100 % 10;
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
-}
-
 std::string nccl_no_device_api(int compiled) {
-  return "NCCL " + nccl_release_text(compiled) + " has no device API (needs 2.28+): this engine was built without "
+  return "NCCL " + nccl::release_text(compiled) + " has no device API (needs 2.28+): this engine was built without "
          "nccl_device.h";
 }
 
 std::optional<std::string> nccl_device_code_unusable(int compiled, int loaded) {
   if (loaded < kNcclFirstDeviceApi)
-    return "the loaded NCCL " + nccl_release_text(loaded) + " has no device API (needs 2.28+)";
+    return "the loaded NCCL " + nccl::release_text(loaded) + " has no device API (needs 2.28+)";
   if (loaded < compiled)
-    return "the loaded NCCL " + nccl_release_text(loaded) + " is older than the NCCL " + nccl_release_text(compiled) +
+    return "the loaded NCCL " + nccl::release_text(loaded) + " is older than the NCCL " + nccl::release_text(compiled) +
            " headers this engine's kernels were compiled against";
   if (compiled < kNcclFirstCompatibleDeviceCode && loaded != compiled)
-    return "this engine's kernels were compiled against NCCL " + nccl_release_text(compiled) + " and NCCL " +
-           nccl_release_text(loaded) + " is loaded: NCCL 2.28's device code runs only with the release it was "
+    return "this engine's kernels were compiled against NCCL " + nccl::release_text(compiled) + " and NCCL " +
+           nccl::release_text(loaded) + " is loaded: NCCL 2.28's device code runs only with the release it was "
            "compiled against (rebuild the engine against the loaded NCCL)";
   return std::nullopt;
 }

@@ -68,8 +68,6 @@ struct CtaSlicing {
 };
 CtaSlicing cta_slicing(std::size_t bytes, int max_ctas);
 
-// "2.28.9" from NCCL_VERSION_CODE / ncclGetVersion's 22809 (2803 before 2.9).
-std::string nccl_release_text(int code);
 // Why an engine built without nccl_device.h has no device API (`compiled`: the NCCL_VERSION_CODE
 // of the headers it was built with).
 std::string nccl_no_device_api(int compiled);
