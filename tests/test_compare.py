@@ -21,7 +21,7 @@ from commatlas.analysis.compare import (  # noqa: E402
 )
 from commatlas.io.results import load_run  # noqa: E402
 from commatlas.report.comparison import headline, write_comparison_html  # noqa: E402
-from conftest import fixture_run, read_lines  # noqa: E402
+from conftest import fixture_run, read_lines, run_cli  # noqa: E402
 
 
 def one_point(tmp_path: Path, name: str, samples: np.ndarray, metric: str = "bandwidth"):
@@ -288,3 +288,27 @@ def test_a_winner_that_really_overtakes_is_still_a_change(tmp_path) -> None:
     clear = [w for w in gpu_pair_swaps(c.winners) if w.beyond_noise]
     assert len(clear) == 2, c.winners
     assert all("mapping=peer_access" in w.base and "mapping=cuda_ipc" in w.other for w in clear), clear
+
+
+# Two identical default runs on the quiet 2-core VM (host and mpi suites, 94 points each).
+QUIET_PAIR = fixture_run("cpu-2core-quiet-pair")
+
+
+def test_a_change_that_moved_a_whole_benchmark_says_one_pair_cannot_tell(tmp_path) -> None:
+    """On identical runs, mpi.bibw and mpi.broadcast moved apart as a whole between the jobs: 7 of
+    the 11 changed points. The comparison says so and what would tell (--repeat), on the terminal
+    and in the HTML; a change that moved no whole benchmark gets no such line."""
+    [c] = compare_runs([QUIET_PAIR / "a", QUIET_PAIR / "b"])
+    apart = {name for t in c.rule.tolerances for name in t.apart}
+    assert {"mpi.bibw", "mpi.broadcast"} <= apart, c.rule.text
+    moved = [p for p in c.different if p.benchmark in apart]
+    assert moved and c.whole_benchmark_note.startswith(f"{len(moved)} of the changed points moved with their "
+                                                       "whole benchmark (mpi.bibw, mpi.broadcast)")
+    assert "--repeat 2" in c.whole_benchmark_note
+    out = run_cli("compare", str(QUIET_PAIR / "a"), str(QUIET_PAIR / "b"), "--html", str(tmp_path / "c.html"))
+    assert out.returncode == 0, out.stderr
+    assert "moved with their whole benchmark" in " ".join(out.stdout.split())
+    assert "moved with their whole benchmark" in (tmp_path / "c.html").read_text()
+
+    [same] = compare_runs([QUIET_PAIR / "a", QUIET_PAIR / "a"])
+    assert not same.different and same.whole_benchmark_note == ""

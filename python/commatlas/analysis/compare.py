@@ -121,6 +121,7 @@ class Tolerance:
     measured_from: str  # "12 points", "40 pairs of repetitions", "every latency point (9)", ...
     shift: float = 0.0  # the range's common move (signed, as `signed_move`)
     shifted: bool = False  # the range moved as a whole (sign test and size)
+    apart: tuple[str, ...] = ()  # benchmarks that moved apart as a whole, left out of the value
 
     @property
     def text(self) -> str:
@@ -204,6 +205,24 @@ class RunComparison:
     @property
     def unchanged(self) -> list[PointDelta]:
         return [p for p in self.points if not p.verdict.different and not p.verdict.unstable]
+
+    @property
+    def whole_benchmark_note(self) -> str:
+        """What the reader should know when changed points belong to a benchmark that moved apart
+        as a whole: with one run on each side, a benchmark that moves from one job to the next
+        (host MPI on the 2-core VM, managed-memory prefetch on 2x H100, each between identical
+        runs) reads exactly as one that changed; the repetitions of --repeat, each a job of its
+        own, measure that move and tell the two apart."""
+        if self.rule.kind != "runs":
+            return ""
+        apart = {name for t in self.rule.tolerances for name in t.apart}
+        moved = [p for p in self.different if p.benchmark in apart]
+        if not moved:
+            return ""
+        names = ", ".join(sorted({p.benchmark for p in moved}))
+        return (f"{len(moved)} of the changed points moved with their whole benchmark ({names}): one run on "
+                f"each side cannot tell a benchmark that moves between jobs from one that changed; runs made "
+                f"with --repeat 2 (each pass a job of its own) can")
 
 
 # --- matching points ------------------------------------------------------------------------------
@@ -434,7 +453,7 @@ def runs_tolerances(moves: dict[Band, list[tuple[str, float]]]) -> list[Toleranc
         if left_out[band]:
             source += "; left out, moved apart as a whole: " + ", ".join(sorted(left_out[band]))
         value = float(np.quantile(pool, RUNS_QUANTILE)) if pool else 0.0
-        out.append(Tolerance(band, value, source, *shifts[band]))
+        out.append(Tolerance(band, value, source, *shifts[band], tuple(sorted(left_out[band]))))
     return out
 
 

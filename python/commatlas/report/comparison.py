@@ -57,6 +57,8 @@ def print_comparison(comparisons: list[RunComparison], console: Console) -> None
             table.add_row(p.benchmark, p.variant, format_size(p.size), format_value(p.base, p.metric),
                           format_value(p.other, p.metric), format_ratio(p.ratio), verdict, style=style)
         console.print(table)
+        if c.whole_benchmark_note:
+            console.print(c.whole_benchmark_note)
         if len(rows) > TERMINAL_ROWS:
             console.print(f"… {len(rows) - TERMINAL_ROWS} more rows in the HTML file")
         if c.only_base or c.only_other:
