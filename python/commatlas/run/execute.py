@@ -270,10 +270,11 @@ QUICK_NCCL_REASON = ("--quick measures NCCL with one rank per GPU (mpi-gpu), as 
 def quick_without_one_process_nccl(single: Phase, mpi_phases: list[Phase], benchmarks: list[dict[str, Any]],
                                    selection: Selection) -> tuple[Phase, frozenset[str]]:
     """A smoke run pays NCCL's set-up once, not twice: where the MPI phase measures NCCL with one
-    rank per GPU, the one-process NCCL suite (one thread driving every GPU, a second communicator
-    and a second connection of every ring, 1.5-2 s of a 17 s quick run on 2x H100) is left out,
-    unless --suite or --only names it. Its figures are never faster than one rank per GPU: 0.54-1.02x of them on
-    2x H100 (results/nvidia-h100-x2/figures-that-hold-2/blocks-pinned/default)."""
+    rank per GPU, the one-process NCCL suite (one thread driving every GPU: a second communicator
+    and a second set-up of every ring, 1.3-1.5 s of points in a 17 s quick run on 2x H100, its
+    init besides) is left out, unless --suite or --only names it. Its figures are never faster
+    than one rank per GPU: 0.54-1.02x of them on 2x H100
+    (results/nvidia-h100-x2/figures-that-hold-2/blocks-pinned/default)."""
     by_key = {b["key"]: b for b in benchmarks}
     if selection.suites is not None and "nccl" in selection.suites:
         return single, frozenset()
