@@ -211,8 +211,10 @@ class RunComparison:
         """What the reader should know when changed points belong to a benchmark that moved apart
         as a whole: with one run on each side, a benchmark that moves from one job to the next
         (host MPI on the 2-core VM, managed-memory prefetch on 2x H100, each between identical
-        runs) reads exactly as one that changed; the repetitions of --repeat, each a job of its
-        own, measure that move and tell the two apart."""
+        runs) reads exactly as one that changed. Repetitions tell the two apart where they span
+        the machine's moves: --repeat's passes are back-to-back jobs, and on the 2-core VM host MPI
+        held one state through both passes of a run and another through the next run's
+        (results/cpu-2core/compare-identical-2/repeat2), so the note asks for a later run too."""
         if self.rule.kind != "runs":
             return ""
         apart = {name for t in self.rule.tolerances for name in t.apart}
@@ -221,8 +223,8 @@ class RunComparison:
             return ""
         names = ", ".join(sorted({p.benchmark for p in moved}))
         return (f"{len(moved)} of the changed points moved with their whole benchmark ({names}): one run on "
-                f"each side cannot tell a benchmark that moves between jobs from one that changed; runs made "
-                f"with --repeat 2 (each pass a job of its own) can")
+                f"each side cannot tell a benchmark that moves between jobs, or over minutes, from one that "
+                f"changed; run each side again (later, or with --repeat 2) to see whether the move holds")
 
 
 # --- matching points ------------------------------------------------------------------------------
