@@ -59,3 +59,20 @@ def test_one_pass_has_no_osu_spread(quick_report):
     html, markdown = quick_report
     assert "unknown (one pass)" in html and "unknown (one pass)" in markdown
     assert "<td>0.0%</td>" not in html and "| 0.0% |" not in markdown
+
+
+# The first --quick run of this session's head on 2x H100 (tests/fixtures/h100x2-quick): both
+# GPUs, one rank per GPU, the one-process NCCL suite left out.
+QUICK_2GPU = fixture_run("h100x2-quick")
+
+
+def test_no_two_neighbouring_columns_are_headed_by_one_size(tmp_path):
+    """Was: "| movement | 8 B | 8 B | 64 KiB |": the latency rows measured 8 B in their smallest
+    bin and 4 KiB in the next, the bandwidth rows 8 B in their first bin, which is that next one."""
+    paths = write_report(QUICK_2GPU, tmp_path)
+    header = next(line for line in paths.markdown.read_text().splitlines() if line.startswith("| movement |"))
+    sizes = [cell.strip() for cell in header.strip("|").split("|")[1:]]
+    assert sizes[:3] == ["8 B", "4 KiB", "64 KiB"], header
+    assert all(a != b for a, b in zip(sizes, sizes[1:])), header
+    # A cell measured at another size than its column's names it.
+    assert "at 8 B" in paths.markdown.read_text()

@@ -4,8 +4,9 @@ fraction of peak (in the manner of the MI300A study's Figure 17).
 
 Movements of one kind whose winners agree bin by bin (GPU 0 → 1 and GPU 1 → 0, say) are one
 row, which names the GPUs it stands for. Sizes shown are the sizes measured (each cell's `bytes`),
-never a bin's bounds: a column is headed by the size most of its cells compared at, and a cell at
-another size names its own. Cache-resident cells keep their own style and never hold a winner, but
+never a bin's bounds: a column is headed by the size most of its cells compared at (another of
+its sizes where that one already heads the column before it), and a cell at another size names
+its own. Cache-resident cells keep their own style and never hold a winner, but
 name their fastest mechanism ("copy engine (in cache)"). The fixed-allocator view shows, per
 movement, only the contenders of one allocator: the one named, or the fastest.
 """
@@ -244,12 +245,19 @@ class MapColumn:
 
 
 def map_columns(rows: list[MapRow], bins: list[str]) -> list[MapColumn]:
-    """The grid's columns, headed by the sizes measured there; a bin no row measured in has none."""
-    out = []
+    """The grid's columns, headed by the sizes measured there; a bin no row measured in has none.
+    A column is not headed by the size that heads the column before it when its cells measured
+    another: a --quick run on 2x H100 measured 8 B both in the latency rows' smallest bin and in
+    the bandwidth rows' first one, and its map read "8 B | 8 B" with the latency cells of the
+    second column at 4 KiB."""
+    out: list[MapColumn] = []
     for i, label in enumerate(bins):
         sizes = Counter(row.cells[i].bytes for row in rows if row.cells[i] is not None)
-        if sizes:
-            out.append(MapColumn(i, max(sizes, key=lambda s: (sizes[s], s)), label))
+        if not sizes:
+            continue
+        before = out[-1].bytes if out else None
+        fresh = {s: n for s, n in sizes.items() if s != before} or dict(sizes)
+        out.append(MapColumn(i, max(fresh, key=lambda s: (fresh[s], s)), label))
     return out
 
 
