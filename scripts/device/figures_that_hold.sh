@@ -49,21 +49,7 @@ if [ "$STAGE" = order ]; then
     --out "$W/osu-gpu" > "$W/osu-gpu.log" 2>&1
   echo "osu-gpu: rc=$? wall=$((SECONDS - t0)) s"
   rm -f "$W/osu-gpu/report.html"
-  python3 - "$W/osu-gpu/results.jsonl" <<'PY' | tee "$W/osu_device_table.md"
-import sys
-from pathlib import Path
-from commatlas.analysis import osu
-from commatlas.io.records import read_records
-rows = osu.comparison_rows(read_records(Path(sys.argv[1])))
-print("| benchmark | size | engine | OSU method | engine/OSU | spread engine / OSU | rounds | rule (3% or OSU spread) | verdict |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
-for r in rows:
-    print(f"| {r.benchmark} | {r.bytes} | {r.engine_text} | {r.reference_text} | {r.ratio:.3f} | "
-          f"{100 * r.engine_spread:.1f}% / {100 * r.reference_spread:.1f}% | {r.rounds} | "
-          f"{'meets' if r.agree else 'MISSES'} | {r.verdict.text} |")
-dev = [r for r in rows if r.benchmark.startswith("mpi.gpu_aware.")]
-print(f"\n{sum(r.agree for r in dev)} of {len(dev)} device points and {sum(r.agree for r in rows) - sum(r.agree for r in dev)} of {len(rows) - len(dev)} host points meet the rule")
-PY
+  python3 scripts/device/points_table.py --osu-rule "$W/osu-gpu/results.jsonl" | tee "$W/osu_device_table.md"
   # Which MPI library: the image's Open MPI against the carried CUDA-aware one (host buffers).
   phase "MPI libraries side by side"
   mkdir -p "$W/mpi-libraries"
@@ -116,21 +102,7 @@ if [ "$STAGE" = osu ]; then
     --out "$W/osu-rounds" > "$W/osu-rounds.log" 2>&1
   echo "osu-rounds: rc=$? wall=$((SECONDS - t0)) s"
   rm -f "$W/osu-rounds/report.html" "$W/osu-rounds/answers.json"
-  python3 - "$W/osu-rounds/results.jsonl" <<'PY' | tee "$W/osu_table.md"
-import sys
-from pathlib import Path
-from commatlas.analysis import osu
-from commatlas.io.records import read_records
-rows = osu.comparison_rows(read_records(Path(sys.argv[1])))
-print("| benchmark | size | engine | OSU method | engine/OSU | spread engine / OSU | rounds | rule (3% or OSU spread) | verdict |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
-for r in rows:
-    print(f"| {r.benchmark} | {r.bytes} | {r.engine_text} | {r.reference_text} | {r.ratio:.3f} | "
-          f"{100 * r.engine_spread:.1f}% / {100 * r.reference_spread:.1f}% | {r.rounds} | "
-          f"{'meets' if r.agree else 'MISSES'} | {r.verdict.text} |")
-dev = [r for r in rows if r.benchmark.startswith("mpi.gpu_aware.")]
-print(f"\n{sum(r.agree for r in dev)} of {len(dev)} device points and {sum(r.agree for r in rows) - sum(r.agree for r in dev)} of {len(rows) - len(dev)} host points meet the rule")
-PY
+  python3 scripts/device/points_table.py --osu-rule "$W/osu-rounds/results.jsonl" | tee "$W/osu_table.md"
   tar czf "$OUT/osu-rounds.tar.gz" -C "$W" osu-rounds osu-rounds.log osu_table.md commands.txt figures_that_hold.log
   exit 0
 fi

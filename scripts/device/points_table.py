@@ -4,6 +4,9 @@
     points_table.py FILE.jsonl                        every result/error/skip, one line each
     points_table.py --harness-check RUN_DIR           every reference loop against its partner
                                                       (commatlas.analysis.harness_check, as the report does)
+    points_table.py --osu-rule FILE.jsonl             the engine against the OSU method over --repeat
+                                                      rounds, a Markdown table with the issue's rule
+                                                      (3%, or the reference's own spread where wider)
 """
 from __future__ import annotations
 
@@ -47,8 +50,30 @@ def harness_pairs(run_dir: str) -> None:
         print(f"  {u.reference} {u.sizes}: no partner, {u.reason}")
 
 
+def osu_rule(path: str) -> None:
+    from pathlib import Path
+
+    from commatlas.analysis import osu
+    from commatlas.io.records import read_records
+
+    rows = osu.comparison_rows(read_records(Path(path)))
+    print("| benchmark | size | engine | OSU method | engine/OSU | spread engine / OSU | rounds | "
+          "rule (3% or OSU spread) | verdict |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+    for r in rows:
+        print(f"| {r.benchmark} | {r.bytes} | {r.engine_text} | {r.reference_text} | {r.ratio:.3f} | "
+              f"{100 * r.engine_spread:.1f}% / {100 * r.reference_spread:.1f}% | {r.rounds} | "
+              f"{'meets' if r.agree else 'MISSES'} | {r.verdict.text} |")
+    device = [r for r in rows if r.benchmark.startswith("mpi.gpu_aware.")]
+    host = [r for r in rows if r not in device]
+    print(f"\n{sum(r.agree for r in device)} of {len(device)} device points and "
+          f"{sum(r.agree for r in host)} of {len(host)} host points meet the rule")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--harness-check":
         harness_pairs(sys.argv[2])
+    elif sys.argv[1] == "--osu-rule":
+        osu_rule(sys.argv[2])
     else:
         points(sys.argv[1])
