@@ -34,6 +34,7 @@
 #include "core/ingest.h"
 #include "core/json.h"
 #include "core/placement.h"
+#include "core/process_state.h"
 #include "core/records.h"
 #include "core/registry.h"
 #include "core/runner.h"
@@ -112,6 +113,14 @@ int cmd_info(const Args& a, const HostFacts& host) {
   w.field("compiler", std::string(COMMATLAS_COMPILER));
   w.field("build_type", std::string(COMMATLAS_BUILD_TYPE));
   write_host(w, host);
+  const HeapState& heap = heap_state();
+  w.key("process_state").begin_object();
+  w.key("heap").begin_object().field("fixed", heap.fixed);
+  if (heap.fixed)
+    w.field("mmap_threshold_bytes", static_cast<std::uint64_t>(heap.mmap_threshold))
+        .field("trim_threshold_bytes", static_cast<std::uint64_t>(heap.trim_threshold));
+  w.field("why", heap.why).end_object();
+  w.end_object();
   w.key("backends").begin_object();
   w.key("host").begin_object().field("built", true).end_object();
   for (const auto& probe : BackendRegistry::instance().all()) {
@@ -316,6 +325,9 @@ int main_inner(int argc, char** argv) {
   // stall until the spin times out, on every benchmark whose kernels no earlier point loaded. A
   // value the user set is kept (and shows in the run's environment).
   setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
+  // Before MPI and the GPU libraries allocate anything: their per-call allocations must meet the
+  // same heap whatever ran before them in the job (core/process_state.h).
+  settle_heap();
   Args args = parse_args(argc, argv);
   if (args.command == "vocabulary") return cmd_vocabulary(args);  // no host, no MPI: names only
   if (args.command == "ingest") return cmd_ingest(args);      // nothing measured: no host, no MPI

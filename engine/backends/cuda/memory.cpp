@@ -4,6 +4,8 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "core/process_state.h"
+
 namespace commatlas::cuda {
 
 Allocator allocator_of(MemoryKind kind) {
@@ -95,12 +97,12 @@ GpuBuffer::GpuBuffer(MemoryKind kind, std::size_t bytes, int device) : kind_(kin
     case MemoryKind::Registered: {
       const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
       const std::size_t rounded = (bytes + page - 1) / page * page;
-      ptr_ = std::aligned_alloc(page, rounded);
+      ptr_ = map_fresh_pages(rounded);
       if (!ptr_) throw Skip("host allocation of " + std::to_string(bytes) + " bytes failed");
       std::memset(ptr_, 0, rounded);  // registration pins pages: they must exist first
       const cudaError_t rc = cudaHostRegister(ptr_, rounded, cudaHostRegisterPortable | cudaHostRegisterMapped);
       if (rc != cudaSuccess) {
-        std::free(ptr_);
+        unmap_pages(ptr_, rounded);
         ptr_ = nullptr;
         cudaGetLastError();
         // Seen on VMs that cap locked memory: a limit of the machine, not a fault of the benchmark.
@@ -109,8 +111,8 @@ GpuBuffer::GpuBuffer(MemoryKind kind, std::size_t bytes, int device) : kind_(kin
       break;
     }
     case MemoryKind::Pageable: {
-      const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-      ptr_ = std::aligned_alloc(page, (bytes + page - 1) / page * page);
+      // Fresh pages, never the heap's: the first touch (by the GPU or the CPU) is the benchmark's.
+      ptr_ = map_fresh_pages(bytes);
       if (!ptr_) throw Skip("host allocation of " + std::to_string(bytes) + " bytes failed");
       break;
     }
@@ -155,9 +157,9 @@ void GpuBuffer::release() noexcept {
     case MemoryKind::Pinned: cudaFreeHost(ptr_); break;
     case MemoryKind::Registered:
       cudaHostUnregister(ptr_);
-      std::free(ptr_);
+      unmap_pages(ptr_, bytes_);
       break;
-    case MemoryKind::Pageable: std::free(ptr_); break;
+    case MemoryKind::Pageable: unmap_pages(ptr_, bytes_); break;
   }
   ptr_ = nullptr;
 }

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/process_state.h"
 #include "core/sizes.h"
 
 namespace commatlas::host {
@@ -46,7 +47,8 @@ HostBuffer::HostBuffer(std::size_t bytes, std::optional<int> numa_node) : bytes_
     data_ = static_cast<unsigned char*>(numa.alloc_on_node(allocated_, *numa_node));
     placement_ = NumaPlacement::Libnuma;
   } else {
-    data_ = static_cast<unsigned char*>(std::aligned_alloc(page, allocated_));
+    // Fresh pages, never the heap's: first_touch below must be these pages' first touch.
+    data_ = static_cast<unsigned char*>(map_fresh_pages(allocated_));
   }
   if (!data_)
     throw Skip("cannot allocate " + format_size(allocated_) + " of host memory" +
@@ -58,7 +60,7 @@ HostBuffer::~HostBuffer() {
   if (placement_ == NumaPlacement::Libnuma)
     Libnuma::get().free(data_, allocated_);
   else
-    std::free(data_);
+    unmap_pages(data_, allocated_);
 }
 
 }  // namespace commatlas::host
