@@ -320,3 +320,87 @@ def test_check_order_flags_a_planted_order_dependence_on_the_mpi_suite(mpi_run: 
     assert any("reference.osu_" in n for n in verdicts["notes"])
     meta = read_lines(run / "order-check" / "mpi.allreduce" / "results.jsonl")[0]
     assert meta["launcher"]["ranks"] == 2 and meta["options"]["ranks"] == 2 and meta["options"]["sizes"] == "8,1K,64K,1M"
+
+
+# --- jobs in the run's order (--in-order) ---------------------------------------------------------
+
+def whole_run_jobs(run: Path, directory: Path, slower: list[float], planted: str) -> list:
+    """One job in the run's order per factor: the run's records, `planted` that many times slower."""
+    from commatlas.analysis.order import AloneRun
+
+    jobs = []
+    for k, factor in enumerate(slower, 1):
+        folder = directory / f"round-{k}" / "in-order"
+        shutil.copytree(run, folder, ignore=shutil.ignore_patterns("order-check"))
+        scale_benchmark(folder, planted, factor)
+        jobs.append(AloneRun("in-order", folder, True, "", 0.0, k))
+    return jobs
+
+
+def test_jobs_in_order_tell_a_state_the_run_drew_from_an_order_dependence(host_run: Path, tmp_path: Path) -> None:
+    """The run is one job. When it drew a slow state that every job alone missed, the jobs alone all
+    read 10x faster, and without jobs in the run's order that is 'differs'. Jobs in the run's order
+    that read as the jobs alone show the run's reading was its own job's; jobs in order that read
+    10x slower like the run show the order."""
+    from commatlas.analysis.order import judge_order
+    from commatlas.io.results import load_run
+
+    planted = "host.pointer_chase"
+    run = planted_copy(host_run, tmp_path, planted)  # the run drew the slow state
+    alone = rounds_of_jobs(host_run, tmp_path / "alone", [1.0, 1.0, 1.0], planted)
+    mine = lambda check: [p for p in check.points if p.benchmark == planted]
+
+    without = judge_order(load_run(run), alone, tmp_path / "without")
+    assert mine(without) and all(p.verdict == "differs" for p in mine(without))
+
+    state = judge_order(load_run(run), alone, tmp_path / "state",
+                        whole_run_jobs(host_run, tmp_path / "state", [1.0, 1.0, 1.0], planted))
+    assert mine(state) and not any(p.verdict == "differs" for p in mine(state)), \
+        [(p.bytes, p.verdict, p.why) for p in mine(state)]
+    assert any("the run and 3 jobs in its order" in n for n in state.notes)
+    # One verdict per point of the run, whatever the number of jobs on either side.
+    assert len(state.points) == len(load_run(run).results)
+
+    order = judge_order(load_run(run), alone, tmp_path / "order",
+                        whole_run_jobs(host_run, tmp_path / "order", [SLOWER] * 3, planted))
+    assert mine(order) and all(p.verdict == "differs" for p in mine(order))
+    assert all(p.ratio == pytest.approx(SLOWER, rel=0.05) for p in mine(order) if p.metric == "bandwidth") \
+        or all(p.ratio == pytest.approx(1 / SLOWER, rel=0.05) for p in mine(order))
+
+
+def test_in_order_runs_what_ran_before_in_the_same_job(mpi_run: Path, host_run: Path, tmp_path: Path) -> None:
+    from commatlas.io.results import Run, load_run
+    from commatlas.run.order_check import in_order_selection
+
+    run = load_run(mpi_run)
+    measured = {r.benchmark for r in run.results}
+    engine_keys = {k for k in measured if not k.startswith("reference.")}
+    # A job runs its benchmarks in key order: the ping-pong finds behind it every MPI benchmark
+    # whose key sorts before its own; the OSU-method reference ran as a program of its own.
+    expected = sorted(k for k in engine_keys if k <= "mpi.pingpong")
+    assert in_order_selection(run, ["mpi.pingpong"], engine_keys) == expected
+    assert in_order_selection(run, ["mpi.allreduce", "mpi.pingpong"], engine_keys) == expected
+    # A run of both kinds of job (the host suite in one process, MPI under a launcher): the host
+    # benchmarks sort before mpi.* but ran in another job.
+    host = load_run(host_run)
+    both = Run(run.path, run.meta, host.results + run.results, [], [], None, [])
+    host_keys = {r.benchmark for r in host.results}
+    every = engine_keys | host_keys
+    assert in_order_selection(both, ["mpi.pingpong"], every) == expected
+    first_host = min(host_keys)
+    assert in_order_selection(both, [first_host], every) == [first_host]
+    assert in_order_selection(both, [first_host, "mpi.pingpong"], every) == sorted([first_host, *expected])
+
+    out = tmp_path / "order"
+    done = run_cli("check-order", str(mpi_run), "--only", "mpi.pingpong", "--in-order", "--sizes", "8,1K",
+                   "--time-budget", "0.02", "--out", str(out), timeout=600)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    verdicts = json.loads((out / "order-check.json").read_text())
+    [job] = verdicts["in_order_runs"]
+    assert job["ok"], job
+    records = read_lines(Path(job["directory"]) / "results.jsonl")
+    assert records[0]["options"]["only"] == expected and records[0]["launcher"]["ranks"] == 2
+    assert {r["benchmark"] for r in records if r.get("type") == "result"} == set(expected)
+    assert any("the run and 1 job in its order" in n for n in verdicts["notes"])
+    assert {p["bytes"] for p in verdicts["points"]} == {8, 1024}

@@ -341,6 +341,10 @@ def check_order_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rounds", type=int, default=1, metavar="N",
                    help="measure each benchmark alone in N fresh jobs (default 1); their spread sets the tolerance, "
                         "so a point that varies from job to job is not taken for an order dependence")
+    p.add_argument("--in-order", action="store_true",
+                   help="each round also runs the checked benchmarks after what ran before them in the run, in one "
+                        "job: the run's side gets its own job-to-job spread, so a state that moves between identical "
+                        "jobs is not taken for an order dependence")
 
 
 @command("check-order", "re-measure each benchmark of a run in a job of its own and say which points "
@@ -354,7 +358,7 @@ def cmd_check_order(args: argparse.Namespace) -> int:
         if value is not None and not split_list(value):
             raise UsageError(f"{flag} is empty")
     check = check_order(args.run_dir, joined(args.only), joined(args.exclude), args.sizes, args.time_budget,
-                        args.out, console=stderr_console(), rounds=args.rounds)
+                        args.out, console=stderr_console(), rounds=args.rounds, in_order=args.in_order)
     print_check(check, stdout_console())
     return check.exit_status
 

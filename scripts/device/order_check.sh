@@ -10,8 +10,9 @@
 # Usage (repository root, .device-carry carried):
 # ROUNDS=N (default 2) measures each benchmark alone in N fresh jobs (check-order --rounds): their
 # spread sets the tolerance, so a point that varies from one fresh job to the next is not taken for
-# an order dependence.
-#   OUT=/some/dir [DEADLINE=330] [ROUNDS=2] \
+# an order dependence. IN_ORDER=1 adds --in-order: each round also re-runs the family in the run's
+# order (after what preceded it in the run's job), so the run's side has a job-to-job spread too.
+#   OUT=/some/dir [DEADLINE=330] [ROUNDS=2] [IN_ORDER=1] [RUN_ARGS=--quick] \
 #     [FAMILIES="gpu_aware staged ipc nccl nccl_single copy mpi_host nccl_device gpu_initiated"] \
 #     scripts/device/order_check.sh
 set -uo pipefail
@@ -38,8 +39,9 @@ export COMMATLAS_ENGINE=$PWD/build-order/engine/commatlas-engine PYTHONPATH=$PWD
 $COMMATLAS_ENGINE info > "$W/engine-info.json"
 
 phase "commatlas run (default, both GPUs)"
-echo "commatlas run --out default" >> "$W/commands.txt"
-{ time timeout -s INT 150 python3 -m commatlas run --out "$W/default" > "$W/default.log" 2>&1; } 2> "$W/default.time"
+# RUN_ARGS: the base run's options (e.g. --quick, when the device time is short).
+echo "commatlas run --out default ${RUN_ARGS:-}" >> "$W/commands.txt"
+{ time timeout -s INT 150 python3 -m commatlas run --out "$W/default" ${RUN_ARGS:-} > "$W/default.log" 2>&1; } 2> "$W/default.time"
 echo "default: rc=$? $(grep real "$W/default.time")"; tail -3 "$W/default.log"
 tar czf "$OUT/default.tar.gz" -C "$W" default default.log
 
@@ -61,6 +63,7 @@ for family in $FAMILIES; do
   # difference of its own (the first check here, at 0.05 s, found launch-included copies 13-19%
   # slower alone).
   args=(--only "${ONLY[$family]}" --out "$W/order/$family" --rounds "${ROUNDS:-2}")
+  [ "${IN_ORDER:-0}" = 1 ] && args+=(--in-order)
   [ -n "${EXCLUDE[$family]:-}" ] && args+=(--exclude "${EXCLUDE[$family]}")
   echo "commatlas check-order default ${args[*]}" >> "$W/commands.txt"
   timeout -s INT "$left" python3 -m commatlas check-order "$W/default" "${args[@]}" > "$W/order/$family.log" 2>&1

@@ -14,6 +14,15 @@ repetition of the "alone" side: compare then takes its tolerance from how far th
 apart (its --repeat rule) and the median over them as the figure. A point that varies by ±11% from
 one fresh job to the next (SM copies at 4 KiB-1 MiB on 2x H200) is then not called an order
 dependence for a difference of that size, which one job alone against one run cannot tell apart.
+
+The run itself is one job, and a figure that moves between identical jobs (GPU-aware MPI's CPU-bound
+part on 2x H100: the 64 KiB bandwidth near 14 GB/s in some jobs, near 10 in others, whatever ran
+first) can be drawn in one state by the run and in the other by every job alone. With jobs in the
+run's order (`check-order --in-order`: each round also runs the checked benchmarks after the
+benchmarks that ran before them in the run's job), the run's side is the run and those jobs, each
+one repetition: the tolerance then holds both sides' job-to-job spread, and the figure is the median
+over them. A point differs only when its benchmark alone and its benchmark in the run's order
+disagree beyond what fresh jobs of either kind show.
 """
 from __future__ import annotations
 
@@ -61,6 +70,7 @@ class OrderCheck:
     rule: str
     points: list[PointVerdict] = field(default_factory=list)
     alone: list[AloneRun] = field(default_factory=list)
+    in_order: list[AloneRun] = field(default_factory=list)  # check-order --in-order: the jobs in the run's order
     notes: list[str] = field(default_factory=list)
     interrupted: bool = False  # Ctrl-C: the benchmarks measured alone until then are judged
 
@@ -79,6 +89,7 @@ class OrderCheck:
             "interrupted": self.interrupted,
             "counts": {v: self.count(v) for v in VERDICTS},
             "alone_runs": [{**asdict(a), "directory": str(a.directory)} for a in self.alone],
+            "in_order_runs": [{**asdict(a), "directory": str(a.directory)} for a in self.in_order],
             "notes": self.notes,
             "points": [{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                         for k, v in asdict(p).items()} for p in self.points],
@@ -105,11 +116,38 @@ def subset(run: Run, keys: set[str]) -> Run:
                run.end, run.notes)
 
 
-def judge_order(base: Run, alone: list[AloneRun], directory: Path) -> OrderCheck:
+def with_jobs_in_order(base: Run, keys: set[str], in_order: list[AloneRun]) -> tuple[Run, list[Run]]:
+    """The run's side: the run's points of `keys` and, where there are jobs in the run's order, theirs,
+    every job one repetition (the run's own --repeat passes keep their numbers; the jobs follow)."""
+    scoped = subset(base, keys)
+    if not in_order:
+        return scoped, []
+    taken = [r.repeat for r in (*scoped.results, *scoped.skips, *scoped.failures) if r.repeat is not None]
+    for point in (*scoped.results, *scoped.skips, *scoped.failures):
+        if point.repeat is None:
+            point.repeat = 0
+    first = max(taken, default=0) + 1
+    jobs = []
+    for n, job in enumerate(in_order):
+        try:
+            run = subset(load_run(job.directory), keys)
+        except CommatlasError:
+            continue  # a job in order that wrote nothing: the run and the other jobs stand
+        for point in (*run.results, *run.skips, *run.failures):
+            point.repeat = first + n
+        jobs.append(run)
+    # The run's skips and errors stay the run's: a point the run did not measure is not made up by
+    # the jobs in order.
+    return Run(scoped.path, scoped.meta, scoped.results + [x for j in jobs for x in j.results],
+               scoped.skips, scoped.failures, scoped.end, scoped.notes), jobs
+
+
+def judge_order(base: Run, alone: list[AloneRun], directory: Path, in_order: list[AloneRun] = ()) -> OrderCheck:
     """Every point of `base` that its benchmark's job alone measured (at the sizes that job
-    planned), with its verdict."""
+    planned), with its verdict. `in_order`: jobs that ran the same benchmarks in the run's order,
+    set beside the run as repetitions of its side."""
     keys = {a.benchmark for a in alone}
-    several = len({a.round for a in alone}) > 1
+    several = len({a.round for a in alone}) > 1 or bool(in_order)
     runs: dict[str, Run] = {}
     alone_runs: list[Run] = []
     for a in alone:
@@ -125,15 +163,19 @@ def judge_order(base: Run, alone: list[AloneRun], directory: Path) -> OrderCheck
         held = runs.get(a.benchmark)
         runs[a.benchmark] = job if held is None else merged([held, job], held.path)
     other = merged(alone_runs, directory / "results.jsonl")
-    scoped = subset(base, keys)
+    scoped, ordered = with_jobs_in_order(base, keys, list(in_order))
     comparison = compare_two(scoped, other)
-    check = OrderCheck(base.path.parent, directory, comparison.rule.text, alone=alone)
+    check = OrderCheck(base.path.parent, directory, comparison.rule.text, alone=alone, in_order=list(in_order))
+    if in_order:
+        check.notes.append(f"the run's side is the run and {len(ordered)} job{'s' if len(ordered) != 1 else ''} "
+                           f"in its order, each one repetition: 'full' is the median over them")
     check.notes += [f"metadata differs from the run: {k}: {a} → {b}" for k, a, b in comparison.meta_diffs
                     if not k.startswith("options.") and not k.endswith("_available_bytes")][:5]
 
     settings = run_settings(scoped.results, other.results)
     base_groups, alone_groups = group_points(scoped.results, settings), group_points(other.results, settings)
-    unstable = unstable_results(scoped) | {i for r in alone_runs for i in unstable_results(r)}
+    unstable = (unstable_results(scoped) | {i for r in ordered for i in unstable_results(r)}
+                | {i for r in alone_runs for i in unstable_results(r)})
     for p in comparison.points:
         if p.key is None:
             continue

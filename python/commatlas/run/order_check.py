@@ -99,6 +99,23 @@ def benchmarks_to_check(run: Run, engine_keys: set[str], only: tuple[str, ...],
     return keys, notes
 
 
+def in_order_selection(run: Run, keys: list[str], engine_keys: set[str]) -> list[str]:
+    """The benchmarks a job in the run's order runs: in each kind of job the checked benchmarks ran
+    in (one process, or ranks under a launcher), every benchmark of the run that the engine ran up
+    to the last of them (a job runs its benchmarks in key order), so each checked one finds behind
+    it what it found in the run. Programs of their own (the OSU-method reference) ran in jobs of
+    their own and are left out."""
+    kinds: dict[str, bool] = {}
+    for point in (*run.results, *run.skips, *run.failures):
+        if point.benchmark in engine_keys:
+            kinds.setdefault(point.benchmark, (point.ranks or 1) > 1)
+    chosen: set[str] = set()
+    for in_ranks in {kinds[k] for k in keys}:
+        last = max(k for k in keys if kinds[k] == in_ranks)
+        chosen |= {b for b, kind in kinds.items() if kind == in_ranks and b <= last}
+    return sorted(chosen)
+
+
 def prepare_directory(run: Run, out: Path | None) -> Path:
     directory = out if out is not None else run.directory / DIRECTORY
     check_dir_target(directory)
@@ -113,22 +130,32 @@ def alone_directory(directory: Path, key: str, round_: int, rounds: int) -> Path
     return directory / key if rounds == 1 else directory / f"round-{round_}" / key
 
 
+IN_ORDER = "in-order"  # the folder of a round's job in the run's order (no benchmark key has a dash)
+
+
 def measure_alone(keys: list[str], options: RunOptions, engine: Engine, directory: Path,
                   sizes: str | None, time_budget: float | None, progress: Console,
-                  rounds: int = 1) -> tuple[list[AloneRun], bool]:
+                  rounds: int = 1, in_order: list[str] | None = None) -> tuple[list[AloneRun], list[AloneRun], bool]:
     """A fresh `commatlas run --only KEY` per benchmark, `rounds` times (every benchmark once per
-    round); its terminal output is kept in the job's terminal.txt, a failure is recorded and the
-    next job runs. Ctrl-C stops after the job it interrupts, which is left out; True in second
-    place when that happened."""
-    done = []
-    jobs = [(r, key) for r in range(1, rounds + 1) for key in keys]
+    round), and with `in_order` (in_order_selection) one job of those benchmarks per round after
+    the round's jobs alone, into round-K/in-order/; a job's terminal output is kept in its
+    terminal.txt, a failure is recorded and the next job runs. Ctrl-C stops after the job it
+    interrupts, which is left out; True in third place when that happened."""
+    done, ordered = [], []
+    jobs = [(r, key) for r in range(1, rounds + 1) for key in [*keys, *([IN_ORDER] if in_order else [])]]
     for number, (round_, key) in enumerate(jobs, 1):
-        out = alone_directory(directory, key, round_, rounds)
-        label = f"alone {number}/{len(jobs)} {key}" + (f" (round {round_})" if rounds > 1 else "")
+        out = (directory / f"round-{round_}" / IN_ORDER if key == IN_ORDER
+               else alone_directory(directory, key, round_, rounds if not in_order else max(rounds, 2)))
+        label = (f"{'in order' if key == IN_ORDER else 'alone'} {number}/{len(jobs)} "
+                 + (f"({len(in_order or [])} benchmarks)" if key == IN_ORDER else key)
+                 + (f" (round {round_})" if rounds > 1 else ""))
         quiet = Console(file=io.StringIO(), width=100, highlight=False)
         started = time.monotonic()
+        job_options = (alone_options(options, key, out, sizes, time_budget) if key != IN_ORDER else
+                       replace(alone_options(options, key, out, sizes, time_budget),
+                               selection=Selection(None, tuple(in_order or ()), ())))
         try:
-            status = execute(alone_options(options, key, out, sizes, time_budget), engine, quiet, quiet, report=False)
+            status = execute(job_options, engine, quiet, quiet, report=False)
             message = "" if status == 0 else f"exit status {status}"
         except KeyboardInterrupt:
             status, message = EXIT_INTERRUPTED, ""
@@ -136,24 +163,25 @@ def measure_alone(keys: list[str], options: RunOptions, engine: Engine, director
             status, message = e.exit_status, str(e)
         ok = status == 0
         if status == EXIT_INTERRUPTED:
-            progress.print(f"{label}: interrupted; judging the {len(done)} jobs measured before it",
+            progress.print(f"{label}: interrupted; judging the {len(done) + len(ordered)} jobs measured before it",
                            soft_wrap=True, highlight=False)
-            return done, True
+            return done, ordered, True
         wall = time.monotonic() - started
         text = quiet.file.getvalue()  # type: ignore[attr-defined]
         if out.is_dir():
             (out / "terminal.txt").write_text(text, encoding="utf-8")
-        done.append(AloneRun(key, out, ok, message, round(wall, 2), round_))
+        (ordered if key == IN_ORDER else done).append(AloneRun(key, out, ok, message, round(wall, 2), round_))
         progress.print(f"{label}: " + (f"{wall:.1f} s" if ok else f"failed after {wall:.1f} s: {message}"),
                        soft_wrap=True, highlight=False)
-    return done, False
+    return done, ordered, False
 
 
 # --- the command ------------------------------------------------------------------------------------
 
 def check_order(run_dir: str | Path, only: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
                 sizes: str | None = None, time_budget: float | None = None, out: Path | None = None,
-                engine: Engine | None = None, console: Console | None = None, rounds: int = 1) -> OrderCheck:
+                engine: Engine | None = None, console: Console | None = None, rounds: int = 1,
+                in_order: bool = False) -> OrderCheck:
     console = console or Console(highlight=False)
     base = load_run(run_dir)
     options = run_options(base)
@@ -167,7 +195,8 @@ def check_order(run_dir: str | Path, only: tuple[str, ...] = (), exclude: tuple[
     engine_keys = {b["key"] for b in engine.benchmarks(probe.engine_arguments())}
     keys, notes = benchmarks_to_check(base, engine_keys, only, exclude)
     directory = prepare_directory(base, out)
-    console.print(f"check-order: {len(keys)} benchmarks of {base.directory}, each in a job of its own"
+    console.print(f"check-order: {len(keys)} benchmark{'s' if len(keys) != 1 else ''} of {base.directory}, "
+                  f"each in a job of its own"
                   + (f", {rounds} rounds" if rounds > 1 else "") + f" (records in {directory})",
                   soft_wrap=True, highlight=False)
     if options.repeat > 1:
@@ -180,8 +209,16 @@ def check_order(run_dir: str | Path, only: tuple[str, ...] = (), exclude: tuple[
     if rounds == 1:
         notes.append("one job alone per benchmark: a point that varies from one fresh job to the next by more than "
                      "compare's tolerance reads as 'differs' here; --rounds 3 measures that variation and judges within it")
-    alone, interrupted = measure_alone(keys, options, engine, directory, sizes, time_budget, console, rounds)
-    check = judge_order(base, alone, directory)
+    ordered_keys = in_order_selection(base, keys, engine_keys) if in_order else None
+    if ordered_keys:
+        console.print(f"each round also runs {len(ordered_keys)} benchmarks in the run's order, in one job "
+                      f"(the checked ones and what ran before them in the run)", soft_wrap=True, highlight=False)
+    elif not in_order:
+        notes.append("the run is one job: a point whose state moves between identical jobs may have drawn another "
+                     "state in the run than in every job alone; --in-order re-runs the run's order beside them")
+    alone, ordered, interrupted = measure_alone(keys, options, engine, directory, sizes, time_budget, console,
+                                                rounds, ordered_keys)
+    check = judge_order(base, alone, directory, ordered)
     check.interrupted = interrupted
     if interrupted:
         notes.append(f"interrupted: {len(alone)} of {len(keys) * rounds} jobs alone were measured and judged")
@@ -194,7 +231,8 @@ def print_check(check: OrderCheck, console: Console) -> None:
     console.print(f"rule: {check.rule}", soft_wrap=True, highlight=False)
     for note in check.notes:
         console.print(f"note: {note}", soft_wrap=True, highlight=False)
-    table = Table(title="each benchmark alone against the full run", title_justify="left", box=None,
+    against = "the run and its jobs in order" if check.in_order else "the full run"
+    table = Table(title=f"each benchmark alone against {against}", title_justify="left", box=None,
                   pad_edge=False, header_style="bold")
     table.add_column("benchmark", no_wrap=True)
     table.add_column("points", justify="right")
