@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What the first GPU-aware MPI exchange of a job lacks, that the full run's earlier benchmarks
-# give it (issue 22: alone, mpi.gpu_aware.* read 10-25% slower at 64 KiB - 1 MiB and in the
-# collectives; 16 MiB and NCCL agree). Each case is one fresh job of the same three GPU-aware
+# give it (on 2x H100, alone, mpi.gpu_aware.* read 10-25% slower at 64 KiB - 1 MiB and in the
+# collectives; 16 MiB and NCCL agree). Each case is one fresh job of the same four GPU-aware
 # benchmarks at four sizes, with something different before them (the engine runs a job's
 # benchmarks in key order, so ipc.* and mpi.a*/mpi.b* run first) or a different process state;
 # the cases are interleaved over ROUNDS rounds, so a drift of the machine moves every case:

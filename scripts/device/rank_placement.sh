@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Does where the two ranks' threads sit decide GPU-aware MPI's job-to-job state? (issue 22: the
+# Does where the two ranks' threads sit decide GPU-aware MPI's job-to-job state? (On 2x H100 the
 # CPU-bound part of mpi.gpu_aware.* reads fast in some fresh jobs and 30-45% slower in others,
 # whatever ran before; each rank is bound to a block of 16 vCPUs by default.) Measures the
 # vCPU-to-vCPU round trip of this VM (scripts/device/core_to_core.cpp) at the start and at the
