@@ -89,6 +89,15 @@ Stability judge_stability(const Measurement& first, double confirm_median_s, std
   return st;
 }
 
+std::string to_string(SizedOn s) {
+  switch (s) {
+    case SizedOn::Probe: return "probe";
+    case SizedOn::PreviousSize: return "previous_size";
+    case SizedOn::FirstOp: return "first_op";
+  }
+  return "probe";
+}
+
 std::string to_string(StopReason r) {
   switch (r) {
     case StopReason::Precision: return "precision";
@@ -120,14 +129,25 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
   // short, and in a ping-pong its partner's extra messages would arrive at the next point (an
   // MPI_ERR_TRUNCATE once sizes descend, seen on H100 with 2 ranks).
   const bool use_hint = group.broadcast(hint && hint->seconds_per_op > 0 ? 1 : 0) != 0;
+  // A first op that alone takes a slow-op share of the budget sizes the batch by itself: the point
+  // gets one op per sample and min_samples samples whatever the probe would say, and the warm-up
+  // below re-sizes on the warm time anyway. The probe's 3 ops were 3 of 16 ops of such a point (a
+  // 16 MiB host MPI bibw op is 0.29 s on 2x H100). Rank 0's first op decides for every rank.
+  const bool slow_first_op =
+      !use_hint && group.broadcast(m.warmup.first_op_s >= kSlowOpShare * opt.time_budget_s ? 1 : 0) != 0;
   if (use_hint) {
     // Counts are rank 0's (broadcast below), so another rank's estimate only has to exist.
     const double ratio = hint && hint->bytes > 0 && a.bytes_per_op > hint->bytes ? a.bytes_per_op / hint->bytes : 1.0;
     t_op_estimate = hint ? hint->seconds_per_op * ratio : 0;
+    m.warmup.sized_on = SizedOn::PreviousSize;
+  } else if (slow_first_op) {
+    t_op_estimate = m.warmup.first_op_s;
+    m.warmup.sized_on = SizedOn::FirstOp;
   } else {
     probe.clear();
     workload.run(3, 1, probe);
     t_op_estimate = median_of(probe);
+    m.warmup.sized_on = SizedOn::Probe;
   }
   t_op_estimate = std::max(t_op_estimate, 1e-9);
 
@@ -154,6 +174,16 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
       ops = warm_ops;
       warm.clear();
       workload.run(warmup, ops, warm);
+    }
+  }
+  // Sized on a first op that set-up made slow, the warm-up would fall short of its tenth of the
+  // budget once the op runs warm: top it up to what the warm time asks for.
+  if (m.warmup.sized_on == SizedOn::FirstOp) {
+    std::int64_t wanted = clamp64(0.1 * opt.time_budget_s / (std::max(median_of(warm), 1e-9) * static_cast<double>(ops)), 2, 1000);
+    wanted = group.broadcast(wanted);
+    if (wanted > warmup) {
+      workload.run(wanted - warmup, ops, warm);
+      warmup = wanted;
     }
   }
   // Steady state before timing: the later half of the warm-up must agree with the earlier one, or
@@ -306,11 +336,14 @@ Verification confirm(Workload& workload, Context& ctx, Measurement& first) {
   const Accounting& a = first.accounting;
   const std::int64_t ops = first.ops_per_sample;
   const double separation = std::chrono::duration<double>(Clock::now() - first.finished_at).count();
-  // Re-warm after the resize (two samples, untimed), then one batch: kConfirmBudgetShare of the
+  // Re-warm after the resize (two samples, untimed; one when slow), then one batch: kConfirmBudgetShare of the
   // point's budget at most, at least 3 samples so that a median exists.
-  std::vector<double> warm;
-  workload.run(2, ops, warm);
+  // A slow sample (a slow-op share of the budget) is warm after one: its single op is a whole window
+  // of messages or a large copy.
   const double t_sample = std::max(first.seconds_per_op, 1e-9) * static_cast<double>(ops);
+  const std::int64_t rewarm = group.broadcast(t_sample >= kSlowOpShare * opt.time_budget_s ? 1 : 2);
+  std::vector<double> warm;
+  workload.run(rewarm, ops, warm);
   const std::int64_t samples = group.broadcast(clamp64(kConfirmBudgetShare * opt.time_budget_s / t_sample, 3, kConfirmSamples));
   std::vector<double> got;
   workload.begin_timed_batch();

@@ -42,8 +42,16 @@ struct PointCost {
 // successive halves agree within kSteadyDrift, at most kMaxWarmupRounds rounds. The first
 // exchange over a mechanism and pair pays for connections, registrations and mappings; a point
 // timed before those settle reads the set-up, not the transfer.
+// What sized the point's first batch and warm-up: a 3-op probe after the first op, the previous
+// size of the same variant (scaled up by the bytes), or a first op that alone took kSlowOpShare of
+// the budget (the probe would only have added ops to a point that gets min_samples anyway).
+enum class SizedOn { Probe, PreviousSize, FirstOp };
+std::string to_string(SizedOn s);
+inline constexpr double kSlowOpShare = 0.2;
+
 struct Warmup {
   double first_op_s = 0;  // the very first operation (set-up included), rank 0's clock
+  SizedOn sized_on = SizedOn::Probe;
   int rounds = 0;         // warm-up rounds run (each `samples_per_round` samples)
   std::int64_t samples_per_round = 0;
   bool steady = false;    // the last two halves agreed within kSteadyDrift

@@ -121,6 +121,7 @@ void write_harness_fields(JsonWriter& w, const Measurement& m) {
   w.field("batches", m.batches);
   w.key("warmup").begin_object();
   w.field("first_op_s", m.warmup.first_op_s);
+  w.field("sized_on", to_string(m.warmup.sized_on));
   w.field("rounds", m.warmup.rounds);
   w.field("samples_per_round", m.warmup.samples_per_round);
   w.field("steady", m.warmup.steady);

@@ -241,6 +241,55 @@ TEST(Harness, SlowOperationsGetMinSamples) {
   EXPECT_EQ(m.sample_count, ctx.options.min_samples);
 }
 
+// A first op that alone takes a fifth of the budget needs no probe: the point gets one op per sample
+// and min_samples samples anyway. A 16 MiB host MPI bibw op (0.29 s on 2x H100) paid 3 probe ops.
+TEST(Harness, SlowFirstOpSizesThePointWithoutAProbe) {
+  RecordingGroup group;
+  Context ctx(precision_options(0.005, 0.1), group, HostFacts{});
+  FakeWorkload w(0.05);
+  Measurement m = measure(w, ctx);
+  EXPECT_EQ(m.warmup.sized_on, SizedOn::FirstOp);
+  ASSERT_GE(w.runs.size(), 3u);
+  EXPECT_EQ(w.runs[0].samples, 1);  // the first op
+  EXPECT_EQ(w.runs[1].samples, 2);  // straight to the warm-up: no 3-op probe
+  EXPECT_EQ(m.warmup_samples, 2);
+  EXPECT_EQ(m.sample_count, ctx.options.min_samples);
+  // Its confirmation re-warms with one such op, not two.
+  std::size_t before = w.runs.size();
+  ASSERT_TRUE(confirm(w, ctx, m).ok);
+  EXPECT_EQ(w.runs[before].samples, 1);
+  EXPECT_EQ(m.stability.verdict, Repeatability::Repeatable);
+  // Just under a fifth of the budget: probed as before.
+  FakeWorkload quicker(0.019);
+  Measurement q = measure(quicker, ctx);
+  EXPECT_EQ(q.warmup.sized_on, SizedOn::Probe);
+  EXPECT_EQ(quicker.runs[1].samples, 3);
+  before = quicker.runs.size();
+  ASSERT_TRUE(confirm(quicker, ctx, q).ok);
+  EXPECT_EQ(quicker.runs[before].samples, 2);
+  // The previous size's time, when there is one, sizes it whatever the first op took.
+  const MeasureHint hint{0.05, 1};
+  FakeWorkload hinted(0.05);
+  EXPECT_EQ(measure(hinted, ctx, &hint).warmup.sized_on, SizedOn::PreviousSize);
+}
+
+// A first op slowed by set-up (mappings, connections) looks like a slow op; once warm the op is
+// 50x faster, and the warm-up is topped up to its tenth of the budget at the warm time.
+TEST(Harness, WarmupSizedOnASlowFirstOpIsToppedUpOnceWarm) {
+  RecordingGroup group;
+  Context ctx(precision_options(0.005, 0.1), group, HostFacts{});
+  FakeWorkload w(1e-3);
+  w.slow_ops = 1;
+  w.slow_seconds_per_op = 0.05;
+  const Measurement m = measure(w, ctx);
+  EXPECT_EQ(m.warmup.sized_on, SizedOn::FirstOp);
+  EXPECT_EQ(m.warmup_samples, 10);  // 0.1 x 0.1 s at 1 ms, not the 2 the first op suggested
+  EXPECT_EQ(m.warmup.samples_per_round, 10);
+  EXPECT_EQ(w.runs[1].samples, 2);
+  EXPECT_EQ(w.runs[2].samples, 8);  // the top-up
+  EXPECT_DOUBLE_EQ(m.stats.median, 1e-3);
+}
+
 TEST(Harness, SampleCountCappedAtMaxSamples) {
   RecordingGroup group;
   RunOptions o = options_with_budget(10);
@@ -557,6 +606,8 @@ TEST(Runner, ConfirmationPassJudgesEveryPoint) {
   EXPECT_EQ(repeatable, 3u) << text;
   EXPECT_NE(text.find("\"passes_median_s\""), std::string::npos);
   EXPECT_NE(text.find("\"warmup\":{\"first_op_s\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"sized_on\":\"probe\""), std::string::npos) << text;  // the largest size
+  EXPECT_NE(text.find("\"sized_on\":\"previous_size\""), std::string::npos) << text;
 
   ThreeSizes fresh;  // prepares afresh at every size: cannot go back, says so
   fresh.resizable = false;
