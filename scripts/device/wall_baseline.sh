@@ -3,8 +3,9 @@
 # the same call (a wall time from another call may come from a slower or busier VM: the same
 # quick run read 17.0 s in one session and 18.6-21 s in the next on the same kind).
 # BASE_TGZ is `git archive` of the earlier commit without results/ (in .device-carry/, carried).
-# Runs, interleaved: --quick base, --quick head, --quick base, --quick head, then the default run
-# base and head (DEFAULT=0 leaves those out). Prints each wall time; packs records into $OUT.
+# Runs, interleaved: --quick base, --quick head, QUICK_ROUNDS times (2), then the default run base
+# and head, DEFAULT_ROUNDS times (1; DEFAULT=0 leaves them out). With two default rounds, compare
+# judges each side's two identical runs. Prints each wall time; packs records into $OUT.
 # Usage (repository root, .device-carry carried):
 #   OUT=/some/dir BASE_TGZ=.device-carry/base-bc900bd.tgz bash scripts/device/wall_baseline.sh
 set -uo pipefail
@@ -43,12 +44,25 @@ run() {  # run WHICH NAME ARGS...
   local wall; wall=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")
   echo "$name $which $wall rc=$rc $*" | tee -a "$W/walls.txt"
 }
-run base quick-base-1 --quick
-run head quick-head-1 --quick
-run base quick-base-2 --quick
-run head quick-head-2 --quick
-if [ "${DEFAULT:-1}" = 1 ]; then
-  run base default-base
-  run head default-head
-fi
+for k in $(seq 1 "${QUICK_ROUNDS:-2}"); do
+  run base "quick-base-$k" --quick
+  run head "quick-head-$k" --quick
+done
+rounds=${DEFAULT_ROUNDS:-1}
+[ "${DEFAULT:-1}" = 1 ] || rounds=0
+for k in $(seq 1 "$rounds"); do
+  run base "default-base-$k"
+  run head "default-head-$k"
+done
+# Two identical default runs of each side: compare's verdict on them is its false-alarm rate on
+# this machine (the report it writes stays out of the tarball).
+for which in base head; do
+  if [ -d "$W/default-$which-1" ] && [ -d "$W/default-$which-2" ]; then
+    root=$PWD; [ "$which" = base ] && root=$BASE
+    PYTHONPATH=$root/python python3 -m commatlas compare "$W/default-$which-1" "$W/default-$which-2" \
+      > "$W/compare-$which.txt" 2>&1
+    echo "compare $which (rc=$?): $(grep -m1 'changed beyond' "$W/compare-$which.txt")"
+    rm -f "$W/default-$which-2/compare.html"
+  fi
+done
 echo "done: $((SECONDS - start)) s"
