@@ -14,6 +14,7 @@
 # order (after what preceded it in the run's job), so the run's side has a job-to-job spread too.
 #   OUT=/some/dir [DEADLINE=330] [ROUNDS=2] [IN_ORDER=1] [RUN_ARGS=--quick] \
 #     [FAMILIES="gpu_aware staged ipc nccl nccl_single copy mpi_host nccl_device gpu_initiated"] \
+#     [REUSE_BASE=1] \
 #     scripts/device/order_check.sh
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
@@ -28,22 +29,26 @@ phase "machine"
 nvidia-smi --query-gpu=index,name,driver_version --format=csv | tee "$W/nvidia-smi.csv"
 
 phase "CUDA-aware Open MPI, then the engine against it"
-CUDA_OMPI=/opt/ompi-cuda
-tar xzf .device-carry/openmpi-4.1.4-cuda-ubuntu24.tgz -C /opt || exit 1
-export OPAL_PREFIX=$CUDA_OMPI PATH=$CUDA_OMPI/bin:$PATH LD_LIBRARY_PATH=$CUDA_OMPI/lib:${LD_LIBRARY_PATH:-}
-{ cmake -B build-order -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_CUDA=ON -DCOMMATLAS_WITH_NCCL=ON \
-    -DCOMMATLAS_WITH_MPI=ON -DCOMMATLAS_BUILD_TESTS=OFF -DMPI_C_COMPILER=$CUDA_OMPI/bin/mpicc &&
-  cmake --build build-order -j32; } > "$W/build.log" 2>&1 || { tail -40 "$W/build.log"; exit 1; }
-echo "build: $((SECONDS - start)) s"
-export COMMATLAS_ENGINE=$PWD/build-order/engine/commatlas-engine PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
+source scripts/device/build_engine.sh build-order "$W/build.log" || exit 1
 $COMMATLAS_ENGINE info > "$W/engine-info.json"
 
 phase "commatlas run (default, both GPUs)"
-# RUN_ARGS: the base run's options (e.g. --quick, when the device time is short).
-echo "commatlas run --out default ${RUN_ARGS:-}" >> "$W/commands.txt"
-{ time timeout -s INT 150 python3 -m commatlas run --out "$W/default" ${RUN_ARGS:-} > "$W/default.log" 2>&1; } 2> "$W/default.time"
-echo "default: rc=$? $(grep real "$W/default.time")"; tail -3 "$W/default.log"
-tar czf "$OUT/default.tar.gz" -C "$W" default default.log
+# REUSE_BASE=1: a second call on the same warm machine checks other families against the same
+# default run, kept in the build folder (ignored by git, kept between calls on a warm machine).
+KEEP=$PWD/build-order/base-run
+if [ "${REUSE_BASE:-0}" = 1 ] && [ -f "$KEEP/default/results.jsonl" ]; then
+  cp -r "$KEEP/default" "$KEEP/default.log" "$KEEP/default.time" "$W/"
+  echo "default: reused from an earlier call on this machine (started $(head -c 400 "$W/default/results.jsonl" |
+    grep -o '"start_time":"[^"]*"'))"
+  echo "(default run reused from an earlier call: commatlas run --out default ${RUN_ARGS:-})" >> "$W/commands.txt"
+else
+  # RUN_ARGS: the base run's options (e.g. --quick, when the device time is short).
+  echo "commatlas run --out default ${RUN_ARGS:-}" >> "$W/commands.txt"
+  { time timeout -s INT 150 python3 -m commatlas run --out "$W/default" ${RUN_ARGS:-} > "$W/default.log" 2>&1; } 2> "$W/default.time"
+  echo "default: rc=$? $(grep real "$W/default.time")"; tail -3 "$W/default.log"
+  rm -rf "$KEEP" && mkdir -p "$KEEP" && cp -r "$W/default" "$W/default.log" "$W/default.time" "$KEEP/"
+fi
+tar czf "$OUT/default.tar.gz" -C "$W" --exclude=default/report.html default default.log
 
 # name, then check-order's selection: --only globs and --exclude globs
 declare -A ONLY=(
@@ -51,8 +56,12 @@ declare -A ONLY=(
   [nccl_single]='nccl.single.*' [copy]='gpu.copy*' [mpi_host]='mpi.*'
   [nccl_device]='nccl_device.*' [gpu_initiated]='gpu_initiated*,pattern.*.gpu_initiated'
   [pattern]='pattern.*' [reference]='reference.*'
+  # The issue's GPU families by the job that runs them: one check each, so that with --in-order
+  # one job per round replays the run's order for all of them (a family each would replay it
+  # once per family).
+  [mpi_job]='mpi.gpu_aware.*,mpi.staged.*,ipc.*,nccl.*' [process_job]='gpu.copy*,nccl.single.*'
 )
-declare -A EXCLUDE=([nccl]='nccl.single.*' [mpi_host]='mpi.staged.*,mpi.gpu_aware.*')
+declare -A EXCLUDE=([nccl]='nccl.single.*' [mpi_host]='mpi.staged.*,mpi.gpu_aware.*' [mpi_job]='nccl.single.*')
 FAMILIES=${FAMILIES:-gpu_aware staged ipc nccl nccl_single copy mpi_host}
 mkdir -p "$W/order"
 for family in $FAMILIES; do
@@ -150,6 +159,8 @@ pack order-mpi-gpu gpu_aware staged ipc
 pack order-nccl nccl nccl_single
 pack order-copy-mpi copy mpi_host
 pack order-gpu-initiated nccl_device gpu_initiated
+pack order-mpi-job mpi_job
+pack order-process-job process_job
 pack order-pattern-reference pattern reference
 tar czf "$OUT/logs.tar.gz" -C "$W" order_check.log build.log engine-info.json nvidia-smi.csv commands.txt \
   default.time 2>/dev/null
