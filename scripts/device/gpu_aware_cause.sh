@@ -14,6 +14,9 @@
 #              mallocs and frees a host copy of each device buffer per call, and glibc's dynamic
 #              mmap/trim thresholds depend on the process's history of large frees
 #   suite      the whole mpi-gpu suite at the same sizes (the full run's MPI phase, GPU part)
+#   ag, ar     mpi.gpu_aware.allgather, or mpi.gpu_aware.allreduce, first
+#   order      everything that runs before mpi.gpu_aware.alltoall in the run's MPI job
+# SET replaces the four benchmarks (e.g. SET=mpi.gpu_aware.alltoall CASES="alone ag ar host-all order").
 # Prints each case's figures (device buffers) and packs the records into $OUT.
 # Usage (repository root, .device-carry carried): OUT=/some/dir [ROUNDS=4] bash scripts/device/gpu_aware_cause.sh
 set -uo pipefail
@@ -30,13 +33,18 @@ trap 'tar czf "$OUT/gpu-aware-cause.tar.gz" -C "$W" --exclude="*/report.html" --
 source scripts/device/build_engine.sh build-cause "$W/build.log" || exit 1
 set -f  # the cases' --only globs go to commatlas, not to the shell
 
-S=mpi.gpu_aware.allgather,mpi.gpu_aware.allreduce,mpi.gpu_aware.bandwidth,mpi.gpu_aware.pingpong
+# SET: the benchmarks every case ends with (the four GPU-aware ones unless given).
+S=${SET:-mpi.gpu_aware.allgather,mpi.gpu_aware.allreduce,mpi.gpu_aware.bandwidth,mpi.gpu_aware.pingpong}
 SIZES=8,64K,1M,16M
 HEAP='glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824'
 declare -A ARGS=(
   [alone]="--only $S" [ipc]="--only ipc.pingpong,$S" [host-bw]="--only mpi.bandwidth,$S"
  [host-ar]="--only mpi.allreduce,$S" [host-all]="--only mpi.a*,mpi.b*,$S"
  [heap]="--only $S" [suite]="--suite mpi-gpu"
+ # For SET=mpi.gpu_aware.alltoall (alone 0.85x the run's order at every size, job for job): the
+ # GPU-aware collectives that sort before it, one at a time, and everything before it in the run.
+ [ag]="--only mpi.gpu_aware.allgather,$S" [ar]="--only mpi.gpu_aware.allreduce,$S"
+ [order]="--only gpu_initiated.ipc.*,ipc.*,mpi.a*,mpi.b*,mpi.gpu_aware.allgather,mpi.gpu_aware.allreduce,$S"
 )
 declare -A ENVS=([heap]="GLIBC_TUNABLES=$HEAP")
 for round in $(seq 1 "$ROUNDS"); do

@@ -26,6 +26,11 @@ time). Other jobs on the machine only ever slow samples down, so on a shared mac
 can move by 2x between identical runs while the fast end stays put; a change of code or
 settings moves both.
 
+With repetitions, a point whose jobs of one side lie further apart than the tolerance, while the
+two sides' ranges overlap, is not called changed when its medians moved: identical jobs read it in
+different states on both sides, and the medians only count the jobs that drew each. It is said to
+move between jobs (unstable). Sides whose jobs do not overlap at all have changed, however wide.
+
 Parameters that hold one value over a whole benchmark in each run but differ between the runs
 (`--threads 1` against the default) are settings of the run: points are matched across them.
 """
@@ -498,11 +503,17 @@ TOO_WIDE = 4.0
 TOO_WIDE_WORDS = "too much to tell a change from noise"
 
 
+def point_tolerance(metric: str, size: int | None, rule: Rule, own: float = 0.0) -> float:
+    """The range's tolerance, or the point's own spread inside its runs when larger."""
+    t = rule.of(metric, size)
+    return max(t.value if t else rule.tolerance(metric, size), own)
+
+
 def judge(base: Figures, other: Figures, metric: str, size: int | None, rule: Rule, own: float = 0.0) -> Verdict:
     """Changed when both figures moved beyond the range's tolerance (or the point's own spread
     inside its runs, when larger), or went with a range that moved as a whole."""
     t = rule.of(metric, size)
-    tolerance = max(t.value if t else rule.tolerance(metric, size), own)
+    tolerance = point_tolerance(metric, size, rule, own)
     whose = "its own spread" if t is None or own > t.value else "the range's"
     move = signed_move(base, other)
     if abs(move) > tolerance:
@@ -516,6 +527,25 @@ def judge(base: Figures, other: Figures, metric: str, size: int | None, rule: Ru
         fast = abs(relative_move(base.fast, other.fast))
         return Verdict(False, f"median moved {amount(median)}, the fast end {amount(fast)}: noise")
     return Verdict(False, f"within ±{amount(tolerance)}")
+
+
+def between_jobs(a: list[Result], b: list[Result], tolerance: float) -> str:
+    """Why a point whose medians moved is not called changed, "" when it is: the repetitions (jobs)
+    of a side lie further apart than the tolerance, and the two sides' ranges overlap. Identical
+    jobs then read the point in different states on both sides, and which median each side gets
+    only says how many of its jobs drew each state (2x H100: NCCL's 8 B ping-pong read 7.3 or
+    10-11.6 us from one identical job to the next, in the run's order and alone alike). Where
+    every job of one side lies beyond every job of the other, the sides differ, however far their
+    jobs spread: that is how an order dependence shows."""
+    va, vb = [value_of(r) for r in a], [value_of(r) for r in b]
+    if len(va) + len(vb) < 3 or min(va + vb) <= 0:
+        return ""
+    spread = max(max(v) / min(v) - 1 for v in (va, vb))
+    if spread <= tolerance or min(vb) > max(va) or min(va) > max(vb):
+        return ""
+    return (f"moves between jobs: its jobs read {min(va):.4g}-{max(va):.4g} on one side and "
+            f"{min(vb):.4g}-{max(vb):.4g} on the other ({len(va)} and {len(vb)} jobs, ranges that overlap, "
+            f"spread {amount(spread)} beyond ±{amount(tolerance)})")
 
 
 def unstable_in(a: list[Result], b: list[Result]) -> str:
@@ -575,7 +605,11 @@ def compare_two(base: Run, other: Run) -> RunComparison:
         if where:
             verdict = Verdict(False, f"unstable in {where}", unstable=True)
         else:
-            verdict = judge(fa, fb, r.metric, r.bytes, rule, max(own_spread(x) for x in a + results))
+            own = max(own_spread(x) for x in a + results)
+            verdict = judge(fa, fb, r.metric, r.bytes, rule, own)
+            jobs = between_jobs(a, results, point_tolerance(r.metric, r.bytes, rule, own)) if verdict.different else ""
+            if jobs:
+                verdict = Verdict(False, jobs, unstable=True)
         out.points.append(PointDelta(r.benchmark, variant or "-", r.bytes, r.metric, va, vb, ratio, improvement,
                                      verdict, key))
     out.only_base = len(set(groups_a) - set(groups_b))

@@ -22,7 +22,9 @@ run's order (`check-order --in-order`: each round also runs the checked benchmar
 benchmarks that ran before them in the run's job), the run's side is the run and those jobs, each
 one repetition: the tolerance then holds both sides' job-to-job spread, and the figure is the median
 over them. A point differs only when its benchmark alone and its benchmark in the run's order
-disagree beyond what fresh jobs of either kind show.
+disagree beyond what fresh jobs of either kind show. A point whose jobs spread beyond the tolerance
+on a side, with the two sides' ranges overlapping, is "unstable" (compare's between-jobs rule): both
+sides drew its states, so neither median is held against the other. Sides apart, job for job, differ.
 """
 from __future__ import annotations
 
