@@ -440,3 +440,8 @@ def test_a_point_that_moves_between_jobs_on_both_sides_is_unstable_not_differs(m
     # Apart: every job alone 2x slower than every job of the run's side, which spread 1.3x among themselves.
     apart = jobs("apart", [2.0, 2.0, 2.0], [1.3, 1.0, 1.3])
     assert mine(apart) and all(p.verdict == "differs" for p in mine(apart)), [(p.verdict, p.why) for p in mine(apart)]
+    # Jobs that vary also fall apart by chance: in 2 of the C(7, 3) = 35 ways 4 and 3 jobs split.
+    assert all("by chance in 5.7% of checks" in p.why for p in mine(apart)), [p.why for p in mine(apart)]
+    # Jobs that do not vary and lie apart: no such words.
+    still = jobs("still", [2.0, 2.0, 2.0], [1.0, 1.0, 1.0])
+    assert mine(still) and all(p.verdict == "differs" and "by chance" not in p.why for p in mine(still))

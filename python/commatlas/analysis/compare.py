@@ -529,23 +529,31 @@ def judge(base: Figures, other: Figures, metric: str, size: int | None, rule: Ru
     return Verdict(False, f"within ±{amount(tolerance)}")
 
 
-def between_jobs(a: list[Result], b: list[Result], tolerance: float) -> str:
-    """Why a point whose medians moved is not called changed, "" when it is: the repetitions (jobs)
-    of a side lie further apart than the tolerance, and the two sides' ranges overlap. Identical
-    jobs then read the point in different states on both sides, and which median each side gets
-    only says how many of its jobs drew each state (2x H100: NCCL's 8 B ping-pong read 7.3 or
-    10-11.6 us from one identical job to the next, in the run's order and alone alike). Where
-    every job of one side lies beyond every job of the other, the sides differ, however far their
-    jobs spread: that is how an order dependence shows."""
+def between_jobs(a: list[Result], b: list[Result], tolerance: float) -> tuple[bool, str]:
+    """For a point whose medians moved beyond the tolerance: whether it is to be called unstable
+    rather than changed, and what to add to its verdict ("" when its jobs do not vary).
+
+    When the repetitions (jobs) of a side lie further apart than the tolerance and the two sides'
+    ranges overlap, identical jobs read the point in different states on both sides, and which
+    median each side gets only says how many of its jobs drew each (2x H100: NCCL's 8 B ping-pong
+    read 7.3 or 10-11.6 us from one identical job to the next, in the run's order and alone
+    alike): unstable. Where every job of one side lies beyond every job of the other, the sides
+    differ, however far their jobs spread: that is how an order dependence shows. But jobs that
+    vary fall apart that way by chance too, in 2 of the C(n+m, n) ways n and m jobs can be split
+    (2/35, 5.7%, for 4 and 3): the verdict says so, and more repetitions make it rarer."""
     va, vb = [value_of(r) for r in a], [value_of(r) for r in b]
     if len(va) + len(vb) < 3 or min(va + vb) <= 0:
-        return ""
+        return False, ""
     spread = max(max(v) / min(v) - 1 for v in (va, vb))
-    if spread <= tolerance or min(vb) > max(va) or min(va) > max(vb):
-        return ""
-    return (f"moves between jobs: its jobs read {min(va):.4g}-{max(va):.4g} on one side and "
-            f"{min(vb):.4g}-{max(vb):.4g} on the other ({len(va)} and {len(vb)} jobs, ranges that overlap, "
-            f"spread {amount(spread)} beyond ±{amount(tolerance)})")
+    if spread <= tolerance:
+        return False, ""
+    sides = f"{min(va):.4g}-{max(va):.4g} on one side and {min(vb):.4g}-{max(vb):.4g} on the other ({len(va)} and {len(vb)} jobs"
+    if min(vb) > max(va) or min(va) > max(vb):
+        chance = 2 / math.comb(len(va) + len(vb), len(va))
+        return False, (f"; its jobs vary (spread {amount(spread)}) but lie apart, {sides}): jobs that vary fall apart "
+                       f"like this by chance in {chance:.1%} of checks, more repetitions tell")
+    return True, (f"moves between jobs: its jobs read {sides}, ranges that overlap, "
+                  f"spread {amount(spread)} beyond ±{amount(tolerance)})")
 
 
 def unstable_in(a: list[Result], b: list[Result]) -> str:
@@ -607,9 +615,9 @@ def compare_two(base: Run, other: Run) -> RunComparison:
         else:
             own = max(own_spread(x) for x in a + results)
             verdict = judge(fa, fb, r.metric, r.bytes, rule, own)
-            jobs = between_jobs(a, results, point_tolerance(r.metric, r.bytes, rule, own)) if verdict.different else ""
-            if jobs:
-                verdict = Verdict(False, jobs, unstable=True)
+            if verdict.different:
+                unstable, words = between_jobs(a, results, point_tolerance(r.metric, r.bytes, rule, own))
+                verdict = Verdict(False, words, unstable=True) if unstable else Verdict(True, verdict.why + words)
         out.points.append(PointDelta(r.benchmark, variant or "-", r.bytes, r.metric, va, vb, ratio, improvement,
                                      verdict, key))
     out.only_base = len(set(groups_a) - set(groups_b))
