@@ -16,6 +16,10 @@
 #     [FAMILIES="gpu_aware staged ipc nccl nccl_single copy mpi_host nccl_device gpu_initiated"] \
 #     [REUSE_BASE=1] \
 #     scripts/device/order_check.sh
+# Every GPU family with jobs in the run's order, 3 rounds, on 2x H100 takes two calls (about 400 s
+# and 260 s; results/nvidia-h100-x2/figures-that-hold-5):
+#   ROUNDS=3 IN_ORDER=1 DEADLINE=530 FAMILIES=mpi_job, then at once on the same warm machine
+#   ROUNDS=3 IN_ORDER=1 DEADLINE=430 FAMILIES=process_job REUSE_BASE=1
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
 DEADLINE=${DEADLINE:-330}  # seconds from the start; the call must end within about 6 minutes
