@@ -103,3 +103,14 @@ def assert_one_line(done) -> None:
     assert "Traceback" not in done.stdout + done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("commatlas: error: "), done.stderr
+
+
+def test_a_count_that_overflows_is_a_malformed_record() -> None:
+    """CI's fuzzing drew `"bytes_checked":1e999`-like damage: JSON reads it as infinity, and int() of
+    infinity raised OverflowError out of the reader as a traceback."""
+    import re
+
+    damaged = re.sub(rb'"bytes_checked":\d+', b'"bytes_checked":1e999', BASE, count=1)
+    assert damaged != BASE, "the fixture has a bytes_checked to damage"
+    message = read(damaged)
+    assert isinstance(message, str) and "malformed result record" in message and "OverflowError" in message, message

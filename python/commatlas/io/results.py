@@ -373,7 +373,7 @@ def _add(run: Run, record: Any, number: int, path: Path) -> None:
             run.skips.append(Skip(**_identity(record, number), reason=str(record["reason"])))
         else:
             run.failures.append(Failure(**_identity(record, number), message=str(record["message"])))
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, OverflowError) as e:  # OverflowError: int() of 1e999
         raise ResultsError(f"{where}: malformed {kind} record ({type(e).__name__}: {e})") from None
 
 
