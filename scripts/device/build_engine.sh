@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the device scripts: unpack the CUDA-aware Open MPI carried in .device-carry/ (see
 # ../shared/gpu-mpi) into /opt/ompi-cuda, build the engine for sm_90 against it into BUILD_DIR,
 # and export what `python3 -m commatlas` needs to find that engine and commatlas-osu-ref.

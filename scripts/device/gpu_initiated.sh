@@ -31,14 +31,7 @@ nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv | te
 nvidia-smi topo -m > "$W/topo-m.txt" 2>&1; head -4 "$W/topo-m.txt"
 
 phase "CUDA-aware Open MPI, then the engine against it"
-CUDA_OMPI=/opt/ompi-cuda
-tar xzf .device-carry/openmpi-4.1.4-cuda-ubuntu24.tgz -C /opt || exit 1
-export OPAL_PREFIX=$CUDA_OMPI PATH=$CUDA_OMPI/bin:$PATH LD_LIBRARY_PATH=$CUDA_OMPI/lib:${LD_LIBRARY_PATH:-}
-{ cmake -B build-gi -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_CUDA=ON -DCOMMATLAS_WITH_NCCL=ON \
-    -DCOMMATLAS_WITH_MPI=ON -DCOMMATLAS_BUILD_TESTS=OFF -DMPI_C_COMPILER=$CUDA_OMPI/bin/mpicc &&
-  cmake --build build-gi -j32; } > "$W/build.log" 2>&1 || { tail -40 "$W/build.log"; exit 1; }
-echo "build: $((SECONDS - start)) s"
-export COMMATLAS_ENGINE=$PWD/build-gi/engine/commatlas-engine PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
+source scripts/device/build_engine.sh build-gi "$W/build.log" || exit 1
 $COMMATLAS_ENGINE info > "$W/engine-info.json"
 $COMMATLAS_ENGINE list 2>&1 | grep -E 'gpu_initiated|copy_launch|pingpong_launch' | tee "$W/list.txt"
 

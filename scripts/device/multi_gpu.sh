@@ -25,15 +25,8 @@ nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,clocks.max.mem --
 nvidia-smi topo -m > "$W/topo-m.txt" 2>&1; head -5 "$W/topo-m.txt"
 
 phase "CUDA-aware Open MPI, then the engine against it"
-CUDA_OMPI=/opt/ompi-cuda
-tar xzf .device-carry/openmpi-4.1.4-cuda-ubuntu24.tgz -C /opt || exit 1
-export OPAL_PREFIX=$CUDA_OMPI PATH=$CUDA_OMPI/bin:$PATH LD_LIBRARY_PATH=$CUDA_OMPI/lib:${LD_LIBRARY_PATH:-}
+source scripts/device/build_engine.sh build-multi "$W/build.log" || exit 1
 ompi_info --parsable --all 2>/dev/null | grep mpi_built_with_cuda_support
-{ cmake -B build-multi -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_CUDA=ON -DCOMMATLAS_WITH_NCCL=ON \
-    -DCOMMATLAS_WITH_MPI=ON -DCOMMATLAS_BUILD_TESTS=OFF -DMPI_C_COMPILER=$CUDA_OMPI/bin/mpicc &&
-  cmake --build build-multi -j32; } > "$W/build.log" 2>&1 || { tail -40 "$W/build.log"; exit 1; }
-echo "build: $((SECONDS - start)) s"
-export COMMATLAS_ENGINE=$PWD/build-multi/engine/commatlas-engine PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
 $COMMATLAS_ENGINE info > "$W/engine-info.json"
 python3 -m commatlas list > "$W/list.txt" 2>&1; tail -3 "$W/list.txt"
 

@@ -17,15 +17,7 @@ W=$(mktemp -d)
 exec > >(tee "$W/order_probe.log") 2>&1
 start=$SECONDS
 trap 'tar czf "$OUT/order-probe.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
-CUDA_OMPI=/opt/ompi-cuda
-tar xzf .device-carry/openmpi-4.1.4-cuda-ubuntu24.tgz -C /opt || exit 1
-export OPAL_PREFIX=$CUDA_OMPI PATH=$CUDA_OMPI/bin:$PATH LD_LIBRARY_PATH=$CUDA_OMPI/lib:${LD_LIBRARY_PATH:-}
-{ cmake -B build-probe -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_CUDA=ON -DCOMMATLAS_WITH_NCCL=ON \
-    -DCOMMATLAS_WITH_MPI=ON -DCOMMATLAS_BUILD_TESTS=OFF -DMPI_C_COMPILER=$CUDA_OMPI/bin/mpicc &&
-  cmake --build build-probe -j32; } > "$W/build.log" 2>&1 || { tail -40 "$W/build.log"; exit 1; }
-echo "build: $((SECONDS - start)) s"
-export COMMATLAS_ENGINE=$PWD/build-probe/engine/commatlas-engine PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
-export PATH=$PWD/build-probe/engine:$PATH
+source scripts/device/build_engine.sh build-probe "$W/build.log" || exit 1
 
 declare -A CASE=(
   [alone-launch]='--only nccl.pingpong_launch'

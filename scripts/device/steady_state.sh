@@ -22,15 +22,8 @@ nvidia-smi topo -m | head -4
 nproc
 
 phase "CUDA-aware Open MPI, then the engine against it"
-CUDA_OMPI=/opt/ompi-cuda
-tar xzf .device-carry/openmpi-4.1.4-cuda-ubuntu24.tgz -C /opt || exit 1
-export OPAL_PREFIX=$CUDA_OMPI PATH=$CUDA_OMPI/bin:$PATH LD_LIBRARY_PATH=$CUDA_OMPI/lib:${LD_LIBRARY_PATH:-}
+source scripts/device/build_engine.sh build-ss "$W/build.log" || exit 1
 ompi_info --param btl smcuda --level 9 2>/dev/null | grep -iE 'ipc|cuda' > "$W/ompi-smcuda-params.txt"
-{ cmake -B build-ss -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_CUDA=ON -DCOMMATLAS_WITH_NCCL=ON \
-    -DCOMMATLAS_WITH_MPI=ON -DCOMMATLAS_BUILD_TESTS=OFF -DMPI_C_COMPILER=$CUDA_OMPI/bin/mpicc &&
-  cmake --build build-ss -j32; } > "$W/build.log" 2>&1 || { tail -40 "$W/build.log"; exit 1; }
-echo "build: $((SECONDS - start)) s"
-export COMMATLAS_ENGINE=$PWD/build-ss/engine/commatlas-engine PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
 
 run() {  # run NAME ARGS...: one commatlas run into $W/NAME; prints the GPU-aware bandwidth points
   local name=$1; shift

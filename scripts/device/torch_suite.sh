@@ -29,14 +29,7 @@ nproc
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', torch.cuda.nccl.version(), 'gpus', torch.cuda.device_count())"
 
 phase "CUDA-aware Open MPI, then the engine against it"
-CUDA_OMPI=/opt/ompi-cuda
-tar xzf .device-carry/openmpi-4.1.4-cuda-ubuntu24.tgz -C /opt || exit 1
-export OPAL_PREFIX=$CUDA_OMPI PATH=$CUDA_OMPI/bin:$PATH LD_LIBRARY_PATH=$CUDA_OMPI/lib:${LD_LIBRARY_PATH:-}
-{ cmake -B build-torch -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_CUDA=ON -DCOMMATLAS_WITH_NCCL=ON \
-    -DCOMMATLAS_WITH_MPI=ON -DCOMMATLAS_BUILD_TESTS=OFF -DMPI_C_COMPILER=$CUDA_OMPI/bin/mpicc &&
-  cmake --build build-torch -j32; } > "$W/build.log" 2>&1 || { tail -40 "$W/build.log"; exit 1; }
-echo "build: $((SECONDS - start)) s"
-export COMMATLAS_ENGINE=$PWD/build-torch/engine/commatlas-engine PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
+source scripts/device/build_engine.sh build-torch "$W/build.log" || exit 1
 
 # GPT-2 small as the suite builds it (tied embeddings): 124,439,808 float32 gradients.
 GRADIENT=497759232
