@@ -121,3 +121,32 @@ def test_wall_time_counts_the_command_not_what_ran_before_in_its_process(engine_
 
     alone, after_sleep = wall_s("", tmp_path / "a"), wall_s("sleep 5 && ", tmp_path / "b")
     assert 0 < after_sleep < alone + 2.5, (alone, after_sleep)
+
+
+def test_report_writer_is_loaded_while_the_engine_answers_not_beside_a_measurement(engine_path: Path,
+                                                                                  tmp_path: Path) -> None:
+    # The writer's import (matplotlib) is done before the first phase starts, in a thread that has
+    # ended by then: it overlaps the engine's start-up queries, never a measurement. A fresh process,
+    # so that no earlier test has imported the writer already.
+    script = f"""
+import sys, threading
+import commatlas.cli as cli
+import commatlas.run.execute as execute
+seen = []
+original = execute.run_phase
+def watched(*args, **kwargs):
+    seen.append(("commatlas.report.render" in sys.modules,
+                 any(t.name == "commatlas-report-import" for t in threading.enumerate())))
+    return original(*args, **kwargs)
+execute.run_phase = watched
+status = cli.main(["run", "--quick", "--only", "reference.harness_overhead", "--out", {str(tmp_path / 'run')!r}])
+print("PHASES", seen)
+sys.exit(status)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COMMATLAS_ENGINE": str(engine_path)})
+    assert done.returncode == 0, done.stderr + done.stdout
+    phases = eval(next(line for line in done.stdout.splitlines() if line.startswith("PHASES"))[len("PHASES"):])
+    assert phases, done.stdout
+    assert all(loaded and not loading for loaded, loading in phases), phases
+    assert (tmp_path / "run" / "report.html").is_file()

@@ -13,4 +13,14 @@ def write_report(run_dir: Any, out_dir: Any = None, allocator: str | None = None
     return write(run_dir, out_dir, allocator, library)
 
 
-__all__ = ["write_report"]
+def load_writer() -> None:
+    """Imports the writer (matplotlib included) and compiles its templates ahead of `write_report`,
+    for a caller that has time to spare now: `commatlas run` does it while the engine answers its
+    start-up queries, before anything is measured, instead of after the measuring."""
+    import commatlas.report.render  # noqa: F401 - the import is the work
+    from commatlas.report.templating import compile_templates
+
+    compile_templates()
+
+
+__all__ = ["load_writer", "write_report"]

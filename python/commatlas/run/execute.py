@@ -34,7 +34,7 @@ from commatlas.run.screen import print_folded, print_whole
 from commatlas.io.records import (
     ENGINE_LOG, RESULTS_FILE, append_record, drop_partial_tail, end_record, meta_record, read_records, utc_now,
 )
-from commatlas.run.report_hook import write_report_if_available
+from commatlas.run.report_hook import start_loading_writer, write_report_if_available
 from commatlas.run.resume import resume_run
 from commatlas.run.selection import (
     KNOWN_SUITES, MPI_SUITES, OPTIONAL_SUITES, Selection, accepts_ranks, check_ranks, is_mpi_benchmark, require_mpi, select,
@@ -609,9 +609,13 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     `report=False` leaves the HTML report out (runs made only to be compared)."""
     start = utc_now()
     started = STARTED  # the command's start, imports included, as `time` counts it
+    writer_loaded = start_loading_writer() if report else (lambda: None)
     # `list` with the run options makes the engine validate sizes, NUMA nodes and memory
     # before anything is created, and answers which benchmarks exist.
-    engine_info, topology, engine_benchmarks = engine.info_topology_benchmarks(options.engine_arguments())
+    try:
+        engine_info, topology, engine_benchmarks = engine.info_topology_benchmarks(options.engine_arguments())
+    finally:
+        writer_loaded()  # before anything is measured, whatever the queries said
     benchmarks = osu.with_references(engine_benchmarks, engine.path)
     benchmarks += torch_catalog.listed(gpu_count(topology))
     plan = plan_run(options, engine_info, topology, benchmarks, engine)
