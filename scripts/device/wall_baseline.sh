@@ -5,7 +5,8 @@
 # BASE_TGZ is `git archive` of the earlier commit without results/ (in .device-carry/, carried).
 # Runs, interleaved: --quick base, --quick head, QUICK_ROUNDS times (2), then the default run base
 # and head, DEFAULT_ROUNDS times (1; DEFAULT=0 leaves them out). With two default rounds, compare
-# judges each side's two identical runs. Prints each wall time; packs records into $OUT.
+# judges each side's two identical runs. Prints each wall time, and each phase's (run_phases.py);
+# packs records into $OUT.
 # Usage (repository root, .device-carry carried):
 #   OUT=/some/dir BASE_TGZ=.device-carry/base-bc900bd.tgz bash scripts/device/wall_baseline.sh
 set -uo pipefail
@@ -38,8 +39,12 @@ run() {  # run WHICH NAME ARGS...
   [ "$which" = base ] && engine=$BASE/build/engine
   echo "$name ($which): commatlas run --out $name $*" >> "$W/commands.txt"
   local t0; t0=$(date +%s.%N)
+  # Through scripts/run_phases.py where that side has it: the log ends with where the wall time
+  # went (imports, the engine's start-up queries, each phase, the summary, the report).
+  local cli=(-m commatlas)
+  [ -f "$root/scripts/run_phases.py" ] && cli=("$root/scripts/run_phases.py")
   COMMATLAS_ENGINE=$engine/commatlas-engine PYTHONPATH=$root/python PATH=$engine:$PATH PYTHONUNBUFFERED=1 \
-    timeout -s INT 170 python3 -m commatlas run --out "$W/$name" "$@" > "$W/$name.log" 2>&1
+    timeout -s INT 170 python3 "${cli[@]}" run --out "$W/$name" "$@" > "$W/$name.log" 2>&1
   local rc=$?
   local wall; wall=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")
   echo "$name $which $wall rc=$rc $*" | tee -a "$W/walls.txt"
@@ -65,4 +70,10 @@ for which in base head; do
     rm -f "$W/default-$which-2/compare.html"
   fi
 done
+# Where each run's wall time went, one line per run and span (from run_phases.py's time line).
+for log in "$W"/quick-*.log "$W"/default-*.log; do
+  [ -f "$log" ] || continue
+  awk -v run="$(basename "$log" .log)" '/^ *[0-9.]+ +[0-9.]+ +[0-9.]+  / {printf "%-16s %6s %s\n", run, $3, substr($0, index($0, $4))}' "$log"
+done > "$W/phases.txt"
+cat "$W/phases.txt"
 echo "done: $((SECONDS - start)) s"
