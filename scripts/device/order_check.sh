@@ -11,7 +11,8 @@
 # ROUNDS=N (default 2) measures each benchmark alone in N fresh jobs (check-order --rounds): their
 # spread sets the tolerance, so a point that varies from one fresh job to the next is not taken for
 # an order dependence. IN_ORDER=1 adds --in-order: each round also re-runs the family in the run's
-# order (after what preceded it in the run's job), so the run's side has a job-to-job spread too.
+# order (after what preceded it in the run's job), so the run's side has a job-to-job spread too;
+# IN_ORDER="FAMILY ..." adds it to those families only.
 #   OUT=/some/dir [DEADLINE=330] [ROUNDS=2] [IN_ORDER=1] [RUN_ARGS=--quick] \
 #     [FAMILIES="gpu_aware staged ipc nccl nccl_single copy mpi_host nccl_device gpu_initiated"] \
 #     [REUSE_BASE=1] \
@@ -33,13 +34,16 @@ phase "machine"
 nvidia-smi --query-gpu=index,name,driver_version --format=csv | tee "$W/nvidia-smi.csv"
 
 phase "CUDA-aware Open MPI, then the engine against it"
-source scripts/device/build_engine.sh build-order "$W/build.log" || exit 1
+# BUILD: the build folder (build-order); on a machine still warm from wall_baseline.sh, BUILD=build-head
+# reuses that build of the same tree.
+BUILD=${BUILD:-build-order}
+source scripts/device/build_engine.sh "$BUILD" "$W/build.log" || exit 1
 $COMMATLAS_ENGINE info > "$W/engine-info.json"
 
 phase "commatlas run (default, both GPUs)"
 # REUSE_BASE=1: a second call on the same warm machine checks other families against the same
 # default run, kept in the build folder (ignored by git, kept between calls on a warm machine).
-KEEP=$PWD/build-order/base-run
+KEEP=$PWD/$BUILD/base-run
 if [ "${REUSE_BASE:-0}" = 1 ] && [ -f "$KEEP/default/results.jsonl" ]; then
   cp -r "$KEEP/default" "$KEEP/default.log" "$KEEP/default.time" "$W/"
   echo "default: reused from an earlier call on this machine (started $(head -c 400 "$W/default/results.jsonl" |
@@ -64,8 +68,13 @@ declare -A ONLY=(
   # one job per round replays the run's order for all of them (a family each would replay it
   # once per family).
   [mpi_job]='mpi.gpu_aware.*,mpi.staged.*,ipc.*,nccl.*' [process_job]='gpu.copy*,nccl.single.*'
+  # The families whose points move between identical jobs (GPU-aware MPI and NCCL), for more
+  # rounds than the whole MPI job allows in one call; and the points sized on their first op.
+  [gpu_aware_nccl]='mpi.gpu_aware.*,nccl.*'
+  [first_op]='gpu.pointer_chase,pattern.bucketed_allreduce.gpu_aware,pattern.bucketed_allreduce.staged'
 )
-declare -A EXCLUDE=([nccl]='nccl.single.*' [mpi_host]='mpi.staged.*,mpi.gpu_aware.*' [mpi_job]='nccl.single.*')
+declare -A EXCLUDE=([nccl]='nccl.single.*' [mpi_host]='mpi.staged.*,mpi.gpu_aware.*' [mpi_job]='nccl.single.*'
+  [gpu_aware_nccl]='nccl.single.*')
 FAMILIES=${FAMILIES:-gpu_aware staged ipc nccl nccl_single copy mpi_host}
 mkdir -p "$W/order"
 for family in $FAMILIES; do
@@ -76,7 +85,7 @@ for family in $FAMILIES; do
   # difference of its own (the first check here, at 0.05 s, found launch-included copies 13-19%
   # slower alone).
   args=(--only "${ONLY[$family]}" --out "$W/order/$family" --rounds "${ROUNDS:-2}")
-  [ "${IN_ORDER:-0}" = 1 ] && args+=(--in-order)
+  case " ${IN_ORDER:-0} " in *" 1 "* | *" $family "*) args+=(--in-order) ;; esac
   [ -n "${EXCLUDE[$family]:-}" ] && args+=(--exclude "${EXCLUDE[$family]}")
   echo "commatlas check-order default ${args[*]}" >> "$W/commands.txt"
   timeout -s INT "$left" python3 -m commatlas check-order "$W/default" "${args[@]}" > "$W/order/$family.log" 2>&1
@@ -166,6 +175,7 @@ pack order-gpu-initiated nccl_device gpu_initiated
 pack order-mpi-job mpi_job
 pack order-process-job process_job
 pack order-pattern-reference pattern reference
+pack order-states gpu_aware_nccl first_op
 tar czf "$OUT/logs.tar.gz" -C "$W" order_check.log build.log engine-info.json nvidia-smi.csv commands.txt \
   default.time 2>/dev/null
 echo "total $((SECONDS - start)) s"
