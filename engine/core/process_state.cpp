@@ -34,9 +34,10 @@ HeapState settle_heap() {
     s.fixed = true;
     s.mmap_threshold = kHeapMmapThreshold;
     s.trim_threshold = kHeapTrimThreshold;
-    s.why = "glibc malloc thresholds fixed at start (mmap 32 MiB, trim 64 MiB), where glibc's dynamic "
-            "thresholds end up once a process has freed a 32 MiB block: a library's per-call allocations "
-            "see the same heap whatever ran before in the job";
+    s.why = "glibc malloc thresholds fixed at start (mmap 32 MiB, where glibc's dynamic threshold ends up "
+            "once a process has freed a 32 MiB block; trim 1 GiB, so a freed block stays with the process "
+            "whatever lies above it on the heap): a library's per-call allocations see the same heap whatever "
+            "ran before in the job";
   } else {
     s.why = "glibc refused mallopt: its malloc thresholds move with the job's history";
   }

@@ -17,9 +17,17 @@ namespace commatlas {
 // again on the next call (tests/heap_probe). On 2x H100 mpi.gpu_aware.allreduce at 16 MiB read
 // 0.34-0.36 GB/s in a fresh job, 0.44 after the full run's host MPI benchmarks, and 1.06-1.32 GB/s
 // with the thresholds fixed (results/nvidia-h100-x2/figures-that-hold-4/gpu-aware-cause). The
-// engine fixes them where glibc itself ends up in a process that has handled large blocks.
+// engine fixes the mmap threshold where glibc itself ends up in a process that has handled large
+// blocks (its ceiling, 32 MiB): larger blocks are mapped and faulted in on every call, in every job.
+// The trim threshold is set far above what a call holds at once. At glibc's own pairing (twice the
+// mmap threshold, 64 MiB) three 25 MiB blocks (pattern.bucketed_allreduce.gpu_aware's buckets at
+// 32 MiB) still trimmed the heap on every free when nothing lay above them: 19168 pages faulted in
+// again per call (tests/heap_probe), and on 2x H100 the pattern read 77-81 ms in each of 5 fresh
+// jobs alone and 24-77 ms in full runs, by what the run's earlier benchmarks left on the heap
+// (results/nvidia-h100-x2/figures-that-hold-6/order-check-states). A freed block under the mmap
+// threshold now stays with the process, whatever lies above it.
 inline constexpr std::size_t kHeapMmapThreshold = std::size_t{32} << 20;  // glibc's own ceiling
-inline constexpr std::size_t kHeapTrimThreshold = 2 * kHeapMmapThreshold;  // what glibc pairs with it
+inline constexpr std::size_t kHeapTrimThreshold = std::size_t{1} << 30;   // kept: 1 GiB of freed heap
 
 struct HeapState {
   bool fixed = false;            // false: not glibc, or mallopt refused (why says which)

@@ -16,9 +16,10 @@
 namespace commatlas {
 namespace {
 
-// The page faults of 3 per-call rounds in commatlas-heap-probe (tests/heap_probe), or -1.
-long probe_faults(const char* mode) {
-  const std::string command = std::string(COMMATLAS_HEAP_PROBE) + " " + mode;
+// The page faults of 3 per-call rounds of three `mib` MiB blocks in commatlas-heap-probe
+// (tests/heap_probe), or -1.
+long probe_faults(const char* mode, int mib) {
+  const std::string command = std::string(COMMATLAS_HEAP_PROBE) + " " + mode + " " + std::to_string(mib);
   FILE* out = popen(command.c_str(), "r");
   if (!out) return -1;
   char line[64] = {};
@@ -27,23 +28,29 @@ long probe_faults(const char* mode) {
   return std::string(line) == "unsettled\n" ? -2 : std::atol(line);
 }
 
-// 3 rounds of three 16 MiB blocks: 36864 pages if every round faults its pages in again.
-constexpr long kRoundPages = 3 * 3 * (16 << 20) / 4096;
+// 3 rounds of three blocks: every page of them if every round faults its pages in again.
+long round_pages(int mib) { return 3L * 3L * (static_cast<long>(mib) << 20) / 4096; }
 
-TEST(ProcessStateTest, UnsettledPerCallBlocksFaultInEveryCall) {
+// mpi.gpu_aware.allreduce at 16 MiB, and a 25 MiB bucket of pattern.bucketed_allreduce.gpu_aware:
+// three blocks of 25 MiB outgrow glibc's own trim pairing (64 MiB).
+class HeapProbeTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(HeapProbeTest, UnsettledPerCallBlocksFaultInEveryCall) {
   // Why the engine settles the heap: in a fresh process glibc maps such blocks, or trims the heap
   // after them, and each call pays for its pages again.
-  const long faults = probe_faults("plain");
+  const long faults = probe_faults("plain", GetParam());
   ASSERT_GE(faults, 0);
-  EXPECT_GT(faults, kRoundPages / 2);
+  EXPECT_GT(faults, round_pages(GetParam()) / 2);
 }
 
-TEST(ProcessStateTest, ASettledHeapKeepsPerCallBlocksResident) {
-  const long faults = probe_faults("settled");
+TEST_P(HeapProbeTest, ASettledHeapKeepsPerCallBlocksResident) {
+  const long faults = probe_faults("settled", GetParam());
   if (faults == -2) GTEST_SKIP() << "not glibc: the engine leaves the C library's malloc as it is";
   ASSERT_GE(faults, 0);
-  EXPECT_LT(faults, kRoundPages / 50);
+  EXPECT_LT(faults, round_pages(GetParam()) / 50);
 }
+
+INSTANTIATE_TEST_SUITE_P(BlockMiB, HeapProbeTest, ::testing::Values(16, 25));
 
 TEST(ProcessStateTest, HeapStateSaysWhy) {
   const HeapState s = settle_heap();
