@@ -5,7 +5,8 @@ own, matched and judged by compare's point matching and tolerance rule. Each poi
 - "agrees": within compare's tolerance;
 - "differs": beyond it, with both figures and the ratio;
 - "unstable": a record of either side says its batches did not repeat (timing.stability.verdict,
-  where the engine writes it), so neither figure can be held against the other;
+  where the engine writes it), so neither figure can be held against the other; with several jobs
+  on a side (3 or more), at least half of them (compare.side_unstable: a minority is outvoted);
 - "not alone": the job of its own has no result for it (the skip or error it wrote instead, or why
   the job failed). A point that runs only after another benchmark is an order dependence too.
 
@@ -33,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from commatlas.analysis.compare import center, compare_two, group_points, run_settings
+from commatlas.analysis.compare import center, compare_two, group_points, run_settings, side_unstable
 from commatlas.errors import EXIT_INTERRUPTED, CommatlasError
 from commatlas.io.results import Failure, Result, Run, load_run
 
@@ -181,8 +182,9 @@ def judge_order(base: Run, alone: list[AloneRun], directory: Path, in_order: lis
     for p in comparison.points:
         if p.key is None:
             continue
+        # A side of several jobs is unstable when at least half of them did not repeat (compare's rule).
         sides = [side for side, groups in (("the run", base_groups), ("alone", alone_groups))
-                 if any(id(r) in unstable for r in groups.get(p.key, ()))]
+                 if side_unstable(sum(id(r) in unstable for r in groups.get(p.key, ())), len(groups.get(p.key, ())))]
         if sides:
             verdict, why = UNSTABLE, f"batches did not repeat ({' and '.join(sides)}): {p.verdict.why}"
         elif p.verdict.unstable:

@@ -17,8 +17,8 @@ def load_writer() -> None:
     """Imports the writer (matplotlib included) and compiles its templates ahead of `write_report`,
     for a caller that has time to spare now: `commatlas run` does it while the engine answers its
     start-up queries, before anything is measured, instead of after the measuring."""
-    import commatlas.report.render  # noqa: F401 - the import is the work
-    from commatlas.report.templating import compile_templates
+    import commatlas.report.render  # noqa: F401  # deliberate: the import is the work, done ahead
+    from commatlas.report.templating import compile_templates  # deliberate: as write_report's import
 
     compile_templates()
 
