@@ -183,8 +183,11 @@ def judge_order(base: Run, alone: list[AloneRun], directory: Path, in_order: lis
         if p.key is None:
             continue
         # A side of several jobs is unstable when at least half of them did not repeat (compare's rule).
-        sides = [side for side, groups in (("the run", base_groups), ("alone", alone_groups))
-                 if side_unstable(sum(id(r) in unstable for r in groups.get(p.key, ())), len(groups.get(p.key, ())))]
+        sides = []
+        for side, groups in (("the run", base_groups), ("alone", alone_groups)):
+            jobs = groups.get(p.key, [])
+            if side_unstable(sum(id(r) in unstable for r in jobs), len(jobs)):
+                sides.append(side)
         if sides:
             verdict, why = UNSTABLE, f"batches did not repeat ({' and '.join(sides)}): {p.verdict.why}"
         elif p.verdict.unstable:

@@ -156,8 +156,19 @@ def drop_partial_tail(path: Path) -> None:
 
 
 def append_record(path: Path, record: dict[str, Any]) -> None:
-    with path.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(record, separators=(",", ":")) + "\n")
+    """Appends one record as one line, or nothing: a write the disk (or a file size limit) cuts
+    short is taken back, so every line of a results file stays a whole record. Without that, the
+    end record of a run stopped by a full disk was left half-written after the engine's whole ones
+    whenever the space left was smaller than it (tests/test_faults.py)."""
+    data = memoryview((json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8"))
+    with path.open("ab", buffering=0) as f:
+        start = f.tell()
+        try:
+            while data:
+                data = data[f.write(data):]  # a raw write may take part of it; the next one raises
+        except OSError:
+            f.truncate(start)
+            raise
 
 
 def read_results_bytes(path: Path) -> bytes:

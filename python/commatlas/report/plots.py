@@ -25,8 +25,9 @@ _RC = {"svg.fonttype": "none", "svg.hashsalt": "commatlas", "font.size": 9, "axe
 MAX_LINES = 16  # more lines than this on one plot cannot be told apart
 MAX_LABEL = 48  # characters per legend line
 PARALLEL_FROM = 6  # figures; below this, starting worker processes costs more than it saves
-# A figure takes about 0.1 s of one core; a run on 2x H100 draws about 45 (8 workers: 6 rounds) once the
-# measuring is over and the machine's 32 vCPUs are idle. Forked workers share the parent's pages.
+# A figure takes about 0.1 s of one core; a run on 2x H100 draws about 45 (8 workers: 6 rounds)
+# once the measuring is over and the machine's 32 vCPUs are idle. Forked workers share the
+# parent's pages.
 MAX_WORKERS = 16
 
 
@@ -54,7 +55,8 @@ def draw(drawings: list[Drawing]) -> list[str]:
 def start_drawing(drawings: list[Drawing]) -> Callable[[], list[str]]:
     """Starts drawing in worker processes and returns the call that waits for the SVG texts, so
     that the caller's own work (findings, tables) runs while the figures are drawn."""
-    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, MAX_WORKERS)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    workers = min(cpus, MAX_WORKERS)
     if len(drawings) < PARALLEL_FROM or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return lambda: [d() for d in drawings]
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
