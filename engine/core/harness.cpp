@@ -158,33 +158,50 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
   ops = group.broadcast(ops);
   m.cost.calibration_s = since(t0);
 
-  // Warm-up: about a tenth of the budget, at least two samples, at the calibrated batch size.
+  // Warm-up: a tenth of the budget at the batch size the timed samples will have, spent as the
+  // timed batches spend theirs: the larger of the samples' own time and the wall time they took.
+  // Counted on the ops' time alone, a sample's fixed cost (a blocked-start kernel, events, a
+  // synchronize: about 100 us on H100) was left out, and a 4 KiB SM copy's warm-up of 200 samples
+  // of 50 us took 0.04 s, not 0.01; over a default run, about 6 of its 15 s of warm-up.
+  // So a first chunk of at most kWarmupChunk samples shows what a sample costs, the batch is sized
+  // again on its warm time, and the rest is topped up to the tenth at that cost.
   t0 = Clock::now();
-  std::int64_t warmup = clamp64(0.1 * opt.time_budget_s / (t_op_estimate * static_cast<double>(ops)), 2, 1000);
-  warmup = group.broadcast(warmup);
+  const double warm_target_s = 0.1 * opt.time_budget_s;
+  std::int64_t planned = clamp64(warm_target_s / (t_op_estimate * static_cast<double>(ops)), 2, kMaxWarmupSamples);
+  planned = group.broadcast(planned);
+  const std::int64_t chunk = std::min(planned, kWarmupChunk);
   std::vector<double> warm;
-  workload.run(warmup, ops, warm);
+  workload.run(chunk, ops, warm);
+  const double chunk_wall = since(t0);
+  const double t_warm = std::max(median_of(warm), 1e-9);
+  double spent = std::max(chunk_wall, std::accumulate(warm.begin(), warm.end(), 0.0) * static_cast<double>(ops));
+  double sample_cost = std::max(chunk_wall / static_cast<double>(chunk), t_warm * static_cast<double>(ops));
+  std::int64_t warmup = chunk;  // samples at the final batch size so far
   // The first calls can be much slower than the rest (NCCL sets up its channels there, clocks ramp
   // up), so a batch sized on them is too short once warm: on 2x H200, 8-byte NCCL calls probed at
-  // over 50 us ran at 8.6 us, one per event pair. Size the batch again on the warm time.
+  // over 50 us ran at 8.6 us, one per event pair. Size the batch again on the warm time; the
+  // samples so far were at the old size and do not count towards the steady-state check.
   if (!a.one_op_per_sample) {
-    std::int64_t warm_ops = clamp64(std::ceil(min_sample_s / std::max(median_of(warm), 1e-9)), 1, opt.max_ops_per_sample);
+    std::int64_t warm_ops = clamp64(std::ceil(min_sample_s / t_warm), 1, opt.max_ops_per_sample);
     warm_ops = group.broadcast(warm_ops);
     if (warm_ops > ops) {
+      sample_cost += t_warm * static_cast<double>(warm_ops - ops);  // the fixed cost stays, the ops grow
       ops = warm_ops;
       warm.clear();
-      workload.run(warmup, ops, warm);
+      warmup = 0;
     }
   }
-  // Sized on a first op that set-up made slow, the warm-up would fall short of its tenth of the
-  // budget once the op runs warm: top it up to what the warm time asks for.
-  if (m.warmup.sized_on == SizedOn::FirstOp) {
-    std::int64_t wanted = clamp64(0.1 * opt.time_budget_s / (std::max(median_of(warm), 1e-9) * static_cast<double>(ops)), 2, 1000);
-    wanted = group.broadcast(wanted);
-    if (wanted > warmup) {
-      workload.run(wanted - warmup, ops, warm);
-      warmup = wanted;
-    }
+  // Top up to the tenth (a first op slowed by set-up, or a larger size's time, sized the plan
+  // short; a re-sized batch needs samples of its own), and at least kMinWarmSamples at the final size.
+  {
+    const double left = warm_target_s - spent;
+    // Whole samples that fit what is left (truncated, as `planned` is: a ceiling would add one for a
+    // rounding error).
+    std::int64_t more = left > 0 ? static_cast<std::int64_t>(left / sample_cost) : 0;
+    more = std::max(more, std::min(planned, kMinWarmSamples) - warmup);
+    more = group.broadcast(std::clamp<std::int64_t>(more, 0, kMaxWarmupSamples - warmup));
+    if (more > 0) workload.run(more, ops, warm);
+    warmup += more;
   }
   // Steady state before timing: the later half of the warm-up must agree with the earlier one, or
   // another round runs (rank 0 decides for every rank). Each round is compared with the one before.

@@ -59,6 +59,11 @@ struct Warmup {
 };
 inline constexpr double kSteadyDrift = 0.25;
 inline constexpr int kMaxWarmupRounds = 4;
+// The warm-up's first chunk (what a sample costs in wall time is learnt from it), the samples a
+// re-sized batch gets at its own size whatever the time, and the most a warm-up round runs.
+inline constexpr std::int64_t kWarmupChunk = 16;
+inline constexpr std::int64_t kMinWarmSamples = 8;
+inline constexpr std::int64_t kMaxWarmupSamples = 1000;
 
 // Whether the figure repeats: after the variant's whole sweep, each point is measured again in a
 // short batch (the runner's confirmation pass), separated in time from the first by every other

@@ -156,8 +156,74 @@ TEST(Harness, HintFromThePreviousSizeReplacesTheProbe) {
   const double t_est = 1e-6 * (2048.0 / 1024.0);
   const auto ops = static_cast<std::int64_t>(std::ceil(ctx.options.min_sample_s / t_est));
   EXPECT_EQ(w.runs[1].ops, ops);
-  EXPECT_EQ(w.runs[1].samples, static_cast<std::int64_t>(0.1 * 0.01 / (t_est * static_cast<double>(ops))));
+  // A first chunk, then topped up at the warm time (here the hint's) to the whole tenth.
+  const auto planned = static_cast<std::int64_t>(0.1 * 0.01 / (t_est * static_cast<double>(ops)));
+  EXPECT_EQ(w.runs[1].samples, std::min(planned, kWarmupChunk));
+  EXPECT_EQ(m.warmup_samples, planned);
   EXPECT_DOUBLE_EQ(m.seconds_per_op, 2e-6);
+}
+
+// Samples whose fixed cost (a blocked-start kernel, events, a synchronize) exceeds their ops' own
+// time: the warm-up is a tenth of the budget in wall time, as the timed batches count theirs, not
+// the 200 samples that the ops' 50 us alone would fit in it.
+class CostlySampleWorkload final : public Workload {
+ public:
+  Accounting accounting() const override {
+    Accounting a;
+    a.min_sample_s = 50e-6;
+    return a;
+  }
+  void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
+    runs.push_back({samples, ops, false});
+    for (std::int64_t s = 0; s < samples; ++s) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // at least 1 ms of wall per sample
+      seconds.push_back(50e-6);  // ops of 50 us
+    }
+  }
+  Verification verify() override { return {true, 1, ""}; }
+  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
+  std::vector<testing::FakeWorkload::Call> runs;
+
+ private:
+  void prepare_batch() override {}
+};
+
+TEST(Harness, WarmupIsATenthOfTheBudgetInWallTime) {
+  RecordingGroup group;
+  Context ctx(precision_options(0.005, 0.1), group, HostFacts{});
+  CostlySampleWorkload w;
+  const Measurement m = measure(w, ctx);
+  ASSERT_GE(w.runs.size(), 3u);
+  EXPECT_EQ(w.runs[1].samples, 3);  // the probe
+  // Planned on the ops' time: 0.01 s / 50 us = 200 samples. The first chunk's 16 samples took at
+  // least 16 ms of wall, more than the tenth: nothing is topped up, and timing begins.
+  EXPECT_EQ(w.runs[2].samples, kWarmupChunk);
+  EXPECT_EQ(m.warmup_samples, kWarmupChunk);
+  EXPECT_EQ(m.warmup.rounds, 1);
+  EXPECT_GE(m.cost.warmup_s, 0.016);
+}
+
+// A batch re-sized on the warm time is warmed at its own size: the chunk's samples at the old size
+// count towards the tenth, but not towards the samples that the steady-state check compares.
+TEST(Harness, ReSizedBatchIsWarmedAtItsOwnSize) {
+  RecordingGroup group;
+  Context ctx(precision_options(0.005, 0.1), group, HostFacts{});
+  Accounting a;
+  a.min_sample_s = std::ldexp(1.0, -14);  // 61 us; with ops of 2^-20 s, exactly 64 ops a sample
+  FakeWorkload w(std::ldexp(1.0, -20), a);
+  w.slow_ops = 4;  // the first op and the probe: 1 ms each, so one op per sample is planned
+  w.slow_seconds_per_op = 1e-3;
+  const Measurement m = measure(w, ctx);
+  ASSERT_GE(w.runs.size(), 4u);
+  EXPECT_EQ(w.runs[2].ops, 1);
+  EXPECT_EQ(w.runs[2].samples, 10);  // 0.01 s planned at 1 ms: the chunk is all of it
+  EXPECT_EQ(w.runs[3].ops, 64);      // re-sized on the warm time
+  // The chunk's 10 samples of 1 us spent 10 us of the 0.01 s: topped up at 61 us a sample, 163
+  // samples (the plan's 10 would have left the tenth 94% short).
+  EXPECT_EQ(w.runs[3].samples, 163);
+  EXPECT_EQ(m.warmup_samples, 163);
+  EXPECT_EQ(m.warmup.samples_per_round, 163);
+  EXPECT_EQ(m.ops_per_sample, 64);
 }
 
 TEST(Harness, BatchesFastOperationsAndFillsTheBudget) {
@@ -516,9 +582,10 @@ TEST(Warmup, GoesOnUntilSteadyAndSaysSo) {
   EXPECT_EQ(a.warmup.rounds, 1);
   EXPECT_TRUE(a.warmup.steady);
   FakeWorkload settling(1e-5);
-  // The probe's 4 calls and the first 4 of the 10 warm-up samples are 10x slower: the first round's
-  // halves disagree, a second round runs and agrees with the first's later half.
-  settling.slow_ops = 8;
+  // The probe's 4 calls and the first 7 of the 10 samples of the warm-up's chunk are 10x slower:
+  // the chunk's median is the slow time, so 3 samples top it up to the tenth; the first round's
+  // halves (6 slow, then 1 slow and 6 fast) disagree, and a second round agrees with its later half.
+  settling.slow_ops = 11;
   settling.slow_seconds_per_op = 1e-4;
   const Measurement b = measure(settling, ctx);
   EXPECT_EQ(b.warmup.rounds, 2);
