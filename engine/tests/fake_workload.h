@@ -1,10 +1,13 @@
-// Test doubles for the harness: a workload that reports made-up operation times (so no test is
-// timed), and a group that records what the harness asks of it.
+// Test doubles for the harness: a workload that reports made-up operation times (no test is timed;
+// sample_wall_s only makes samples take wall time), and a group that records what the harness asks
+// of it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/benchmark.h"
@@ -29,6 +32,7 @@ class FakeWorkload : public Workload {
       }
       seconds.push_back(t);
       ops_done_ += ops;
+      if (sample_wall_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sample_wall_s));
     }
   }
   Verification verify() override { return verification; }
@@ -45,6 +49,9 @@ class FakeWorkload : public Workload {
   double slow_seconds_per_op = 0;
   // Relative spread of the reported times (0: every sample the same).
   double noise = 0;
+  // Wall time each sample really takes, whatever it reports (a sample's fixed cost: a blocked-start
+  // kernel, events, a synchronize); 0: none.
+  double sample_wall_s = 0;
 
  private:
   void prepare_batch() override { prepared_ = true; }

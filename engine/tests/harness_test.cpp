@@ -166,32 +166,13 @@ TEST(Harness, HintFromThePreviousSizeReplacesTheProbe) {
 // Samples whose fixed cost (a blocked-start kernel, events, a synchronize) exceeds their ops' own
 // time: the warm-up is a tenth of the budget in wall time, as the timed batches count theirs, not
 // the 200 samples that the ops' 50 us alone would fit in it.
-class CostlySampleWorkload final : public Workload {
- public:
-  Accounting accounting() const override {
-    Accounting a;
-    a.min_sample_s = 50e-6;
-    return a;
-  }
-  void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
-    runs.push_back({samples, ops, false});
-    for (std::int64_t s = 0; s < samples; ++s) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // at least 1 ms of wall per sample
-      seconds.push_back(50e-6);  // ops of 50 us
-    }
-  }
-  Verification verify() override { return {true, 1, ""}; }
-  VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
-  std::vector<testing::FakeWorkload::Call> runs;
-
- private:
-  void prepare_batch() override {}
-};
-
 TEST(Harness, WarmupIsATenthOfTheBudgetInWallTime) {
   RecordingGroup group;
   Context ctx(precision_options(0.005, 0.1), group, HostFacts{});
-  CostlySampleWorkload w;
+  Accounting a;
+  a.min_sample_s = 50e-6;
+  FakeWorkload w(50e-6, a);  // ops of 50 us, one a sample
+  w.sample_wall_s = 1e-3;    // each taking at least 1 ms of wall
   const Measurement m = measure(w, ctx);
   ASSERT_GE(w.runs.size(), 3u);
   EXPECT_EQ(w.runs[1].samples, 3);  // the probe
@@ -224,6 +205,26 @@ TEST(Harness, ReSizedBatchIsWarmedAtItsOwnSize) {
   EXPECT_EQ(m.warmup_samples, 163);
   EXPECT_EQ(m.warmup.samples_per_round, 163);
   EXPECT_EQ(m.ops_per_sample, 64);
+}
+
+// A chunk at the old batch size that already took the whole tenth in wall time still leaves the
+// re-sized batch kMinWarmSamples samples of its own: the steady-state check and the sample time
+// need them.
+TEST(Harness, ReSizedBatchGetsSamplesOfItsOwnWhenTheTenthIsSpent) {
+  RecordingGroup group;
+  Context ctx(precision_options(0.005, 0.1), group, HostFacts{});
+  Accounting a;
+  a.min_sample_s = std::ldexp(1.0, -14);
+  FakeWorkload w(std::ldexp(1.0, -20), a);
+  w.slow_ops = 4;  // planned at one op per sample, 10 samples, as above
+  w.slow_seconds_per_op = 1e-3;
+  w.sample_wall_s = 1.5e-3;  // the chunk's 10 samples take 15 ms of wall, more than the 10 ms tenth
+  const Measurement m = measure(w, ctx);
+  ASSERT_GE(w.runs.size(), 4u);
+  EXPECT_EQ(w.runs[2].samples, 10);
+  EXPECT_EQ(w.runs[3].ops, 64);
+  EXPECT_EQ(w.runs[3].samples, kMinWarmSamples);
+  EXPECT_EQ(m.warmup_samples, kMinWarmSamples);
 }
 
 TEST(Harness, BatchesFastOperationsAndFillsTheBudget) {
