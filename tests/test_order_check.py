@@ -1,7 +1,7 @@
 """check-order: every benchmark of a real run re-measured in a job of its own, each point judged
 against the run by compare's rule. This machine is too noisy to require that every point agrees,
 so the tests hold the mechanics (every point found alone, verdicts written, exit status) and plant
-an order dependence in a copy of a real run (one benchmark 10x slower than it is alone), which the
+an order dependence in a copy of a real run (one benchmark 100x slower than it is alone), which the
 check must flag."""
 from __future__ import annotations
 
@@ -18,6 +18,11 @@ from conftest import assert_one_line_error, have_mpiexec, read_lines, run_cli
 # (compare's tolerance comes from that), so a 3x plant can be the machine's own noise there; the
 # order dependence this check exists for (GPU-aware MPI 180x slower alone) is far beyond it.
 SLOWER = 10.0
+# The plant in a real run's records is larger: between a real run and its jobs alone, this VM's
+# small-message host MPI latencies moved by up to 4x as a range (CI drew a tolerance of +-4.06x,
+# so a 10x plant offset by a 2.8x slower job alone "agreed"; 1 in 12 local tries, before and after
+# the wall-time warm-up alike).
+PLANTED = 100.0
 
 
 def scale_benchmark(run_dir: Path, benchmark: str, factor: float, size: int | None = None) -> int:
@@ -41,10 +46,10 @@ def scale_benchmark(run_dir: Path, benchmark: str, factor: float, size: int | No
     return changed
 
 
-def planted_copy(run: Path, tmp_path: Path, benchmark: str) -> Path:
+def planted_copy(run: Path, tmp_path: Path, benchmark: str, factor: float = PLANTED) -> Path:
     copy = tmp_path / "planted"
     shutil.copytree(run, copy, ignore=shutil.ignore_patterns("order-check"))
-    assert scale_benchmark(copy, benchmark, SLOWER) > 0, f"the run has no result of {benchmark}"
+    assert scale_benchmark(copy, benchmark, factor) > 0, f"the run has no result of {benchmark}"
     return copy
 
 
@@ -72,7 +77,7 @@ def check_mechanics(run: Path, order: Path, done, planted: str) -> dict:
     seen = [(p["bytes"], p["verdict"], p["ratio"], p.get("why")) for p in mine]
     assert mine and all(p["verdict"] in ("differs", "unstable") for p in mine), seen
     assert any(p["verdict"] == "differs" for p in mine), seen
-    # Alone it is faster than in the (planted) run: bandwidth up, latency down, by about 10x.
+    # Alone it is faster than in the (planted) run: bandwidth up, latency down, by about 100x.
     for p in [p for p in mine if p["verdict"] == "differs"]:
         faster = p["ratio"] if p["metric"] == "bandwidth" else 1 / p["ratio"]
         assert faster > 3, p
@@ -351,7 +356,7 @@ def test_jobs_in_order_tell_a_state_the_run_drew_from_an_order_dependence(host_r
     from commatlas.io.results import load_run
 
     planted = "host.pointer_chase"
-    run = planted_copy(host_run, tmp_path, planted)  # the run drew the slow state
+    run = planted_copy(host_run, tmp_path, planted, SLOWER)  # the run drew the slow state
     alone = rounds_of_jobs(host_run, tmp_path / "alone", [1.0, 1.0, 1.0], planted)
     mine = lambda check: [p for p in check.points if p.benchmark == planted]
 
