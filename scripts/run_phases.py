@@ -41,6 +41,42 @@ def wrap(module: str, name: str, label: str | None = None, describe=None, owner:
         setattr(target, name, timed(label or name, describe)(getattr(target, name)))
 
 
+def follow_with_marks() -> None:
+    """Inside each phase: from its launch to the program's first line and first progress event
+    (start-up: the launcher, MPI_Init, CUDA), the first and last point, and from the last point to
+    the stream's end (tear-down: NCCL communicators, MPI_Finalize)."""
+    from commatlas.run.progress import PhaseProgress, parse_event
+    follow = PhaseProgress.follow
+
+    def marked(self, title, stream, *args, **kwargs):
+        begun = time.perf_counter()
+        marks: dict[str, float] = {}
+
+        def lines():
+            for line in stream:
+                now = time.perf_counter()
+                marks.setdefault("first line", now)
+                event = parse_event(line)
+                if event is not None:
+                    marks.setdefault("first event", now)
+                    if event.get("event") == "point":
+                        marks.setdefault("first point", now)
+                        marks["last point"] = now
+                yield line
+        try:
+            return follow(self, title, lines(), *args, **kwargs)
+        finally:
+            end = time.perf_counter()
+            points = [marks.get("first line", end), marks.get("first event", end), marks.get("first point", end),
+                      marks.get("last point", end), end]
+            labels = ["to the first line", "to the first event", "to the first point", "the points", "after the last point"]
+            previous = begun
+            for at, label in zip(points, labels):
+                SPANS.append((previous, at, f"  {title}: {label}"))
+                previous = at
+    PhaseProgress.follow = marked
+
+
 def main() -> int:
     import commatlas.cli as cli
     import commatlas.run.execute  # noqa: F401 - its import is part of every run
@@ -52,6 +88,7 @@ def main() -> int:
     wrap("commatlas.run.execute", "write_end_record")
     wrap("commatlas.run.execute", "print_summary", "summary")
     wrap("commatlas.run.execute", "write_report_if_available", "report")
+    follow_with_marks()
     status = 1
     try:
         status = cli.main(sys.argv[1:])
