@@ -31,6 +31,10 @@ COMMATLAS_HD inline std::uint8_t pattern_byte(std::uint64_t seed, std::uint64_t 
 // Fills bytes [0, n) of dst with the pattern for `seed` (little-endian word layout).
 void fill_pattern(void* dst, std::size_t n, std::uint64_t seed);
 
+// Bytes [begin, end) of the buffer as fill_pattern writes them: threads that each fill a part of
+// one buffer write the same bytes as one fill.
+void fill_pattern_part(void* dst, std::size_t begin, std::size_t end, std::uint64_t seed);
+
 // Index of the first byte of [0, n) that differs from the pattern, or n if all match.
 std::size_t find_pattern_mismatch(const void* src, std::size_t n, std::uint64_t seed);
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -20,6 +21,24 @@ TEST(Pattern, FillThenCheckPasses) {
     EXPECT_EQ(find_pattern_mismatch(v.data(), n, 5), n) << n;
     EXPECT_EQ(count_pattern_mismatches(v.data(), n, 5), 0u) << n;
   }
+}
+
+// Threads that each fill a part of one buffer (first touch in parallel) must write what one fill
+// writes, wherever the cuts fall: inside a word, on a word, at the tail.
+TEST(Pattern, PartsWriteWhatOneFillWrites) {
+  const std::size_t n = 1027;
+  const auto whole = filled(n, 11);
+  for (const std::vector<std::size_t>& cuts : {std::vector<std::size_t>{0, n}, {0, 3, n}, {0, 8, 9, 500, n},
+                                                 {0, 1, 2, 1024, 1026, n}, {0, 1027 - 3, n}}) {
+    std::vector<unsigned char> v(n, 0);
+    for (std::size_t k = 0; k + 1 < cuts.size(); ++k) fill_pattern_part(v.data(), cuts[k], cuts[k + 1], 11);
+    EXPECT_EQ(v, whole) << "cuts ending at " << cuts[cuts.size() - 2];
+  }
+  std::vector<unsigned char> v(n, 0);
+  fill_pattern_part(v.data(), 100, 200, 11);  // only its part
+  EXPECT_EQ(v[99], 0);
+  EXPECT_EQ(v[200], 0);
+  EXPECT_TRUE(std::equal(v.begin() + 100, v.begin() + 200, whole.begin() + 100));
 }
 
 TEST(Pattern, UnalignedDestination) {

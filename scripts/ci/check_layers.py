@@ -56,6 +56,7 @@ LAYERS: dict[str, list[tuple[str, str]]] = {
     "backends/cuda/": [
         ("core/", "core is below every layer"),
         ("backends/cuda/", "its own folder"),
+        ("backends/host/first_touch.h", "host memory the CPU writes first is placed as host buffers are: from the writer's node"),
     ],
     "backends/host/": [
         ("core/", "core is below every layer"),

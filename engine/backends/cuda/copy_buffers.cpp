@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "backends/cuda/device_pattern.h"
+#include "backends/host/first_touch.h"
 #include "backends/cuda/gpu_access.h"
 #include "core/pattern.h"
 
@@ -29,7 +30,12 @@ bool PlacedBuffer::cpu_first() const {
 
 void PlacedBuffer::fill_pattern(std::uint64_t seed) {
   if (cpu_first()) {
-    commatlas::fill_pattern(buffer_.data(), bytes(), seed);
+    // The first write of fresh pageable (or CPU-touched managed) pages is their first touch: from
+    // this thread's NUMA node, in parallel above a size (backends/host/first_touch.h).
+    auto* data = buffer_.data();
+    host::touch_from_this_node(bytes(), [data, seed](std::size_t begin, std::size_t end) {
+      commatlas::fill_pattern_part(data, begin, end, seed);
+    });
     return;
   }
   DeviceScope scope(where_.gpu);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "backends/host/first_touch.h"
 #include "core/process_state.h"
 
 namespace commatlas::cuda {
@@ -99,7 +100,12 @@ GpuBuffer::GpuBuffer(MemoryKind kind, std::size_t bytes, int device) : kind_(kin
       const std::size_t rounded = (bytes + page - 1) / page * page;
       ptr_ = map_fresh_pages(rounded);
       if (!ptr_) throw Skip("host allocation of " + std::to_string(bytes) + " bytes failed");
-      std::memset(ptr_, 0, rounded);  // registration pins pages: they must exist first
+      // Registration pins pages: they must exist first (written from this thread's node, in
+      // parallel above a size: backends/host/first_touch.h).
+      auto* pages = static_cast<unsigned char*>(ptr_);
+      host::touch_from_this_node(rounded, [pages](std::size_t begin, std::size_t end) {
+        std::memset(pages + begin, 0, end - begin);
+      });
       const cudaError_t rc = cudaHostRegister(ptr_, rounded, cudaHostRegisterPortable | cudaHostRegisterMapped);
       if (rc != cudaSuccess) {
         unmap_pages(ptr_, rounded);

@@ -4,8 +4,8 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
+#include "backends/host/first_touch.h"
 #include "core/error.h"
 #include "core/process_state.h"
 #include "core/sizes.h"
@@ -18,22 +18,15 @@ std::size_t page_size() {
   return p > 0 ? static_cast<std::size_t>(p) : 4096;
 }
 
-// Writes every page once from a thread on the node's CPUs: under the kernel's first-touch policy
-// that thread's node receives the pages.
+// Writes every page once from threads on the node's CPUs (first_touch.h): under the kernel's
+// first-touch policy that node receives the pages. Without a node, from the node the calling
+// thread runs on, as its own writes would have placed them.
 void first_touch(unsigned char* p, std::size_t n, std::optional<int> node) {
-  if (!node) {
-    std::memset(p, 0, n);
-    return;
-  }
-  std::thread toucher([p, n, cpus = cpus_of_node(*node)] {
-    try {
-      bind_this_thread(cpus);
-    } catch (const std::exception&) {
-      // Unbindable thread: the pages are still bound by libnuma where it placed them.
-    }
-    std::memset(p, 0, n);
-  });
-  toucher.join();
+  const auto zero = [p](std::size_t begin, std::size_t end) { std::memset(p + begin, 0, end - begin); };
+  if (node)
+    touch_in_parallel(n, cpus_of_node(*node), zero);
+  else
+    touch_from_this_node(n, zero);
 }
 
 }  // namespace

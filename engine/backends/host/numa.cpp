@@ -83,6 +83,12 @@ std::vector<int> cpus_of_node(int node) {
   return out;
 }
 
+std::vector<int> cpus_of_current_node() {
+  unsigned cpu = 0, node = 0;
+  if (getcpu(&cpu, &node) != 0) return {};
+  return cpus_of_node(static_cast<int>(node));
+}
+
 void bind_this_thread(const std::vector<int>& cpus) {
   if (cpus.empty()) return;
   const cpu_set_t set = to_cpu_set(cpus);

@@ -34,6 +34,10 @@ class Libnuma {
 // CPUs of a NUMA node (from sysfs) that this process may run on; empty if unknown.
 std::vector<int> cpus_of_node(int node);
 
+// CPUs of the NUMA node the calling thread is running on now (cpus_of_node of it): threads bound
+// there first-touch pages where the calling thread would. Empty if unknown.
+std::vector<int> cpus_of_current_node();
+
 // Binds the calling thread to `cpus` for the lifetime of the object, then restores the previous
 // mask. An empty list leaves the thread where it was, so unplaced runs need no special case.
 class ScopedCpuBinding {
