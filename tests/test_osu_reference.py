@@ -139,6 +139,36 @@ def test_device_buffers_are_refused_unless_mpi_reports_cuda_support(reference: P
         assert "--buffers device:" in said[0] and "CUDA support" in said[0]
 
 
+def test_sweeps_after_then_run_in_the_same_launch(reference: Path) -> None:
+    """`--then` starts a sweep of its own in the same launch (`commatlas run` puts host and device
+    buffers in one): each sweep keeps its own tests, sizes and passes."""
+    done = launch(reference, "--tests", "latency", "--sizes", "8", "--passes", "2", "--then", "--tests", "bw",
+                  "--sizes", "64,4096")
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [(o["test"], o["bytes"], o.get("pass")) for o in lines] == [
+        ("osu_latency", 8, 1), ("osu_latency", 8, 2), ("osu_bw", 64, None), ("osu_bw", 4096, None)]
+    for args in (["--tests", "latency", "--then"], ["--then", "--tests", "latency"]):
+        bad = launch(reference, *args)
+        assert bad.returncode == 2 and "commatlas-osu-ref: error: --then needs a sweep on each side" in bad.stderr
+
+
+def test_a_refused_device_sweep_leaves_the_host_sweep_of_its_launch(reference: Path) -> None:
+    """Where the device sweep cannot run (MPI without CUDA support: status 3), the host sweep before
+    it still measures; a build without CUDA refuses the option outright (status 2)."""
+    done = launch(reference, "--tests", "latency", "--sizes", "8", "--then", "--tests", "latency", "--sizes", "8",
+                  "--buffers", "device")
+    if done.returncode == 0:
+        pytest.skip("this MPI reports CUDA support and a GPU is visible: device buffers run here")
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode == 2:
+        assert "needs a CUDA build" in done.stderr and not lines
+        return
+    assert done.returncode == osu.REFUSED_DEVICE_BUFFERS
+    assert [(o["test"], o["buffers"]) for o in lines] == [("osu_latency", "host")]
+    assert "--buffers device:" in done.stderr
+
+
 def test_a_second_pass_becomes_the_points_stability_record(reference: Path, engine_path: Path) -> None:
     """--passes 2 sweeps twice; the second pass is the point's confirmation, judged by the engine's
     own rule (a stability record after the result). A second pass planted 2x slower is unstable."""

@@ -131,6 +131,10 @@ def test_device_reference_runs_only_for_gpu_aware_device_points():
     assert osu.reference_arguments(tests, [1, 8], "device") == ["--tests", "latency,bw,bibw", "--sizes", "1,8",
                                                                 "--buffers", "device", "--passes", "2"]
     assert "--buffers" not in osu.reference_arguments(tests, [1], "host")
+    # Both sweeps in one launch, host first, each with its own sizes; the context is asked for on the host sweep.
+    both = osu.sweeps_arguments([("host", ["latency"], [1]), ("device", ["bw"], [8])], gpu_context=True)
+    assert both == ["--tests", "latency", "--sizes", "1", "--gpu-context", "--passes", "2", "--then",
+                    "--tests", "bw", "--sizes", "8", "--buffers", "device", "--passes", "2"]
     # Where MPI did not report CUDA support, the engine skipped its device points: nothing to check.
     skipped = [dict(r, type="skip") if r.get("benchmark", "").startswith("mpi.gpu_aware.") else r for r in records]
     assert osu.tests_and_sizes(skipped, "device") == ([], [])

@@ -8,12 +8,18 @@
  * defaults (osu_util_mpi.h), and nothing is added inside a timed loop.
  *
  *   mpiexec -n 2 commatlas-osu-ref [--tests latency,bw,bibw] [--sizes 1,64,4096] [--buffers host|device]
- *                                  [--gpu-context] [--passes N]
+ *                                  [--gpu-context] [--passes N] [--then SWEEP...]
+ *
+ * --then starts another sweep with options of its own, run after the one before it in the same
+ * launch: `commatlas run` measures host and device buffers in one launch (each launch costs about
+ * 1 s of MPI_Init, CUDA set-up and MPI_Finalize on 2x H100).
  *
  * --buffers device is OSU 7.x's `-d cuda D D`: both buffers cudaMalloc'd on the rank's GPU (local
  * rank mod GPU count, chosen before MPI_Init as OSU does), set with cudaMemset. Only in a CUDA
  * build, and only when the MPI library reports CUDA support at run time: a device pointer is never
- * handed to an MPI that does not say it can take one (exit status 3, one line on stderr).
+ * handed to an MPI that does not say it can take one (one line on stderr; the other sweeps still
+ * run, then exit status 3). The host sweeps of a launch with a device sweep run with that context,
+ * made before MPI_Init; their lines say so ("context_made").
  *
  * --gpu-context (host buffers, CUDA build): each rank makes its GPU's CUDA context right after
  * MPI_Init, as every rank of the engine does from its start (bind_rank_to_gpu). It is a condition
@@ -284,50 +290,51 @@ static int node_local_rank(void) {
     return local;
 }
 
-int main(int argc, char *argv[]) {
-    int myid = 0, numprocs = 0;
-    /* --buffers device picks the GPU before MPI_Init, as OSU does. */
-    for (int a = 1; a + 1 < argc; ++a)
-        if (strcmp(argv[a], "--buffers") == 0 && strcmp(argv[a + 1], "device") == 0) on_device = 1;
-    int gpu = -1;
-#if defined(COMMATLAS_OSU_CUDA)
-    int gpus = 0;
-    const int local_before = launcher_local_rank();
-    if (on_device && cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0 && local_before >= 0) {
-        gpu = local_before % gpus;
-        cudaSetDevice(gpu);
-    }
-#endif
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &myid);
-    MPI_Comm_size(MPI_COMM_WORLD, &numprocs);
-
-    int run[TESTS] = {1, 1, 1};
-    int gpu_context = 0;
-    int passes = 1;
+/* One sweep of the command line: its tests, sizes, passes and buffers. Sweeps are separated by
+ * --then and run one after the other in one launch (a launch costs about 1 s on 2x H100). */
+#define MAX_SWEEPS 4
+struct sweep {
+    int run[TESTS];
     long sizes[MAX_SIZES];
-    int nsizes = 0;
-    for (long s = 1; s <= MAX_MESSAGE_SIZE; s *= 2) sizes[nsizes++] = s;
-    for (int a = 1; a < argc; ++a) {
-        if (strcmp(argv[a], "--tests") == 0 && a + 1 < argc) {
+    int nsizes;
+    int passes;
+    int on_device;
+    int gpu_context;
+};
+
+static const char *const usage =
+    "usage: commatlas-osu-ref [--tests latency,bw,bibw] [--sizes LIST] [--buffers host|device] "
+    "[--gpu-context] [--passes N] [--then SWEEP...]";
+
+/* argv[first, last) into *w; a usage error ends the program (every rank parses the same line). */
+static void parse_sweep(int myid, char *argv[], int first, int last, struct sweep *w) {
+    for (int t = 0; t < TESTS; ++t) w->run[t] = 1;
+    w->nsizes = 0;
+    for (long v = 1; v <= MAX_MESSAGE_SIZE; v *= 2) w->sizes[w->nsizes++] = v;
+    w->passes = 1;
+    w->on_device = 0;
+    w->gpu_context = 0;
+    for (int a = first; a < last; ++a) {
+        const int has_value = a + 1 < last;
+        if (strcmp(argv[a], "--tests") == 0 && has_value) {
             char *list = argv[++a];
-            memset(run, 0, sizeof run);
+            memset(w->run, 0, sizeof w->run);
             for (char *item = strtok(list, ","); item; item = strtok(NULL, ",")) {
                 int found = 0;
                 for (int t = 0; t < TESTS; ++t)
-                    if (strcmp(item, test_names[t]) == 0) run[t] = found = 1;
+                    if (strcmp(item, test_names[t]) == 0) w->run[t] = found = 1;
                 if (!found) usage_error(myid, "unknown test (latency, bw, bibw)", item);
             }
-        } else if (strcmp(argv[a], "--sizes") == 0 && a + 1 < argc) {
-            nsizes = 0;
+        } else if (strcmp(argv[a], "--sizes") == 0 && has_value) {
+            w->nsizes = 0;
             for (char *item = strtok(argv[++a], ","); item; item = strtok(NULL, ",")) {
                 const long v = parse_size(item);
                 if (v < 0) usage_error(myid, "a size is a number of bytes from 1 to 1 GiB (K/M suffixes allowed)", item);
-                if (nsizes == MAX_SIZES) usage_error(myid, "too many sizes", NULL);
-                sizes[nsizes++] = v;
+                if (w->nsizes == MAX_SIZES) usage_error(myid, "too many sizes", NULL);
+                w->sizes[w->nsizes++] = v;
             }
-            if (nsizes == 0) usage_error(myid, "--sizes is empty", NULL);
-        } else if (strcmp(argv[a], "--buffers") == 0 && a + 1 < argc) {
+            if (w->nsizes == 0) usage_error(myid, "--sizes is empty", NULL);
+        } else if (strcmp(argv[a], "--buffers") == 0 && has_value) {
             const char *kind = argv[++a];
             if (strcmp(kind, "host") != 0 && strcmp(kind, "device") != 0)
                 usage_error(myid, "--buffers is host or device", kind);
@@ -335,128 +342,185 @@ int main(int argc, char *argv[]) {
             if (strcmp(kind, "device") == 0)
                 usage_error(myid, "--buffers device needs a CUDA build of commatlas-osu-ref; this one has none", NULL);
 #endif
-        } else if (strcmp(argv[a], "--passes") == 0 && a + 1 < argc) {
+            w->on_device = strcmp(kind, "device") == 0;
+        } else if (strcmp(argv[a], "--passes") == 0 && has_value) {
             char *end = NULL;
             const long n = strtol(argv[++a], &end, 10);
             if (end == argv[a] || *end != '\0' || n < 1 || n > 10) usage_error(myid, "--passes is a whole number from 1 to 10", argv[a]);
-            passes = (int)n;
+            w->passes = (int)n;
         } else if (strcmp(argv[a], "--gpu-context") == 0) {
 #if !defined(COMMATLAS_OSU_CUDA)
             usage_error(myid, "--gpu-context needs a CUDA build of commatlas-osu-ref; this one has none", NULL);
 #endif
-            gpu_context = 1;
+            w->gpu_context = 1;
         } else {
-            usage_error(myid, "usage: commatlas-osu-ref [--tests latency,bw,bibw] [--sizes LIST] [--buffers host|device] "
-                              "[--gpu-context] [--passes N]", NULL);
+            usage_error(myid, usage, NULL);
         }
+    }
+}
+
+int main(int argc, char *argv[]) {
+    int myid = 0, numprocs = 0;
+    /* A sweep on device buffers picks the GPU before MPI_Init, as OSU does; the host sweeps of the
+     * same launch then run with that context, made before MPI_Init (their lines say so). */
+    int any_device = 0;
+    for (int a = 1; a + 1 < argc; ++a)
+        if (strcmp(argv[a], "--buffers") == 0 && strcmp(argv[a + 1], "device") == 0) any_device = 1;
+    int gpu = -1;
+#if defined(COMMATLAS_OSU_CUDA)
+    int gpus = 0;
+    const int local_before = launcher_local_rank();
+    if (any_device && cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0 && local_before >= 0) {
+        gpu = local_before % gpus;
+        cudaSetDevice(gpu);
+    }
+#endif
+    const int context_before_init = gpu >= 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &myid);
+    MPI_Comm_size(MPI_COMM_WORLD, &numprocs);
+
+    struct sweep sweeps[MAX_SWEEPS];
+    int nsweeps = 0;
+    for (int first = 1; first <= argc;) {
+        int last = first;
+        while (last < argc && strcmp(argv[last], "--then") != 0) ++last;
+        if (last == first && (nsweeps > 0 || last < argc)) usage_error(myid, "--then needs a sweep on each side", NULL);
+        if (nsweeps == MAX_SWEEPS) usage_error(myid, "too many sweeps (--then)", NULL);
+        parse_sweep(myid, argv, first, last, &sweeps[nsweeps++]);
+        first = last + 1;
     }
     if (numprocs != 2) usage_error(myid, "the OSU reference needs exactly two ranks", NULL);
-    if (on_device) {
+    int gpu_context = 0, device_refused = 0;
+    for (int k = 0; k < nsweeps; ++k) gpu_context |= sweeps[k].gpu_context;
+    if (any_device) {
         char why[200];
         if (!mpi_takes_device_pointers(why, sizeof why)) {
+            /* The device sweeps are left out, the others run; the exit status says so (3). */
             if (myid == 0) fprintf(stderr, "commatlas-osu-ref: error: --buffers device: %s\n", why);
-            MPI_Finalize();
-            exit(3);
+            device_refused = 1;
+            int others = 0;
+            for (int k = 0; k < nsweeps; ++k) others |= !sweeps[k].on_device;
+            if (!others) {
+                MPI_Finalize();
+                exit(3);
+            }
         }
     }
+    /* Whether the ranks hold a CUDA context for the sweeps: asked for (--gpu-context), or needed
+     * for device buffers, or made before MPI_Init already. */
+    int has_context = 0;
 #if defined(COMMATLAS_OSU_CUDA)
-    if ((on_device || gpu_context) && gpu < 0) {
+    const int device_runs = any_device && !device_refused;
+    if ((device_runs || gpu_context) && gpu < 0) {
         if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus == 0) {
             fprintf(stderr, "commatlas-osu-ref: error: %s: no GPU visible to rank %d\n",
-                    on_device ? "--buffers device" : "--gpu-context", myid);
+                    device_runs ? "--buffers device" : "--gpu-context", myid);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         gpu = node_local_rank() % gpus;
         cudaSetDevice(gpu);
     }
     /* The context itself, now: before CUDA 12 cudaSetDevice left it to the first call that needs one. */
-    if (gpu_context && cudaFree(0) != cudaSuccess) {
-        fprintf(stderr, "commatlas-osu-ref: error: --gpu-context: no CUDA context on GPU %d (rank %d)\n", gpu, myid);
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    if (gpu >= 0) {
+        if (cudaFree(0) != cudaSuccess) {
+            fprintf(stderr, "commatlas-osu-ref: error: no CUDA context on GPU %d (rank %d)\n", gpu, myid);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        has_context = 1;
     }
 #endif
     pin_to_first_cpu(); /* after the CUDA context: its threads keep the whole set */
     int gpu_of[2] = {gpu, gpu};
     MPI_Gather(&gpu, 1, MPI_INT, gpu_of, 1, MPI_INT, 0, MPI_COMM_WORLD);
 
-    long largest = 4;
-    for (int i = 0; i < nsizes; ++i)
-        if (sizes[i] > largest) largest = sizes[i];
-    /* One send and one receive buffer, page-aligned, reused by every message (OSU's
-     * allocate_memory_pt2pt with one buffer each). */
-    const long page = sysconf(_SC_PAGESIZE);
-    char *s_buf = NULL, *r_buf = NULL, *check = NULL;
+    for (int k = 0; k < nsweeps; ++k) {
+        const struct sweep *w = &sweeps[k];
+        if (w->on_device && device_refused) continue;
+        on_device = w->on_device;
+        /* A host sweep in a process that holds a context (asked for, or made for a device sweep). */
+        const int holds_context = !on_device && has_context;
+        long largest = 4;
+        for (int i = 0; i < w->nsizes; ++i)
+            if (w->sizes[i] > largest) largest = w->sizes[i];
+        /* One send and one receive buffer, page-aligned, reused by every message (OSU's
+         * allocate_memory_pt2pt with one buffer each). */
+        const long page = sysconf(_SC_PAGESIZE);
+        char *s_buf = NULL, *r_buf = NULL, *check = NULL;
 #if defined(COMMATLAS_OSU_CUDA)
-    if (on_device) {
-        /* OSU's allocate_device_buffer: cudaMalloc; the host copy is for the check after the loop. */
-        if (cudaMalloc((void **)&s_buf, (size_t)largest) != cudaSuccess ||
-            cudaMalloc((void **)&r_buf, (size_t)largest) != cudaSuccess || !(check = malloc((size_t)largest))) {
-            fprintf(stderr, "commatlas-osu-ref: error: cannot allocate two device buffers of %ld bytes on GPU %d\n",
-                    largest, gpu);
+        if (on_device) {
+            /* OSU's allocate_device_buffer: cudaMalloc; the host copy is for the check after the loop. */
+            if (cudaMalloc((void **)&s_buf, (size_t)largest) != cudaSuccess ||
+                cudaMalloc((void **)&r_buf, (size_t)largest) != cudaSuccess || !(check = malloc((size_t)largest))) {
+                fprintf(stderr, "commatlas-osu-ref: error: cannot allocate two device buffers of %ld bytes on GPU %d\n",
+                        largest, gpu);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+        }
+#endif
+        if (!on_device && (posix_memalign((void **)&s_buf, (size_t)page, (size_t)largest) != 0 ||
+                           posix_memalign((void **)&r_buf, (size_t)page, (size_t)largest) != 0)) {
+            fprintf(stderr, "commatlas-osu-ref: error: cannot allocate two buffers of %ld bytes\n", largest);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-    }
-#endif
-    if (!on_device && (posix_memalign((void **)&s_buf, (size_t)page, (size_t)largest) != 0 ||
-                       posix_memalign((void **)&r_buf, (size_t)page, (size_t)largest) != 0)) {
-        fprintf(stderr, "commatlas-osu-ref: error: cannot allocate two buffers of %ld bytes\n", largest);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
 
-    for (int pass = 1; pass <= passes; ++pass)
-    for (int t = 0; t < TESTS; ++t) {
-        if (!run[t]) continue;
-        for (int k = 0; k < nsizes; ++k) {
-            const int size = (int)sizes[k];
-            const int large = size > LARGE_MESSAGE_SIZE;
-            const int iterations = t == LATENCY ? (large ? LAT_LOOP_LARGE : LAT_LOOP_SMALL)
-                                                : (large ? BW_LOOP_LARGE : BW_LOOP_SMALL);
-            const int skip = t == LATENCY ? (large ? LAT_SKIP_LARGE : LAT_SKIP_SMALL)
-                                          : (large ? BW_SKIP_LARGE : BW_SKIP_SMALL);
-            set_buffers(s_buf, r_buf, size);
-            double seconds = 0;
-            if (t == LATENCY) seconds = run_latency(myid, s_buf, r_buf, size, iterations, skip);
-            else if (t == BW) seconds = run_bw(myid, s_buf, r_buf, size, iterations, skip);
-            else seconds = run_bibw(myid, s_buf, r_buf, size, iterations, skip);
+        for (int pass = 1; pass <= w->passes; ++pass)
+        for (int t = 0; t < TESTS; ++t) {
+            if (!w->run[t]) continue;
+            for (int i = 0; i < w->nsizes; ++i) {
+                const int size = (int)w->sizes[i];
+                const int large = size > LARGE_MESSAGE_SIZE;
+                const int iterations = t == LATENCY ? (large ? LAT_LOOP_LARGE : LAT_LOOP_SMALL)
+                                                    : (large ? BW_LOOP_LARGE : BW_LOOP_SMALL);
+                const int skip = t == LATENCY ? (large ? LAT_SKIP_LARGE : LAT_SKIP_SMALL)
+                                              : (large ? BW_SKIP_LARGE : BW_SKIP_SMALL);
+                set_buffers(s_buf, r_buf, size);
+                double seconds = 0;
+                if (t == LATENCY) seconds = run_latency(myid, s_buf, r_buf, size, iterations, skip);
+                else if (t == BW) seconds = run_bw(myid, s_buf, r_buf, size, iterations, skip);
+                else seconds = run_bibw(myid, s_buf, r_buf, size, iterations, skip);
 
-            /* Rank 1 received the full message in every test, rank 0 in latency and bibw (bw: the
-             * 4-byte ack). Both ranks' verdicts reach rank 0. */
-            const long expect = myid == 0 && t == BW ? 4 : size;
-            long bad[2] = {first_bad_received(r_buf, expect, check), 0};
-            long all_bad[4] = {-1, 0, -1, 0};
-            MPI_Gather(bad, 2, MPI_LONG, all_bad, 2, MPI_LONG, 0, MPI_COMM_WORLD);
-            if (myid != 0) continue;
-            printf("{\"test\":\"osu_%s\",\"bytes\":%d,\"buffers\":\"%s\",", test_names[t], size,
-                   on_device ? "device" : "host");
-            if (on_device) printf("\"gpus\":[%d,%d],", gpu_of[0], gpu_of[1]);
-            if (gpu_context && !on_device) printf("\"gpu_context\":true,");
-            if (passes > 1) printf("\"pass\":%d,", pass);
-            if (t == LATENCY)
-                printf("\"latency_us\":%.6g,", seconds * 1e6 / (2.0 * iterations));
-            else
-                printf("\"mb_per_s\":%.6g,\"window\":%d,",
-                       size / 1e6 * iterations * WINDOW_SIZE * (t == BIBW ? 2 : 1) / seconds, WINDOW_SIZE);
-            printf("\"seconds\":%.9g,\"iterations\":%d,\"skip\":%d,", seconds, iterations, skip);
-            if (all_bad[0] >= 0 || all_bad[2] >= 0) {
-                const int rank = all_bad[0] >= 0 ? 0 : 1;
-                printf("\"verified\":false,\"detail\":\"rank %d: byte %ld of the message differs from what was sent\"}\n",
-                       rank, all_bad[2 * rank]);
-            } else {
-                printf("\"verified\":true,\"bytes_checked\":%ld}\n", (t == BW ? 4L : (long)size) + size);
+                /* Rank 1 received the full message in every test, rank 0 in latency and bibw (bw:
+                 * the 4-byte ack). Both ranks' verdicts reach rank 0. */
+                const long expect = myid == 0 && t == BW ? 4 : size;
+                long bad[2] = {first_bad_received(r_buf, expect, check), 0};
+                long all_bad[4] = {-1, 0, -1, 0};
+                MPI_Gather(bad, 2, MPI_LONG, all_bad, 2, MPI_LONG, 0, MPI_COMM_WORLD);
+                if (myid != 0) continue;
+                printf("{\"test\":\"osu_%s\",\"bytes\":%d,\"buffers\":\"%s\",", test_names[t], size,
+                       on_device ? "device" : "host");
+                if (on_device) printf("\"gpus\":[%d,%d],", gpu_of[0], gpu_of[1]);
+                if (holds_context)
+                    printf("\"gpu_context\":true,\"context_made\":\"%s\",",
+                           context_before_init ? "before MPI_Init" : "after MPI_Init");
+                if (w->passes > 1) printf("\"pass\":%d,", pass);
+                if (t == LATENCY)
+                    printf("\"latency_us\":%.6g,", seconds * 1e6 / (2.0 * iterations));
+                else
+                    printf("\"mb_per_s\":%.6g,\"window\":%d,",
+                           size / 1e6 * iterations * WINDOW_SIZE * (t == BIBW ? 2 : 1) / seconds, WINDOW_SIZE);
+                printf("\"seconds\":%.9g,\"iterations\":%d,\"skip\":%d,", seconds, iterations, skip);
+                if (all_bad[0] >= 0 || all_bad[2] >= 0) {
+                    const int rank = all_bad[0] >= 0 ? 0 : 1;
+                    printf("\"verified\":false,\"detail\":\"rank %d: byte %ld of the message differs from what was sent\"}\n",
+                           rank, all_bad[2 * rank]);
+                } else {
+                    printf("\"verified\":true,\"bytes_checked\":%ld}\n", (t == BW ? 4L : (long)size) + size);
+                }
+                fflush(stdout);
             }
-            fflush(stdout);
         }
-    }
 #if defined(COMMATLAS_OSU_CUDA)
-    if (on_device) {
-        cudaFree(s_buf);
-        cudaFree(r_buf);
-        free(check);
-        s_buf = r_buf = NULL;
-    }
+        if (on_device) {
+            cudaFree(s_buf);
+            cudaFree(r_buf);
+            free(check);
+            s_buf = r_buf = NULL;
+        }
 #endif
-    free(s_buf);
-    free(r_buf);
+        free(s_buf);
+        free(r_buf);
+    }
     MPI_Finalize();
-    return 0;
+    return device_refused ? 3 : 0;
 }

@@ -172,6 +172,17 @@ def reference_arguments(tests: list[str], sizes: list[int], buffers: str = "host
             *(["--gpu-context"] if gpu_context and buffers == "host" else []), "--passes", str(PASSES)]
 
 
+def sweeps_arguments(sweeps: list[tuple[str, list[str], list[int]]], gpu_context: bool = False) -> list[str]:
+    """One launch for every (buffers, tests, sizes) sweep, one after the other (`--then`): a launch
+    costs about 1 s of MPI_Init, CUDA set-up and MPI_Finalize on 2x H100, and a run has a host and a
+    device sweep. With a device sweep, each rank's GPU is chosen before MPI_Init (OSU's order), and
+    the host sweep runs with that context (its lines say "context_made")."""
+    arguments: list[str] = []
+    for buffers, tests, sizes in sweeps:
+        arguments += (["--then"] if arguments else []) + reference_arguments(tests, sizes, buffers, gpu_context)
+    return arguments
+
+
 def ranks_hold_gpu_context(engine_info: dict[str, Any]) -> bool:
     """Whether the engine's MPI ranks hold a CUDA context from their start: a CUDA build with MPI
     that sees a GPU makes one at once (bind_rank_to_gpu). A CUDA-aware MPI pays for a context on
@@ -184,12 +195,14 @@ def ranks_hold_gpu_context(engine_info: dict[str, Any]) -> bool:
 
 
 def _method(test: str, iterations: int, skip: int, window: int | None, buffers: str = "host",
-            gpu_context: bool = False) -> str:
+            gpu_context: bool = False, context_made: str | None = None) -> str:
     what = ("MPI_Send + MPI_Recv round trips, total / (2 x iterations)" if test == "osu_latency"
             else f"windows of {window} MPI_Isend/MPI_Irecv + MPI_Waitall"
             + (", a 4-byte ack" if test == "osu_bw" else " each way") + ", total / iterations")
     on = (" on cudaMalloc buffers (-d cuda D D)" if buffers == "device"
           else ", each rank holding its GPU's CUDA context as the engine's do (--gpu-context)" if gpu_context else "")
+    if context_made and buffers != "device":
+        on += f", made {context_made}"
     return (f"{test} (OSU micro-benchmarks 7.x method) in its own process ({REFERENCE_PROGRAM}){on}: "
             f"MPI_Wtime on rank 0 around {iterations} {what}, after {skip} skipped")
 
@@ -272,7 +285,8 @@ def reference_measurements(lines: Iterable[str], ranks: int, repeat: int | None 
                         if again is not None and again.get("verified") else {})
         measurements.append({**confirmation,
             "type": "result", **identity, "bytes_per_op": bytes_per_op,
-            "timing": {"method": _method(test, iterations, int(out["skip"]), window, buffers, bool(out.get("gpu_context"))),
+            "timing": {"method": _method(test, iterations, int(out["skip"]), window, buffers, bool(out.get("gpu_context")),
+                                         out.get("context_made")),
                        "ops_per_sample": iterations, "warmup_samples": int(out["skip"]), "max_over_ranks": False},
             # One sample: OSU times the whole loop once.
             "samples_s": [per_op],

@@ -482,38 +482,45 @@ def run_osu_reference(phase: Phase, engine: Engine, run_pass: Pass, results: Pat
     program = osu.reference_path(phase.engine_for(engine).path)
     if program is None or phase.launcher is None:
         return
-    for buffers in osu.BUFFERS:
-        tests, sizes = osu.tests_and_sizes(this_pass, buffers, phase.references)
-        if tests:
-            _run_osu_reference(phase.engine_for(engine), phase.launcher, program, buffers, tests, sizes, this_pass,
-                               run_pass, results, log_path, progress, environment, library, phase.gpu_context)
+    sweeps = [(buffers, *osu.tests_and_sizes(this_pass, buffers, phase.references)) for buffers in osu.BUFFERS]
+    sweeps = [(buffers, tests, sizes) for buffers, tests, sizes in sweeps if tests]
+    if sweeps:
+        _run_osu_reference(phase.engine_for(engine), phase.launcher, program, sweeps, this_pass, run_pass, results,
+                           log_path, progress, environment, library, phase.gpu_context)
 
 
-def _run_osu_reference(engine: Engine, launcher: Launcher, program: Path, buffers: str, tests: list[str], sizes: list[int],
+def _run_osu_reference(engine: Engine, launcher: Launcher, program: Path, sweeps: list[tuple[str, list[str], list[int]]],
                        this_pass: list[dict[str, Any]], run_pass: Pass, results: Path, log_path: Path,
                        progress: PhaseProgress, environment: dict[str, str],
                        library: dict[str, Any] | None = None, gpu_context: bool = False) -> None:
+    """Every sweep (host buffers, then device buffers) in one launch of the reference."""
     ranks = max(int(r.get("ranks") or 1) for r in this_pass)
-    measurements: list[dict[str, Any]]
+    measurements: list[dict[str, Any]] = []
     if launcher.ranks != 2:
         why = ("the OSU-method reference runs on exactly 2 ranks, as osu_latency, osu_bw and osu_bibw do "
                f"(this phase: {launcher.ranks or 'a custom launcher'})")
-        measurements = osu.reference_skips(why, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
+        for buffers, tests, _ in sweeps:
+            measurements += osu.reference_skips(why, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
     else:
-        command = launcher.command([str(program), *osu.reference_arguments(tests, sizes, buffers, gpu_context)], environment)
+        command = launcher.command([str(program), *osu.sweeps_arguments(sweeps, gpu_context)], environment)
         lines: list[str] = []
         # "OSU method", short: the longest phase title widens every progress line's first column.
-        outcome = run_phase(command, "OSU method" + (", GPU" if buffers == "device" else ""), log_path, progress,
-                            osu.PROGRESS_METRICS, environment, run_pass.unset(), startup_timeout(launcher),
-                            keep=lines, total=osu.reference_total(tests, sizes), point_of=osu.progress_point)
+        outcome = run_phase(command, "OSU method", log_path, progress, osu.PROGRESS_METRICS, environment,
+                            run_pass.unset(), startup_timeout(launcher), keep=lines,
+                            total=sum(osu.reference_total(tests, sizes) for _, tests, sizes in sweeps),
+                            point_of=osu.progress_point)
         measurements = osu.reference_measurements(lines, ranks, run_pass.repeat, run_pass.env,
                                                   movements=osu.engine_movements(this_pass), mpi_library=library)
         if outcome.status != 0:
-            message = f"{osu.REFERENCE_PROGRAM} failed (exit status {outcome.status}); see {log_path.name}"
-            if outcome.status == osu.REFUSED_DEVICE_BUFFERS and buffers == "device":
-                message = (f"{osu.REFERENCE_PROGRAM} --buffers device: the MPI library did not report CUDA support to it, "
-                           f"or it was built without CUDA; see {log_path.name}")
-            measurements += osu.reference_skips(message, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
+            refused = outcome.status == osu.REFUSED_DEVICE_BUFFERS
+            for buffers, tests, _ in sweeps:
+                if refused and buffers != "device":
+                    continue  # the program left out only the device sweep, and said so with this status
+                message = f"{osu.REFERENCE_PROGRAM} failed (exit status {outcome.status}); see {log_path.name}"
+                if refused:
+                    message = (f"{osu.REFERENCE_PROGRAM} --buffers device: the MPI library did not report CUDA support "
+                               f"to it, or it was built without CUDA; see {log_path.name}")
+                measurements += osu.reference_skips(message, ranks, run_pass.repeat, run_pass.env, tests, buffers, library)
     # Written by the engine's record code, like every record (commatlas-engine ingest).
     engine.ingest(measurements, results)
 
