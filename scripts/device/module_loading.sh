@@ -25,7 +25,7 @@ for round in $(seq 1 "${ROUNDS:-3}"); do
   for loading in EAGER LAZY; do
     export CUDA_MODULE_LOADING=$loading
     timed "$loading engine info" "$ENGINE" info --json
-    timed "$loading engine run gpu.copy_ce 4 KiB" "$ENGINE" run --only gpu.copy_ce --sizes 4096 --out "$W/one.jsonl"
+    timed "$loading engine run gpu.copy_ce 4 KiB" "$ENGINE" run --only gpu.copy_ce --sizes 4096 --time-budget 0.01 --out "$W/one.jsonl"
     timed "$loading MPI job mpi.gpu_aware.pingpong 8 B" "${MPIEXEC[@]}" "$ENGINE" run --mpi --only mpi.gpu_aware.pingpong \
       --sizes 8 --out "$W/two.jsonl"
   done
