@@ -222,25 +222,14 @@ GpuWire NvmlLibrary::traffic(int gpu, const std::string& bus_id) const {
   if (!available_) return unreadable(detail_);
   const Api& a = *api_;
   if (!a.field_values) return unreadable("libnvidia-ml.so.1 lacks nvmlDeviceGetFieldValues");
-  CounterSource source;
-  {
-    std::lock_guard<std::mutex> lock(sources_mutex_);
-    const auto known = sources_.find(bus_id);
-    if (known != sources_.end()) {
-      source = known->second;
-    } else {
-      nvmlDevice_t found = nullptr;
-      if (!a.ask(a.handle_by_bus_id, bus_id.c_str(), &found)) return unreadable("NVML does not know the GPU at " + bus_id);
-      source.device = found;
-      for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
-        int active = 0;
-        if (a.ask(a.nvlink_state, found, link, &active) && active == NVML_FEATURE_ENABLED) source.links.push_back(link);
-      }
-      sources_[bus_id] = source;
-    }
+  nvmlDevice_t dev = nullptr;
+  if (!a.ask(a.handle_by_bus_id, bus_id.c_str(), &dev)) return unreadable("NVML does not know the GPU at " + bus_id);
+
+  std::vector<unsigned> links;
+  for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+    int active = 0;
+    if (a.ask(a.nvlink_state, dev, link, &active) && active == NVML_FEATURE_ENABLED) links.push_back(link);
   }
-  auto* dev = static_cast<nvmlDevice_t>(source.device);
-  const std::vector<unsigned>& links = source.links;
   // One call for every counter, so that they are read as close together as NVML allows.
   std::vector<nvmlFieldValue_t> fields;
   auto ask_field = [&](unsigned id, unsigned scope) {

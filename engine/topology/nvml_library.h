@@ -2,11 +2,8 @@
 // without the NVIDIA driver, so nothing links against libnvidia-ml.
 #pragma once
 
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <vector>
 
 #include "core/wire.h"
 #include "topology/answers.h"
@@ -39,15 +36,6 @@ class NvmlLibrary {
   std::unique_ptr<Api> api_;
   bool available_ = false;
   std::string detail_;
-  // Each GPU's device handle and active links, found at its first traffic() read and kept for the
-  // run: NVML asks the driver for a link's state one link at a time (18 on H100), and a wire
-  // check's four reads spent about 10 ms of each variant's time on lookups that do not change.
-  struct CounterSource {
-    void* device = nullptr;  // nvmlDevice_t
-    std::vector<unsigned> links;
-  };
-  mutable std::mutex sources_mutex_;
-  mutable std::map<std::string, CounterSource> sources_;  // by PCI bus id
 };
 
 }  // namespace commatlas
