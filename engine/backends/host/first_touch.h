@@ -3,8 +3,9 @@
 // A fresh page is placed where the thread that first writes it runs, and the page fault is most of
 // what filling fresh memory costs: one thread wrote 256 MiB of fresh pages in 0.14 s on the 2-core
 // VM, two in 0.07-0.08 s. On 2x H100 a default run prepares a dozen such buffers (host.memcpy,
-// pointer chains, pageable copy sources), each 0.2-0.5 s of its point's prepare. Threads bound to
-// the node the single thread would have used put every page where it would have put it: the
+// pointer chains, pageable copy sources), each 0.2-0.5 s of its point's prepare; on 8 threads the
+// run's preparation took 1.2-2.4 s less (results/nvidia-h100-x2/figures-that-hold-8). Threads bound
+// to the node the single thread would have used put every page where it would have put it: the
 // placement is the same, only sooner.
 #pragma once
 

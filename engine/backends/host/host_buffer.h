@@ -1,6 +1,6 @@
 // A host buffer owned by RAII: page-aligned, placed on a NUMA node where libnuma allows, and
-// first touched by a thread running on that node (so pages land there even where binding is
-// advisory, and page faults never fall inside a timed loop).
+// first touched by threads running on that node (first_touch.h: so pages land there even where
+// binding is advisory, and page faults never fall inside a timed loop).
 #pragma once
 
 #include <cstddef>
