@@ -175,8 +175,9 @@ def reference_arguments(tests: list[str], sizes: list[int], buffers: str = "host
 def sweeps_arguments(sweeps: list[tuple[str, list[str], list[int]]], gpu_context: bool = False) -> list[str]:
     """One launch for every (buffers, tests, sizes) sweep, one after the other (`--then`): a launch
     of the program took 0.86-1.09 s bare on 2x H100 (MPI_Init, CUDA set-up, MPI_Finalize), and one
-    launch for a run's host and device sweeps saved 0.6-0.7 s of its default run. With a device sweep, each rank's GPU is chosen before MPI_Init (OSU's order), and
-    the host sweep runs with that context (its lines say "context_made")."""
+    launch for a run's host and device sweeps saved 0.6-0.7 s of its default run. With a device
+    sweep, each rank's GPU is chosen before MPI_Init (OSU's order), and the host sweep runs with
+    that context (its lines say "context_made")."""
     arguments: list[str] = []
     for buffers, tests, sizes in sweeps:
         arguments += (["--then"] if arguments else []) + reference_arguments(tests, sizes, buffers, gpu_context)
