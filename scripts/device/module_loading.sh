@@ -5,7 +5,7 @@
 # a one-point engine run on one GPU (gpu.copy_ce 4 KiB), and a one-point MPI job on both GPUs
 # (mpi.gpu_aware.pingpong 8 B), each with EAGER (the engine's default) and LAZY (set by the caller,
 # which the engine keeps).
-# Needs a built engine (ENGINE) and the carried Open MPI unpacked in /opt/ompi-cuda.
+# Run from the repository root. Needs a built engine (ENGINE) and the carried Open MPI unpacked in /opt/ompi-cuda.
 #   OUT=/some/dir ENGINE=build-head/engine/commatlas-engine bash scripts/device/module_loading.sh
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives the times}
@@ -13,13 +13,7 @@ ENGINE=${ENGINE:?set ENGINE to a built commatlas-engine}
 export OPAL_PREFIX=/opt/ompi-cuda PATH=/opt/ompi-cuda/bin:$PATH LD_LIBRARY_PATH=/opt/ompi-cuda/lib:${LD_LIBRARY_PATH:-}
 MPIEXEC=(mpiexec --allow-run-as-root --map-by slot:PE=16 --bind-to core -n 2 -x CUDA_MODULE_LOADING)
 W=$(mktemp -d)
-now() { date +%s.%N; }
-timed() {  # timed LABEL COMMAND...
-  local label=$1 t0 rc; shift
-  t0=$(now); timeout 60 "$@" > "$W/last.out" 2>&1; rc=$?
-  python3 -c "import sys; print(f'{sys.argv[3]:<48} {float(sys.argv[2]) - float(sys.argv[1]):6.3f} s rc={sys.argv[4]}')" \
-    "$t0" "$(now)" "$label" "$rc"
-}
+source scripts/device/timed.sh
 for round in $(seq 1 "${ROUNDS:-3}"); do
   echo "-- round $round"
   for loading in EAGER LAZY; do

@@ -19,16 +19,10 @@ ENGINE=$COMMATLAS_ENGINE
 OSU=$(dirname "$ENGINE")/commatlas-osu-ref
 MPIEXEC=(mpiexec --allow-run-as-root --map-by slot:PE=16 --bind-to core -n 2)
 
-now() { date +%s.%N; }
-timed() {  # timed LABEL COMMAND...: one line with the seconds it took and its exit status
-  local label=$1 t0 rc; shift
-  t0=$(now); timeout 60 "$@" > "$W/last.out" 2>&1; rc=$?
-  python3 -c "import sys; print(f'{sys.argv[3]:<44} {float(sys.argv[2]) - float(sys.argv[1]):6.3f} s rc={sys.argv[4]}')" \
-    "$t0" "$(now)" "$label" "$rc" | tee -a "$W/launches.txt"
-}
+source scripts/device/timed.sh
 echo "== bare launches ($((SECONDS - start)) s)"
 for round in $(seq 1 "${ROUNDS:-3}"); do
-  echo "-- round $round" | tee -a "$W/launches.txt"
+  echo "-- round $round"
   timed "mpiexec -n 2 true" "${MPIEXEC[@]}" true
   timed "engine info" "$ENGINE" info --json
   timed "engine topo" "$ENGINE" topo --json
@@ -42,7 +36,7 @@ for round in $(seq 1 "${ROUNDS:-3}"); do
     --sizes 1,64,4096,65536,1048576 --gpu-context --passes 2
   timed "osu-ref default device sweep (2 passes)" "${MPIEXEC[@]}" "$OSU" --tests latency,bw,bibw \
     --sizes 8,4096,65536,1048576,16777216 --buffers device --passes 2
-done
+done | tee "$W/launches.txt"
 rm -f "$W"/bare-*.jsonl "$W/last.out"
 
 run() {  # run NAME ARGS...
