@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <vector>
 
 namespace commatlas {
@@ -97,6 +99,15 @@ struct NvmlLibrary::Api {
   nvmlReturn_t (*nvlink_version)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
   nvmlReturn_t (*field_values)(nvmlDevice_t, int, nvmlFieldValue_t*) = nullptr;
 
+  // What traffic() learns of a GPU on its first read and keeps for the run.
+  struct CounterSource {
+    nvmlDevice_t dev = nullptr;    // null: NVML does not know the GPU
+    std::vector<unsigned> links;   // the active NVLinks
+    std::string totals_why;        // empty: the driver's NVLink totals read; else why not
+  };
+  std::map<std::string, CounterSource> counters;  // by PCI bus id
+  std::mutex counters_lock;
+
   std::string error(nvmlReturn_t rc) const {
     return error_string ? error_string(rc) : "NVML error " + std::to_string(rc);
   }
@@ -117,12 +128,12 @@ void resolve(void* handle, Fn& fn, const char* symbol) {
 
 }  // namespace
 
-NvmlLibrary::NvmlLibrary() : handle_(nullptr, close_library), api_(std::make_unique<Api>()) {
+NvmlLibrary::NvmlLibrary(const char* path) : handle_(nullptr, close_library), api_(std::make_unique<Api>()) {
   dlerror();
-  handle_.reset(dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL));
+  handle_.reset(dlopen(path, RTLD_NOW | RTLD_LOCAL));
   if (!handle_) {
     const char* why = dlerror();
-    detail_ = std::string("libnvidia-ml.so.1 not loadable (no NVIDIA driver?): ") + (why ? why : "unknown");
+    detail_ = std::string(path) + " not loadable (no NVIDIA driver?): " + (why ? why : "unknown");
     return;
   }
   Api& a = *api_;
@@ -143,7 +154,7 @@ NvmlLibrary::NvmlLibrary() : handle_(nullptr, close_library), api_(std::make_uni
   resolve(h, a.nvlink_version, "nvmlDeviceGetNvLinkVersion");
   resolve(h, a.field_values, "nvmlDeviceGetFieldValues");
   if (!a.init || !a.shutdown || !a.handle_by_bus_id) {
-    detail_ = "libnvidia-ml.so.1 lacks nvmlInit_v2/nvmlShutdown/nvmlDeviceGetHandleByPciBusId_v2 (driver too old)";
+    detail_ = std::string(path) + " lacks nvmlInit_v2/nvmlShutdown/nvmlDeviceGetHandleByPciBusId_v2 (driver too old)";
     return;
   }
   const nvmlReturn_t rc = a.init();
@@ -220,82 +231,112 @@ GpuWire NvmlLibrary::traffic(int gpu, const std::string& bus_id) const {
     return out;
   };
   if (!available_) return unreadable(detail_);
-  const Api& a = *api_;
+  Api& a = *api_;
   if (!a.field_values) return unreadable("libnvidia-ml.so.1 lacks nvmlDeviceGetFieldValues");
-  nvmlDevice_t dev = nullptr;
-  if (!a.ask(a.handle_by_bus_id, bus_id.c_str(), &dev)) return unreadable("NVML does not know the GPU at " + bus_id);
 
-  std::vector<unsigned> links;
-  for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
-    int active = 0;
-    if (a.ask(a.nvlink_state, dev, link, &active) && active == NVML_FEATURE_ENABLED) links.push_back(link);
+  // The handle and the active links are looked up once per GPU and run: the 18 link-state queries
+  // cost as much as a read of every counter, and a wire check reads 2-4 times around each pass.
+  std::lock_guard<std::mutex> hold(a.counters_lock);
+  auto known = a.counters.find(bus_id);
+  if (known == a.counters.end()) {
+    Api::CounterSource source;
+    if (a.ask(a.handle_by_bus_id, bus_id.c_str(), &source.dev))
+      for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+        int active = 0;
+        if (a.ask(a.nvlink_state, source.dev, link, &active) && active == NVML_FEATURE_ENABLED)
+          source.links.push_back(link);
+      }
+    known = a.counters.emplace(bus_id, std::move(source)).first;
   }
-  // One call for every counter, so that they are read as close together as NVML allows.
-  std::vector<nvmlFieldValue_t> fields;
-  auto ask_field = [&](unsigned id, unsigned scope) {
-    nvmlFieldValue_t f{};
-    f.fieldId = id;
-    f.scopeId = scope;
-    fields.push_back(f);
-  };
-  ask_field(NVML_FI_DEV_PCIE_COUNT_TX_BYTES, 0);
-  ask_field(NVML_FI_DEV_PCIE_COUNT_RX_BYTES, 0);
-  ask_field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, kAllLinks);
-  ask_field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, kAllLinks);
-  for (unsigned link : links) {
-    ask_field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, link);
-    ask_field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, link);
-  }
-  const nvmlReturn_t rc = a.field_values(dev, static_cast<int>(fields.size()), fields.data());
-  if (rc != NVML_SUCCESS) return unreadable("nvmlDeviceGetFieldValues: " + a.error(rc));
+  Api::CounterSource& source = known->second;
+  if (!source.dev) return unreadable("NVML does not know the GPU at " + bus_id);
 
-  // A pair of fields (tx, rx) in units of `unit` bytes, or why not.
-  auto pair = [&](std::size_t at, double unit, const char* what, double& tx, double& rx, double& wrap) -> std::string {
-    double wrap_tx = 0, wrap_rx = 0;
-    for (std::size_t k = at; k < at + 2; ++k)
-      if (fields[k].nvmlReturn != NVML_SUCCESS)
-        return std::string(what) + " field " + std::to_string(fields[k].fieldId) + ": " + a.error(fields[k].nvmlReturn);
-    if (!field_as_counter(fields[at], tx, wrap_tx) || !field_as_counter(fields[at + 1], rx, wrap_rx))
-      return std::string(what) + " fields: value type " + std::to_string(fields[at].valueType) + " is not a counter";
-    tx *= unit;
-    rx *= unit;
-    const double w = wrap_tx > 0 && (wrap_rx == 0 || wrap_tx < wrap_rx) ? wrap_tx : wrap_rx;
-    wrap = w * unit;
-    return "";
-  };
+  for (;;) {
+    // One call for every counter, so that they are read as close together as NVML allows. The
+    // driver's NVLink totals are 2 fields; every link's pair would be 36 more on 18 links and makes
+    // a read 4x slower, so the links are read one by one only where the driver has no total.
+    const bool nvlink = !source.links.empty();
+    std::vector<nvmlFieldValue_t> fields;
+    auto ask_field = [&](unsigned id, unsigned scope) {
+      nvmlFieldValue_t f{};
+      f.fieldId = id;
+      f.scopeId = scope;
+      fields.push_back(f);
+    };
+    ask_field(NVML_FI_DEV_PCIE_COUNT_TX_BYTES, 0);
+    ask_field(NVML_FI_DEV_PCIE_COUNT_RX_BYTES, 0);
+    if (nvlink && source.totals_why.empty()) {
+      ask_field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, kAllLinks);
+      ask_field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, kAllLinks);
+    } else if (nvlink) {
+      for (unsigned link : source.links) {
+        ask_field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, link);
+        ask_field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, link);
+      }
+    }
+    const nvmlReturn_t rc = a.field_values(source.dev, static_cast<int>(fields.size()), fields.data());
+    if (rc != NVML_SUCCESS) return unreadable("nvmlDeviceGetFieldValues: " + a.error(rc));
 
-  out.pcie.why = pair(0, 1.0, "PCIe byte counter", out.pcie.tx_bytes, out.pcie.rx_bytes, out.pcie.wrap_bytes);
-  out.pcie.readable = out.pcie.why.empty();
+    // A pair of fields (tx, rx) in units of `unit` bytes, or why not.
+    auto pair = [&](std::size_t at, double unit, const char* what, double& tx, double& rx, double& wrap) -> std::string {
+      double wrap_tx = 0, wrap_rx = 0;
+      for (std::size_t k = at; k < at + 2; ++k)
+        if (fields[k].nvmlReturn != NVML_SUCCESS)
+          return std::string(what) + " field " + std::to_string(fields[k].fieldId) + ": " + a.error(fields[k].nvmlReturn);
+      if (!field_as_counter(fields[at], tx, wrap_tx) || !field_as_counter(fields[at + 1], rx, wrap_rx))
+        return std::string(what) + " fields: value type " + std::to_string(fields[at].valueType) + " is not a counter";
+      tx *= unit;
+      rx *= unit;
+      const double w = wrap_tx > 0 && (wrap_rx == 0 || wrap_tx < wrap_rx) ? wrap_tx : wrap_rx;
+      wrap = w * unit;
+      return "";
+    };
 
-  if (links.empty()) {
-    out.nvlink.why = "no active NVLink";
+    out.pcie.why = pair(0, 1.0, "PCIe byte counter", out.pcie.tx_bytes, out.pcie.rx_bytes, out.pcie.wrap_bytes);
+    out.pcie.readable = out.pcie.why.empty();
+
+    if (!nvlink) {
+      out.nvlink.why = "no active NVLink";
+      return out;
+    }
+    constexpr double kKiB = 1024.0;
+    if (source.totals_why.empty()) {
+      const std::string why =
+          pair(2, kKiB, "NVLink data (all links)", out.nvlink.tx_bytes, out.nvlink.rx_bytes, out.nvlink.wrap_bytes);
+      if (why.empty()) {
+        out.nvlink.readable = true;
+        return out;
+      }
+      // No total from this driver: this read and every later one of this GPU (the first read of a
+      // run comes before any pass, so before and after are read alike) ask for each link instead.
+      source.totals_why = why;
+      out = GpuWire{};
+      out.gpu = gpu;
+      continue;
+    }
+    double link_wrap = 0;
+    for (std::size_t i = 0; i < source.links.size(); ++i) {
+      WireCounter::Link l;
+      l.id = static_cast<int>(source.links[i]);
+      double wrap = 0;
+      if (pair(2 + 2 * i, kKiB, "NVLink data", l.tx_bytes, l.rx_bytes, wrap).empty()) {
+        out.nvlink.links.push_back(l);
+        link_wrap = std::max(link_wrap, wrap);
+      }
+    }
+    // The links' sum stands for the total where every link answered and none wraps (a sum of
+    // wrapping counters cannot be unwrapped).
+    if (out.nvlink.links.size() == source.links.size() && link_wrap == 0) {
+      for (const WireCounter::Link& l : out.nvlink.links) {
+        out.nvlink.tx_bytes += l.tx_bytes;
+        out.nvlink.rx_bytes += l.rx_bytes;
+      }
+      out.nvlink.readable = true;
+    } else {
+      out.nvlink.why = source.totals_why;
+    }
     return out;
   }
-  constexpr double kKiB = 1024.0;
-  double link_wrap = 0;
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    WireCounter::Link l;
-    l.id = static_cast<int>(links[i]);
-    double wrap = 0;
-    if (pair(4 + 2 * i, kKiB, "NVLink data", l.tx_bytes, l.rx_bytes, wrap).empty()) {
-      out.nvlink.links.push_back(l);
-      link_wrap = std::max(link_wrap, wrap);
-    }
-  }
-  out.nvlink.why = pair(2, kKiB, "NVLink data (all links)", out.nvlink.tx_bytes, out.nvlink.rx_bytes, out.nvlink.wrap_bytes);
-  // No total from the driver: the links' sum is one, where no link wraps (a sum of wrapping
-  // counters cannot be unwrapped).
-  if (!out.nvlink.why.empty() && out.nvlink.links.size() == links.size() && link_wrap == 0) {
-    out.nvlink.tx_bytes = out.nvlink.rx_bytes = 0;
-    for (const WireCounter::Link& l : out.nvlink.links) {
-      out.nvlink.tx_bytes += l.tx_bytes;
-      out.nvlink.rx_bytes += l.rx_bytes;
-    }
-    out.nvlink.wrap_bytes = 0;
-    out.nvlink.why.clear();
-  }
-  out.nvlink.readable = out.nvlink.why.empty();
-  return out;
 }
 
 }  // namespace commatlas

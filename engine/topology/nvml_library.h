@@ -12,7 +12,9 @@ namespace commatlas {
 
 class NvmlLibrary {
  public:
-  NvmlLibrary();  // dlopen + nvmlInit_v2; never throws: available() says whether it worked
+  // dlopen + nvmlInit_v2; never throws: available() says whether it worked. Tests name a stand-in
+  // library (engine/tests/fake_nvml/).
+  explicit NvmlLibrary(const char* path = "libnvidia-ml.so.1");
   ~NvmlLibrary();
   NvmlLibrary(const NvmlLibrary&) = delete;
   NvmlLibrary& operator=(const NvmlLibrary&) = delete;
@@ -25,8 +27,10 @@ class NvmlLibrary {
   void describe(GpuAnswers& gpu) const;
 
   // Cumulative traffic counters of the GPU at `bus_id` (field values): NVLink data bytes sent and
-  // received, per active link and in total, and PCIe bytes where the driver has them (R555+). A
-  // class that cannot be read says what NVML answered. `gpu` is copied into the result.
+  // received over all active links (each link's, summed, only where the driver has no total), and
+  // PCIe bytes where the driver has them (R555+). A class that cannot be read says what NVML
+  // answered. `gpu` is copied into the result. The GPU's handle and active links are looked up on
+  // its first read and kept.
   GpuWire traffic(int gpu, const std::string& bus_id) const;
 
   struct Api;  // the resolved entry points
