@@ -67,6 +67,8 @@ declare -A ONLY=(
   [nccl_single]='nccl.single.*' [copy]='gpu.copy*' [mpi_host]='mpi.*'
   [nccl_device]='nccl_device.*' [gpu_initiated]='gpu_initiated*,pattern.*.gpu_initiated'
   [pattern]='pattern.*' [reference]='reference.*'
+  # The CPU's own benchmarks and their bare reference: what a host buffer's first touch changes.
+  [host]='host.*,reference.host_memcpy'
   # The GPU families by the job that runs them: one check each, so that with --in-order
   # one job per round replays the run's order for all of them (a family each would replay it
   # once per family).
@@ -174,6 +176,7 @@ tar czf "$OUT/verdicts.tar.gz" -C "$W" summary.txt $(cd "$W" && ls order/*.log o
 pack order-mpi-gpu gpu_aware staged ipc
 pack order-nccl nccl nccl_single
 pack order-copy-mpi copy mpi_host
+pack order-host host
 pack order-gpu-initiated nccl_device gpu_initiated
 pack order-mpi-job mpi_job
 pack order-process-job process_job

@@ -59,6 +59,14 @@ for k in $(seq 1 "$rounds"); do
   run base "default-base-$k"
   run head "default-head-$k"
 done
+# KEEP_HEAD_DEFAULT=DIR keeps head's first default run where order_check.sh's REUSE_BASE=1 looks
+# for it (DIR=build-head/base-run with BUILD=build-head), so a next call on the still-warm machine
+# checks order against it without a default run of its own.
+if [ -n "${KEEP_HEAD_DEFAULT:-}" ] && [ -d "$W/default-head-1" ]; then
+  rm -rf "$KEEP_HEAD_DEFAULT" && mkdir -p "$KEEP_HEAD_DEFAULT" &&
+    cp -r "$W/default-head-1" "$KEEP_HEAD_DEFAULT/default" && cp "$W/default-head-1.log" "$KEEP_HEAD_DEFAULT/default.log" &&
+    grep "^default-head-1 " "$W/walls.txt" > "$KEEP_HEAD_DEFAULT/default.time"
+fi
 # Two identical default runs of each side: compare's verdict on them is its false-alarm rate on
 # this machine (the report it writes stays out of the tarball).
 for which in base head; do
