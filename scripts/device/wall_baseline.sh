@@ -9,6 +9,7 @@
 # packs records into $OUT.
 # Usage (repository root, .device-carry carried):
 #   OUT=/some/dir BASE_TGZ=.device-carry/base-bc900bd.tgz bash scripts/device/wall_baseline.sh
+# BASE_TGZ=none runs head alone (the guard's wall times and compare on another machine).
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
 BASE_TGZ=${BASE_TGZ:?set BASE_TGZ to a git archive of the earlier commit}
@@ -21,18 +22,21 @@ CUDA_OMPI=/opt/ompi-cuda
 tar xzf .device-carry/openmpi-4.1.4-cuda-ubuntu24.tgz -C /opt || exit 1
 export OPAL_PREFIX=$CUDA_OMPI PATH=$CUDA_OMPI/bin:$PATH LD_LIBRARY_PATH=$CUDA_OMPI/lib:${LD_LIBRARY_PATH:-}
 BASE=/tmp/commatlas-base
-rm -rf "$BASE" && mkdir -p "$BASE" && tar xzf "$BASE_TGZ" -C "$BASE" || exit 1
+if [ "$BASE_TGZ" != none ]; then
+  rm -rf "$BASE" && mkdir -p "$BASE" && tar xzf "$BASE_TGZ" -C "$BASE" || exit 1
+fi
 build() {  # build SOURCE BUILD_DIR
   { cmake -S "$1" -B "$2" -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_CUDA=ON -DCOMMATLAS_WITH_NCCL=ON \
       -DCOMMATLAS_WITH_MPI=ON -DCOMMATLAS_BUILD_TESTS=OFF -DMPI_C_COMPILER=$CUDA_OMPI/bin/mpicc &&
     cmake --build "$2" -j32; } > "$W/build-$(basename "$2").log" 2>&1 || { tail -30 "$W/build-$(basename "$2").log"; exit 1; }
 }
 build "$PWD" "$PWD/build-head"
-build "$BASE" "$BASE/build"
+[ "$BASE_TGZ" = none ] || build "$BASE" "$BASE/build"
 echo "builds: $((SECONDS - start)) s"
 
 run() {  # run WHICH NAME ARGS...
   local which=$1 name=$2; shift 2
+  [ "$which" = base ] && [ "$BASE_TGZ" = none ] && return
   local root=$PWD
   [ "$which" = base ] && root=$BASE
   local engine=$root/build-head/engine
