@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <set>
+#include <memory>
 #include <vector>
 
 #include "backends/host/host_buffer.h"
@@ -48,6 +49,19 @@ TEST(WorkerPool, RunsEveryIndexOncePerOperation) {
   const host::WorkerPool::Task task = [&](int i) { hits[i].fetch_add(1); };
   for (int op = 0; op < 2000; ++op) pool.run(task);
   for (auto& h : hits) EXPECT_EQ(h.load(), 2000);
+}
+
+// The hand-over fields start a cache line of their own wherever the pool is allocated (the pool
+// is aligned to it): a process must not get a one-line or a two-line hand-over by the luck of its
+// heap, which read 2-10x apart between identical runs on the 2-vCPU VM.
+TEST(WorkerPool, StartsOnACacheLineWhereverItIsAllocated) {
+  EXPECT_EQ(alignof(host::WorkerPool), host::WorkerPool::kHandoverLine);
+  std::vector<std::unique_ptr<char[]>> shifts;  // heap allocations of odd sizes in between
+  for (int i = 0; i < 8; ++i) {
+    shifts.push_back(std::make_unique<char[]>(static_cast<std::size_t>(8 + 24 * i)));
+    const auto pool = std::make_unique<host::WorkerPool>(2, std::vector<int>{});
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(pool.get()) % host::WorkerPool::kHandoverLine, 0u) << "allocation " << i;
+  }
 }
 
 // Worker i runs on cpus[i mod n] and nowhere else: an operation over all of a node's CPUs must not
