@@ -53,7 +53,7 @@ TEST(WorkerPool, RunsEveryIndexOncePerOperation) {
 
 // The hand-over fields start a cache line of their own wherever the pool is allocated (the pool
 // is aligned to it): a process must not get a one-line or a two-line hand-over by the luck of its
-// heap, which read 2-10x apart between identical runs on the 2-vCPU VM.
+// heap, which read up to 2.6x apart between identical runs on the 2-vCPU VM.
 TEST(WorkerPool, StartsOnACacheLineWhereverItIsAllocated) {
   EXPECT_EQ(alignof(host::WorkerPool), host::WorkerPool::kHandoverLine);
   std::vector<std::unique_ptr<char[]>> shifts;  // heap allocations of odd sizes in between

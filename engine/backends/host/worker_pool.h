@@ -53,8 +53,8 @@ class WorkerPool {
   // What every operation touches, in one cache line of its own: the caller writes the task and the
   // generation, each worker reads both and writes `remaining_`. Where the object happened to put
   // `task_` and `generation_` on two lines, a 2-thread 16-byte copy on the 2-vCPU VM took
-  // 0.14-0.66 us instead of 0.06-0.08 (one more line to move per hand-over), and a process kept
-  // whichever it got: two identical runs read 2-10x apart.
+  // 0.14-0.17 us instead of 0.06-0.08 (one more line to move per hand-over), and a process kept
+  // whichever it got: two identical runs read up to 2.6x apart.
   alignas(kHandoverLine) const Task* task_ = nullptr;
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<int> remaining_{0};
