@@ -73,6 +73,34 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def slowed(record: dict[str, Any], factor: float) -> dict[str, Any]:
+    """A result or stability record of a real run as if every operation had taken `factor` times
+    as long: samples, statistics and figures, and the passes its confirmation compared (in the
+    stability record and in timing.stability). Other records are returned as they are."""
+    def passes(stability: Any) -> None:
+        if isinstance(stability, dict):
+            for key in ("passes_median_s", "first_median_s", "confirm_median_s"):
+                value = stability.get(key)
+                if isinstance(value, list):
+                    stability[key] = [x * factor for x in value]
+                elif isinstance(value, (int, float)):
+                    stability[key] = value * factor
+
+    if record.get("type") == "stability":
+        passes(record.get("stability"))
+    elif record.get("type") == "result":
+        record["samples_s"] = [s * factor for s in record.get("samples_s", [])]
+        record["stats"] = {k: (v * factor if k.endswith("_s") else v) for k, v in record["stats"].items()}
+        record["latency_us"] *= factor
+        if record.get("bandwidth_gbps"):
+            record["bandwidth_gbps"] /= factor
+        if isinstance(record.get("collective"), dict):  # a collective's algbw, busbw and goodput
+            record["collective"] = {k: (v / factor if k.endswith("_gbps") and isinstance(v, (int, float)) else v)
+                                    for k, v in record["collective"].items()}
+        passes((record.get("timing") or {}).get("stability"))
+    return record
+
+
 def assert_valid_run(results: Path, validator) -> list[dict[str, Any]]:
     records = read_lines(results)
     for number, record in enumerate(records, 1):

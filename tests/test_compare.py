@@ -17,11 +17,11 @@ import make_fixtures  # noqa: E402
 import synth  # noqa: E402
 
 from commatlas.analysis.compare import (  # noqa: E402
-    Band, Figures, Rule, Tolerance, compare_runs, judge, meta_differences, moved,
+    Band, Figures, Rule, Tolerance, compare_runs, group_points, judge, meta_differences, moved, point_tolerance,
 )
 from commatlas.io.results import load_run  # noqa: E402
 from commatlas.report.comparison import headline, write_comparison_html  # noqa: E402
-from conftest import fixture_run, read_lines, run_cli  # noqa: E402
+from conftest import fixture_run, read_lines, run_cli, slowed  # noqa: E402
 
 
 def one_point(tmp_path: Path, name: str, samples: np.ndarray, metric: str = "bandwidth"):
@@ -160,18 +160,7 @@ def slowed_copy(run: Path, out: Path, factor: float) -> Path:
     """The same real run with every timing `factor` times longer: a change of known size. (Whether
     1 and 2 threads differ by 10% at 1 MiB depends on the machine: 0.95x on a 2-core CI VM.)"""
     out.mkdir(parents=True)
-    lines = []
-    for line in (run / "results.jsonl").read_text().splitlines():
-        r = json.loads(line)
-        if r.get("type") == "result":
-            r["stats"] = {k: (v * factor if k.endswith("_s") else v) for k, v in r["stats"].items()}
-            r["samples_s"] = [s * factor for s in r["samples_s"]]
-            r["bandwidth_gbps"] /= factor
-            r["latency_us"] *= factor
-            for name in ("algbw_gbps", "busbw_gbps", "goodput_gbps"):
-                if (r.get("collective") or {}).get(name) is not None:
-                    r["collective"][name] /= factor
-        lines.append(json.dumps(r))
+    lines = [json.dumps(slowed(r, factor)) for r in read_lines(run / "results.jsonl")]
     (out / "results.jsonl").write_text("\n".join(lines) + "\n")
     return out
 
@@ -200,10 +189,9 @@ def test_a_point_a_run_calls_unstable_is_neither_changed_nor_unchanged(tmp_path)
     run = load_run(H100X2_DEFAULT)
     unstable = {p.point for p in run.results if p.stability == "unstable"}
     assert len(unstable) == 31
-    [c] = compare_runs([H100X2_DEFAULT, slowed_copy(H100X2_DEFAULT, tmp_path / "slower", 1.5)])
+    [c] = compare_runs([H100X2_DEFAULT, slowed_copy(H100X2_DEFAULT, tmp_path / "same", 1.0)])
     assert len(c.unstable) == 31 and all(p.verdict.why == "unstable in both runs" for p in c.unstable)
-    assert not any(p.verdict.different for p in c.unstable)
-    assert len(c.different) == len(c.points) - 31  # every other point is 1.5x slower, and found
+    assert not c.different
     assert "not judged: 31 unstable in a run" in headline(c)
     # a record without the check (written before engines made it) does not make a point stable
     unchecked = tmp_path / "unchecked"
@@ -214,6 +202,23 @@ def test_a_point_a_run_calls_unstable_is_neither_changed_nor_unchanged(tmp_path)
     (unchecked / "results.jsonl").write_text("\n".join(json.dumps(r) for r in lines) + "\n")
     [one] = compare_runs([H100X2_DEFAULT, unchecked])
     assert len(one.unstable) == 31 and all(p.verdict.why == "unstable in the baseline" for p in one.unstable)
+
+
+def test_an_unstable_point_whose_passes_lie_apart_has_changed(tmp_path) -> None:
+    # 1.5x slower, passes too: 26 of the 31 unstable points passed within less than 1.5x of each
+    # other inside their run, so every pass of the slower run lies beyond every pass of the other.
+    # The other 5 passed further apart than that, and stay unstable. At 100x none can hide.
+    [c] = compare_runs([H100X2_DEFAULT, slowed_copy(H100X2_DEFAULT, tmp_path / "slower", 1.5)])
+    apart = [p for p in c.different if "passes lie apart" in p.verdict.why]
+    assert len(apart) == 26 and len(c.unstable) == 5, [p.verdict.why for p in c.unstable]
+    assert len(c.different) == len(c.points) - 5
+    assert all(p.verdict.why.startswith("unstable in both runs, but its passes lie apart") for p in apart)
+    groups = group_points(c.base.results, {})
+    for p in c.unstable:  # their own passes spread so far that 1.5x slower ones overlap them within the tolerance
+        passes = [m for r in groups[p.key] for m in r.stability_modes]
+        assert 1.5 * min(passes) / max(passes) - 1 <= point_tolerance(p.metric, p.size, c.rule), (p.key, passes)
+    [far] = compare_runs([H100X2_DEFAULT, slowed_copy(H100X2_DEFAULT, tmp_path / "far", 100.0)])
+    assert not far.unstable and len(far.different) == len(far.points)
 
 
 def test_cli_says_which_rule_it_used(tmp_path) -> None:
@@ -268,10 +273,8 @@ def planted(run: Path, out: Path, benchmark: str, sizes: set[int], factor: float
     out.mkdir(parents=True)
     lines = []
     for r in read_lines(run / "results.jsonl"):
-        if r.get("type") == "result" and r.get("benchmark") == benchmark and r.get("bytes") in sizes:
-            r["samples_s"] = [s * factor for s in r["samples_s"]]
-            r["stats"] = {k: (v * factor if k.endswith("_s") else v) for k, v in r["stats"].items()}
-            r["bandwidth_gbps"] /= factor
+        if r.get("benchmark") == benchmark and r.get("bytes") in sizes:
+            slowed(r, factor)
         lines.append(json.dumps(r))
     (out / "results.jsonl").write_text("\n".join(lines) + "\n")
     return out

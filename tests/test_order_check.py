@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_one_line_error, have_mpiexec, read_lines, run_cli
+from conftest import assert_one_line_error, have_mpiexec, read_lines, run_cli, slowed
 
 # 10x: on a loaded 2-core VM the points of one range move up to ~3x between a run and jobs alone
 # (compare's tolerance comes from that), so a 3x plant can be the machine's own noise there; the
@@ -28,19 +28,12 @@ PLANTED = 100.0
 def scale_benchmark(run_dir: Path, benchmark: str, factor: float, size: int | None = None) -> int:
     """Makes every result of `benchmark` (of that size only, with `size`) `factor` times slower in the
     run's own records, as an earlier benchmark that left a bad state behind would: samples,
-    statistics and figures."""
+    statistics, figures and the passes its confirmation compared."""
     lines, changed = [], 0
     for record in read_lines(run_dir / "results.jsonl"):
-        if record.get("type") == "result" and record["benchmark"] == benchmark and size in (None, record["bytes"]):
-            record["samples_s"] = [s * factor for s in record.get("samples_s", [])]
-            record["stats"] = {k: (v * factor if k.endswith("_s") else v) for k, v in record["stats"].items()}
-            record["latency_us"] *= factor
-            if record.get("bandwidth_gbps"):
-                record["bandwidth_gbps"] /= factor
-            if isinstance(record.get("collective"), dict):  # a collective's algbw, busbw and goodput
-                record["collective"] = {k: (v / factor if k.endswith("_gbps") and isinstance(v, (int, float)) else v)
-                                        for k, v in record["collective"].items()}
-            changed += 1
+        if record.get("benchmark") == benchmark and size in (None, record.get("bytes")):
+            slowed(record, factor)
+            changed += record.get("type") == "result"
         lines.append(json.dumps(record))
     (run_dir / "results.jsonl").write_text("\n".join(lines) + "\n")
     return changed
@@ -236,10 +229,12 @@ def test_unstable_records_and_missing_points_get_their_own_verdicts(host_run: Pa
     records = read_lines(first)
     # The engine's confirmation pass writes a stability record after the result; older engines put
     # the verdict in the result's timing. Either says unstable here.
+    # Its passes: its own median and one twice as slow, so that they overlap the run's.
+    median = records[1]["stats"]["median_s"]
     records[1]["timing"]["stability"] = {"verdict": "unstable"}
     for r in records:
         if r.get("type") == "stability" and r["point"] == records[1]["point"]:
-            r["stability"] = {"verdict": "unstable", "passes_median_s": [1.0, 2.0]}
+            r["stability"] = {"verdict": "unstable", "passes_median_s": [median, 2 * median]}
     first.write_text("".join(json.dumps(r) + "\n" for r in records))
     records = read_lines(second)
     lost = records[1]

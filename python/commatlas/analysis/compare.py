@@ -19,7 +19,8 @@ comes from the runs being compared, never from other machines:
 A point is never judged tighter than its own records allow: the spread of its passes separated in
 time (`timing.stability`), or of its timed batches in arrival order where a record predates that.
 A point either run calls unstable (its passes disagree) is said to be unstable, neither changed nor
-unchanged.
+unchanged, unless every pass of one run lies beyond every pass of the other by more than the
+tolerance: then no state it showed explains the move, and it has changed.
 
 Two figures of a point must both have moved, the same way: the median and the fast end (the p5
 time). Other jobs on the machine only ever slow samples down, so on a shared machine the median
@@ -580,6 +581,32 @@ def between_jobs(a: list[Result], b: list[Result], tolerance: float) -> tuple[bo
                   f"spread {amount(spread)} beyond ±{amount(tolerance)})")
 
 
+def passes(results: list[Result]) -> list[float]:
+    """Every pass a side's records measured, seconds per op: each record's measurement and
+    confirmation medians (timing.stability), or its one median where it has none."""
+    out = []
+    for r in results:
+        modes = [m for m in r.stability_modes if m > 0 and math.isfinite(m)]
+        out += modes or ([r.stats.median_s] if r.stats.median_s > 0 else [])
+    return out
+
+
+def passes_apart(a: list[Result], b: list[Result], tolerance: float) -> str:
+    """For a point a run calls unstable: what to say when every pass of one side lies beyond every
+    pass of the other by more than the tolerance ("" otherwise). No state the point showed inside
+    either run reaches the other side's, so its instability cannot explain the move: it changed
+    (a 100x slowdown planted on a point whose batches did not repeat was called unstable before)."""
+    pa, pb = passes(a), passes(b)
+    if not pa or not pb or tolerance > TOO_WIDE:
+        return ""
+    gap = max(min(pb) / max(pa), min(pa) / max(pb)) - 1
+    if gap <= tolerance:
+        return ""
+    return (f"unstable in {unstable_in(a, b)}, but its passes lie apart: {len(pa)} at {min(pa):.3g}-{max(pa):.3g} s "
+            f"against {len(pb)} at {min(pb):.3g}-{max(pb):.3g} s per op, {amount(gap)} between the nearest, "
+            f"beyond ±{amount(tolerance)}")
+
+
 def unstable_in(a: list[Result], b: list[Result]) -> str:
     where = [name for name, rs in (("the baseline", a), ("the other run", b))
              if side_unstable(sum(r.stability == "unstable" for r in rs), len(rs))]
@@ -641,7 +668,8 @@ def compare_two(base: Run, other: Run) -> RunComparison:
         variant = ", ".join([f"{k}={v}" for k, v in key[1]] + ([f"{r.ranks} ranks"] if r.ranks > 1 else []))
         where = unstable_in(a, results)
         if where:
-            verdict = Verdict(False, f"unstable in {where}", unstable=True)
+            apart = passes_apart(a, results, point_tolerance(r.metric, r.bytes, rule))
+            verdict = Verdict(True, apart) if apart else Verdict(False, f"unstable in {where}", unstable=True)
         else:
             # An outvoted job's own disagreement is not the point's spread: the jobs that repeated
             # set it (its median still counts among the jobs').

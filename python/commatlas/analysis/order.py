@@ -6,7 +6,9 @@ own, matched and judged by compare's point matching and tolerance rule. Each poi
 - "differs": beyond it, with both figures and the ratio;
 - "unstable": a record of either side says its batches did not repeat (timing.stability.verdict,
   where the engine writes it), so neither figure can be held against the other; with several jobs
-  on a side (3 or more), at least half of them (compare.side_unstable: a minority is outvoted);
+  on a side (3 or more), at least half of them (compare.side_unstable: a minority is outvoted).
+  Where every pass of one side lies beyond every pass of the other, the point differs all the same
+  (compare.passes_apart);
 - "not alone": the job of its own has no result for it (the skip or error it wrote instead, or why
   the job failed). A point that runs only after another benchmark is an order dependence too.
 
@@ -188,7 +190,7 @@ def judge_order(base: Run, alone: list[AloneRun], directory: Path, in_order: lis
             jobs = groups.get(p.key, [])
             if side_unstable(sum(id(r) in unstable for r in jobs), len(jobs)):
                 sides.append(side)
-        if sides:
+        if sides and not p.verdict.different:
             verdict, why = UNSTABLE, f"batches did not repeat ({' and '.join(sides)}): {p.verdict.why}"
         elif p.verdict.unstable:
             verdict, why = UNSTABLE, p.verdict.why
