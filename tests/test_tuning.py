@@ -53,11 +53,15 @@ def test_preset_run_answers_per_movement_and_size(tune_run: Path) -> None:
 
 def test_a_slower_setting_is_flagged_and_a_faster_one_wins(tune_run: Path) -> None:
     run = load_run(tune_run)
-    # The same run, with one setting's point made 3x slower and another's 2x faster than measured.
+    # The same run, with one setting's point made 3x slower and another's 2x faster than the default,
+    # and every other setting as fast as the default: measured, 4 ranks on this 2-core VM have put
+    # a setting that changes nothing (OMPI_MCA_pml=ob1) more than 2x from the default's figure.
     changed = copy.deepcopy(run)
-    slow, fast = [r for r in changed.results if any(v != "(unset)" for k, v in r.params.items() if k.startswith("env."))][:2]
+    settings = [r for r in changed.results if any(v != "(unset)" for k, v in r.params.items() if k.startswith("env."))]
+    slow, fast = settings[:2]
     base = next(r for r in changed.results if all(v == "(unset)" for k, v in r.params.items() if k.startswith("env.")))
-    for r, factor in ((slow, 3.0), (fast, 0.5)):
+    for r in settings:
+        factor = 3.0 if r is slow else 0.5 if r is fast else 1.0
         r.stats = type(r.stats)(**{**r.stats.__dict__, "median_s": base.stats.median_s * factor, "cv": 0.0})
     base.stats = type(base.stats)(**{**base.stats.__dict__, "cv": 0.0})
     answer = tuning_answers(changed)
