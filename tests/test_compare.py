@@ -209,10 +209,11 @@ def test_an_unstable_point_whose_passes_lie_apart_has_changed(tmp_path) -> None:
     # other inside their run, so every pass of the slower run lies beyond every pass of the other.
     # The other 5 passed further apart than that, and stay unstable. At 100x none can hide.
     [c] = compare_runs([H100X2_DEFAULT, slowed_copy(H100X2_DEFAULT, tmp_path / "slower", 1.5)])
-    apart = [p for p in c.different if "passes lie apart" in p.verdict.why]
+    apart = [p for p in c.different if "but its passes lie" in p.verdict.why]
     assert len(apart) == 26 and len(c.unstable) == 5, [p.verdict.why for p in c.unstable]
     assert len(c.different) == len(c.points) - 5
-    assert all(p.verdict.why.startswith("unstable in both runs, but its passes lie apart") for p in apart)
+    assert all(p.verdict.why.startswith("unstable in both runs, but its passes lie ") and " apart, beyond ±" in p.verdict.why
+               for p in apart)
     groups = group_points(c.base.results, {})
     for p in c.unstable:  # their own passes spread so far that 1.5x slower ones overlap them within the tolerance
         passes = [m for r in groups[p.key] for m in r.stability_modes]
