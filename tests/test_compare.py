@@ -220,6 +220,18 @@ def test_an_unstable_point_whose_passes_lie_apart_has_changed(tmp_path) -> None:
         assert 1.5 * min(passes) / max(passes) - 1 <= point_tolerance(p.metric, p.size, c.rule), (p.key, passes)
     [far] = compare_runs([H100X2_DEFAULT, slowed_copy(H100X2_DEFAULT, tmp_path / "far", 100.0)])
     assert not far.unstable and len(far.different) == len(far.points)
+    # The fast end must have moved too, as for every point: the same 1.5x with each record's fastest
+    # samples (p5) left where they were, as a busy neighbour would leave them, changes nothing.
+    busy = slowed_copy(H100X2_DEFAULT, tmp_path / "busy", 1.5)
+    original = {r["point"]: r["stats"]["p5_s"] for r in read_lines(H100X2_DEFAULT / "results.jsonl") if r.get("type") == "result"}
+    records = read_lines(busy / "results.jsonl")
+    for r in records:
+        if r.get("type") == "result":
+            r["stats"]["p5_s"] = original[r["point"]]
+    (busy / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    [neighbour] = compare_runs([H100X2_DEFAULT, busy])
+    assert not [p for p in neighbour.different if "but its passes lie" in p.verdict.why]
+    assert len(neighbour.unstable) >= 31
 
 
 def test_cli_says_which_rule_it_used(tmp_path) -> None:

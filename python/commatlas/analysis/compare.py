@@ -593,14 +593,16 @@ def passes(results: list[Result]) -> list[float]:
 
 def passes_apart(a: list[Result], b: list[Result], tolerance: float) -> str:
     """For a point a run calls unstable: what to say when every pass of one side lies beyond every
-    pass of the other by more than the tolerance ("" otherwise). No state the point showed inside
-    either run reaches the other side's, so its instability cannot explain the move: it changed
-    (a 100x slowdown planted on a point whose batches did not repeat was called unstable before)."""
+    pass of the other by more than the tolerance, and its median and fast end moved beyond it too
+    ("" otherwise). No state the point showed inside either run reaches the other side's, so its
+    instability cannot explain the move: it changed (a 100x slowdown planted on a point whose
+    batches did not repeat was called unstable before). The fast end keeps the rule every point
+    has: a busy neighbour slows the median of every pass, never the fastest samples."""
     pa, pb = passes(a), passes(b)
     if not pa or not pb or tolerance > TOO_WIDE:
         return ""
     gap = max(min(pb) / max(pa), min(pa) / max(pb)) - 1
-    if gap <= tolerance:
+    if gap <= tolerance or abs(signed_move(center(a), center(b))) <= tolerance:
         return ""
     return f"unstable in {unstable_in(a, b)}, but its passes lie {amount(gap)} apart, beyond ±{amount(tolerance)}"
 
