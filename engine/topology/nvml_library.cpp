@@ -111,6 +111,15 @@ struct NvmlLibrary::Api {
   std::string error(nvmlReturn_t rc) const {
     return error_string ? error_string(rc) : "NVML error " + std::to_string(rc);
   }
+  // The NVLinks NVML says are up on `dev` (one state query per possible link).
+  std::vector<unsigned> active_links(nvmlDevice_t dev) const {
+    std::vector<unsigned> links;
+    for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+      int active = 0;
+      if (ask(nvlink_state, dev, link, &active) && active == NVML_FEATURE_ENABLED) links.push_back(link);
+    }
+    return links;
+  }
   // NVML answers NOT_SUPPORTED for many queries on many GPUs: a failed query is an unknown fact,
   // never an error, so every query goes through this one check.
   template <typename Fn, typename... Args>
@@ -187,9 +196,7 @@ void NvmlLibrary::describe(GpuAnswers& gpu) const {
                              static_cast<int>(width_max), 0, "NVML"};
   }
 
-  for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
-    int active = 0;
-    if (!a.ask(a.nvlink_state, dev, link, &active) || active != NVML_FEATURE_ENABLED) continue;
+  for (unsigned link : a.active_links(dev)) {
     nvmlPciInfo_t remote{};
     if (!a.ask(a.nvlink_remote_pci, dev, link, &remote)) continue;
     NvlinkAnswer answer;
@@ -232,7 +239,7 @@ GpuWire NvmlLibrary::traffic(int gpu, const std::string& bus_id) const {
   };
   if (!available_) return unreadable(detail_);
   Api& a = *api_;
-  if (!a.field_values) return unreadable("libnvidia-ml.so.1 lacks nvmlDeviceGetFieldValues");
+  if (!a.field_values) return unreadable("this NVML lacks nvmlDeviceGetFieldValues (" + detail_ + ")");
 
   // The handle and the active links are looked up once per GPU and run: the 18 link-state queries
   // cost as much as a read of every counter, and a wire check reads 2-4 times around each pass.
@@ -240,12 +247,7 @@ GpuWire NvmlLibrary::traffic(int gpu, const std::string& bus_id) const {
   auto known = a.counters.find(bus_id);
   if (known == a.counters.end()) {
     Api::CounterSource source;
-    if (a.ask(a.handle_by_bus_id, bus_id.c_str(), &source.dev))
-      for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
-        int active = 0;
-        if (a.ask(a.nvlink_state, source.dev, link, &active) && active == NVML_FEATURE_ENABLED)
-          source.links.push_back(link);
-      }
+    if (a.ask(a.handle_by_bus_id, bus_id.c_str(), &source.dev)) source.links = a.active_links(source.dev);
     known = a.counters.emplace(bus_id, std::move(source)).first;
   }
   Api::CounterSource& source = known->second;
