@@ -10,6 +10,8 @@
 # Usage (repository root, .device-carry carried):
 #   OUT=/some/dir BASE_TGZ=.device-carry/base-bc900bd.tgz bash scripts/device/wall_baseline.sh
 # BASE_TGZ=none runs head alone (the guard's wall times and compare on another machine).
+# QUICK_ARGS replaces --quick in the interleaved loop (e.g. QUICK_ARGS="--only host.memcpy" DEFAULT=0:
+# fresh jobs of one family, base and head in turn, for a change that shows from job to job).
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
 BASE_TGZ=${BASE_TGZ:?set BASE_TGZ to a git archive of the earlier commit}
@@ -54,8 +56,10 @@ run() {  # run WHICH NAME ARGS...
   echo "$name $which $wall rc=$rc $*" | tee -a "$W/walls.txt"
 }
 for k in $(seq 1 "${QUICK_ROUNDS:-2}"); do
-  run base "quick-base-$k" --quick
-  run head "quick-head-$k" --quick
+  # shellcheck disable=SC2086 # QUICK_ARGS is a list of words
+  run base "quick-base-$k" ${QUICK_ARGS:---quick}
+  # shellcheck disable=SC2086
+  run head "quick-head-$k" ${QUICK_ARGS:---quick}
 done
 rounds=${DEFAULT_ROUNDS:-1}
 [ "${DEFAULT:-1}" = 1 ] || rounds=0
