@@ -53,17 +53,6 @@ TEST(MpiPointToPoint, BytesPerOpCountEachDirectionOnce) {
   EXPECT_EQ(p2p_bytes_per_op(Protocol::Bibw, 4096, 1), 2.0 * 4096);
 }
 
-TEST(MpiPointToPoint, AWindowIsOsuBwsUntilItWouldCarryMoreThanItsCap) {
-  EXPECT_EQ(message_window(1), kMessageWindow);
-  EXPECT_EQ(message_window(4ull << 20), kMessageWindow);  // 256 MiB: the cap exactly
-  EXPECT_EQ(message_window((4ull << 20) + 1), kMessageWindow - 1);
-  EXPECT_EQ(message_window(16ull << 20), 16);
-  EXPECT_EQ(message_window(256ull << 20), 1);
-  EXPECT_EQ(message_window(1ull << 30), 1);  // one message, however large
-  for (std::size_t bytes : {1ull << 20, 3ull << 20, 5ull << 20, 16ull << 20, 100ull << 20})
-    EXPECT_LE(static_cast<std::size_t>(message_window(bytes)) * bytes, kMaxWindowBytes) << bytes;
-}
-
 // What each rank's receive buffer holds after the MPI call, computed from the MPI standard's
 // definition of the call over every rank's send buffer.
 std::vector<double> simulate(CollectiveOp op, const CollectiveShape& s, int ranks, int rank) {

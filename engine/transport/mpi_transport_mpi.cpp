@@ -2,7 +2,6 @@
 // protocols' and patterns' MPI calls every MPI transport shares.
 #include "transport/mpi_transport_mpi.h"
 
-#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -29,18 +28,8 @@ std::vector<int> MpiTransport::local_ends() const {
   return {};
 }
 
-int message_window(std::size_t bytes) {
-  if (bytes == 0) return kMessageWindow;
-  return static_cast<int>(std::clamp<std::size_t>(kMaxWindowBytes / bytes, 1, kMessageWindow));
-}
-
-ProtocolWords MpiTransport::words(Protocol protocol, std::size_t bytes) const {
+ProtocolWords MpiTransport::words(Protocol protocol) const {
   const std::string where = buffers_->describe();
-  const std::string window = std::to_string(message_window(bytes));
-  // OSU's window, or why this one is smaller.
-  const std::string osu = message_window(bytes) == kMessageWindow
-                              ? ""
-                              : " (OSU's 64 cut to the " + format_size(kMaxWindowBytes) + " a window carries at most)";
   switch (protocol) {
     case Protocol::PingPong:
       return {"host steady_clock on rank 0 around a batch of round trips; per-op time halved",
@@ -48,12 +37,12 @@ ProtocolWords MpiTransport::words(Protocol protocol, std::size_t bytes) const {
                   where};
     case Protocol::Bandwidth:
       return {"host steady_clock on rank 0 around a batch of windows",
-              "one window (osu_bw): " + window + " MPI_Isend 0->1 + MPI_Waitall" + osu + ", then a 4-byte ack 1->0, " +
+              "one window (osu_bw): " + std::to_string(kMessageWindow) + " MPI_Isend 0->1 + MPI_Waitall, then a 4-byte ack 1->0, " +
                   where};
     case Protocol::Bibw:
       return {"host steady_clock on rank 0 around a batch of windows",
-              "one window each way at once (osu_bibw): " + window + " MPI_Irecv + " + window +
-                  " MPI_Isend per rank + MPI_Waitall" + osu + ", " + where};
+              "one window each way at once (osu_bibw): " + std::to_string(kMessageWindow) + " MPI_Irecv + " +
+                  std::to_string(kMessageWindow) + " MPI_Isend per rank + MPI_Waitall, " + where};
   }
   return {};
 }
@@ -105,54 +94,54 @@ void MpiTransport::transfer(int from, int to, std::size_t bytes) {
 
 // All messages of a window share one buffer, as in osu_bw: the footprint stays one message
 // (64 MiB messages would need 4 GiB otherwise) and every message carries the same bytes.
-void MpiTransport::post_sends(MPI_Request* requests, int to, int count, int window) {
-  for (int w = 0; w < window; ++w) {
+void MpiTransport::post_sends(MPI_Request* requests, int to, int count) {
+  for (int w = 0; w < kMessageWindow; ++w) {
     if (stages_) buffers_->stage_before_send();
     COMMATLAS_MPI(MPI_Isend(send_, count, MPI_BYTE, to, kPayloadTag, comm_.get(), &requests[w]));
   }
 }
 
-void MpiTransport::post_receives(MPI_Request* requests, int from, int count, int window) {
-  for (int w = 0; w < window; ++w)
+void MpiTransport::post_receives(MPI_Request* requests, int from, int count) {
+  for (int w = 0; w < kMessageWindow; ++w)
     COMMATLAS_MPI(MPI_Irecv(recv_, count, MPI_BYTE, from, kPayloadTag, comm_.get(), &requests[w]));
 }
 
 void MpiTransport::wait(MPI_Request* requests, int n) { COMMATLAS_MPI(MPI_Waitall(n, requests, MPI_STATUSES_IGNORE)); }
 
-void MpiTransport::unstage_receives(int window) {
+void MpiTransport::unstage_receives() {
   if (!stages_) return;
-  for (int w = 0; w < window; ++w) buffers_->stage_after_receive();
+  for (int w = 0; w < kMessageWindow; ++w) buffers_->stage_after_receive();
 }
 
 void MpiTransport::window(int from, int to, std::size_t bytes) {
-  const int me = comm_.rank(), count = static_cast<int>(bytes), n = message_window(bytes);
+  const int me = comm_.rank(), count = static_cast<int>(bytes);
   send_ = buffers_->send_data();
   recv_ = buffers_->recv_data();
   if (me == from) {
-    post_sends(requests_.data(), to, count, n);
-    wait(requests_.data(), n);
+    post_sends(requests_.data(), to, count);
+    wait(requests_.data(), kMessageWindow);
     // The ack: the window is done only when the receiver has every message.
     COMMATLAS_MPI(MPI_Recv(&ack_, 1, MPI_INT, to, kAckTag, comm_.get(), MPI_STATUS_IGNORE));
   } else if (me == to) {
-    post_receives(requests_.data(), from, count, n);
-    wait(requests_.data(), n);
-    unstage_receives(n);
+    post_receives(requests_.data(), from, count);
+    wait(requests_.data(), kMessageWindow);
+    unstage_receives();
     COMMATLAS_MPI(MPI_Send(&ack_, 1, MPI_INT, from, kAckTag, comm_.get()));
   }
 }
 
 // As osu_bibw: the sends' MPI_Waitall, then the receives'.
 void MpiTransport::window_both(int a, int b, std::size_t bytes) {
-  const int me = comm_.rank(), count = static_cast<int>(bytes), n = message_window(bytes);
+  const int me = comm_.rank(), count = static_cast<int>(bytes);
   if (me != a && me != b) return;
   const int peer = me == a ? b : a;
   send_ = buffers_->send_data();
   recv_ = buffers_->recv_data();
-  post_receives(requests_.data(), peer, count, n);
-  post_sends(requests_.data() + kMessageWindow, peer, count, n);
-  wait(requests_.data() + kMessageWindow, n);
-  wait(requests_.data(), n);
-  unstage_receives(n);
+  post_receives(requests_.data(), peer, count);
+  post_sends(requests_.data() + kMessageWindow, peer, count);
+  wait(requests_.data() + kMessageWindow, kMessageWindow);
+  wait(requests_.data(), kMessageWindow);
+  unstage_receives();
 }
 
 void mpi_exchange(MPI_Comm comm, std::vector<MPI_Request>& requests, const void* send_base, void* recv_base,
@@ -268,14 +257,12 @@ const bool registered = register_transport(TransportSpec{
                    Metric::Latency, {1, 64, 4096, 64ull << 10, 1ull << 20},
                    {8, 4096})},  // the sizes the OSU comparison uses
         {Protocol::Bandwidth,
-         host_info("mpi.bandwidth",
-                   "windows of 64 MPI_Isend rank 0 -> 1 (at most 256 MiB a window) on host buffers, acked (osu_bw)",
+         host_info("mpi.bandwidth", "windows of 64 MPI_Isend rank 0 -> 1 on host buffers, acked (osu_bw)",
                    Metric::Bandwidth, {1, 64, 4096, 64ull << 10, 1ull << 20, 16ull << 20}, {4096, 1ull << 20})},
         {Protocol::Bibw,
          host_info(
              "mpi.bibw",
-             "windows of 64 messages (at most 256 MiB a window) each way between ranks 0 and 1 at once on host "
-             "buffers, sum of both (osu_bibw)",
+             "windows of 64 messages each way between ranks 0 and 1 at once on host buffers, sum of both (osu_bibw)",
              Metric::Bandwidth, {1, 64, 4096, 64ull << 10, 1ull << 20, 16ull << 20}, {4096, 1ull << 20})},
     },
     nullptr,

@@ -17,21 +17,16 @@
 
 namespace commatlas {
 
-// Messages in flight per window: osu_bw's default window of 64, as long as the window carries at
-// most kMaxWindowBytes; larger messages get as many as fit (at least one). At 16 MiB on host
-// buffers a window of 64 is 1 GiB, 73 ms each way on 2x H100: the few samples a point's budget held
-// took 4 s of a default run, and 16 messages in flight keep the link as busy as 64.
+// Messages in flight per window (osu_bw's default window size).
 inline constexpr int kMessageWindow = 64;
-inline constexpr std::size_t kMaxWindowBytes = 256ull << 20;
-int message_window(std::size_t bytes);
 
 class MpiTransport : public Transport {
  public:
   explicit MpiTransport(std::unique_ptr<mpi::MessageBuffers> buffers);
 
   std::vector<int> local_ends() const override;
-  int window_messages(std::size_t bytes) const override { return message_window(bytes); }
-  ProtocolWords words(Protocol protocol, std::size_t bytes) const override;
+  int window_messages() const override { return kMessageWindow; }
+  ProtocolWords words(Protocol protocol) const override;
 
   void fill_send(int end, std::size_t bytes, std::uint64_t seed) override;
   void poison_recv(int end, std::size_t bytes) override;
@@ -62,10 +57,10 @@ class MpiTransport : public Transport {
  private:
   void send_message(int to, int count);
   void receive_message(int from, int count);
-  void post_sends(MPI_Request* requests, int to, int count, int window);
-  void post_receives(MPI_Request* requests, int from, int count, int window);
+  void post_sends(MPI_Request* requests, int to, int count);
+  void post_receives(MPI_Request* requests, int from, int count);
   void wait(MPI_Request* requests, int n);
-  void unstage_receives(int window);
+  void unstage_receives();
 
   std::unique_ptr<mpi::MessageBuffers> buffers_;
   bool stages_ = false;  // staged buffers: each message is copied through host memory, timed

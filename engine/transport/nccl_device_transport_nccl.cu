@@ -372,7 +372,7 @@ class NcclDeviceTransport final : public Transport {
     bytes_ = bytes;  // inside the window, whose size is the largest; the words follow the size
     return true;
   }
-  ProtocolWords words(Protocol p, std::size_t) const override {
+  ProtocolWords words(Protocol p) const override {
     const CtaSlicing s = cta_slicing(bytes_, max_ctas_);
     const Accounting a = p == Protocol::PingPong ? nccl_device_pingpong_accounting(signal_, bytes_, s.ctas)
                                                  : nccl_device_stream_accounting(bytes_, s.ctas);

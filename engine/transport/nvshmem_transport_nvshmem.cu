@@ -347,7 +347,7 @@ class NvshmemTransport final : public Transport {
     bytes_ = bytes;  // inside the inbox, whose size is the largest; the words follow the size
     return true;
   }
-  ProtocolWords words(Protocol p, std::size_t) const override {
+  ProtocolWords words(Protocol p) const override {
     const int ctas = slicing(bytes_).ctas;
     const Accounting a = p == Protocol::PingPong ? nvshmem_pingpong_accounting(put_, bytes_, ctas)
                                                  : nvshmem_stream_accounting(bytes_, ctas);
