@@ -92,6 +92,8 @@ class LaunchWorkload final : public Workload {
         a.timing = "CUDA events on rank 0's stream around one replay per stream of a CUDA graph of `ops` round trips, "
                    "captured once (as nccl-tests -G), launched as it comes (Immediate); per-op time halved";
         a.latency_includes = trip + "; as nodes of a replayed CUDA graph";
+        // Each rank replays its own graph and waits for the other's: the replay must outlast a launch.
+        a.min_sample_s = cuda::kCoupledGraphMinSampleSeconds;
         break;
     }
     return a;
