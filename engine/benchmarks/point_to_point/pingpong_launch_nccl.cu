@@ -89,8 +89,9 @@ class LaunchWorkload final : public Workload {
         a.latency_includes = trip + "; launches overlapped with the previous round trip";
         break;
       case Mode::Graph:
-        a.timing = "CUDA events on rank 0's stream around one replay per stream of a CUDA graph of `ops` round trips, "
-                   "captured once (as nccl-tests -G), launched as it comes (Immediate); per-op time halved";
+        a.timing = "CUDA events on rank 0's stream around one replay per stream of a CUDA graph of `ops` round trips "
+                   "(at least 1 ms of them, so a replay outlasts the launch of the next), captured once (as nccl-tests "
+                   "-G), launched as it comes (Immediate); per-op time halved";
         a.latency_includes = trip + "; as nodes of a replayed CUDA graph";
         // Each rank replays its own graph and waits for the other's: the replay must outlast a launch.
         a.min_sample_s = cuda::kCoupledGraphMinSampleSeconds;
