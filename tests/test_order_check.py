@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_one_line_error, have_mpiexec, read_lines, run_cli, slowed
+from conftest import assert_one_line_error, fixture_run, have_mpiexec, read_lines, run_cli, slowed
 
 # 10x: on a loaded 2-core VM the points of one range move up to ~3x between a run and jobs alone
 # (compare's tolerance comes from that), so a 3x plant can be the machine's own noise there; the
@@ -511,3 +511,33 @@ def test_a_minority_of_jobs_that_did_not_repeat_is_outvoted(host_run: Path, tmp_
     # which as the point's spread would have called the change noise.
     moved = check("moved", 1.5 + 2 * own, [2], 4.0)
     assert [p.verdict for p in moved] == ["differs"], [(p.verdict, p.why) for p in moved]
+
+
+# Real jobs of 2x H100 (VM D): nccl.pingpong_launch alone read 8.6 and 51 us at 8 B in graph mode
+# (one job in each state), in the run's order 8.4 and 8.5 us.
+NCCL_GRAPH = fixture_run("h100x2-nccl-graph-order")
+
+
+def test_a_benchmark_whose_jobs_fall_in_two_states_cannot_widen_the_tolerance_that_judges_it(tmp_path) -> None:
+    from commatlas.analysis.order import AloneRun, judge_order
+    from commatlas.io.results import load_run
+
+    alone = [AloneRun(b, NCCL_GRAPH / f"round-{n}" / b, True, "", 1.0, n)
+             for n in (1, 2) for b in ("nccl.pingpong", "nccl.pingpong_launch")]
+    in_order = [AloneRun("in-order", NCCL_GRAPH / "in-order", True, "", 1.0)]
+    check = judge_order(load_run(NCCL_GRAPH / "default"), alone, tmp_path, in_order)
+    graph = {p.bytes: p for p in check.points
+             if p.benchmark == "nccl.pingpong_launch" and "launch_mode=graph" in p.variant}
+    assert set(graph) == {8, 4096, 65536}
+    # Its own two states set the latency range's tolerance at +-3.7x when its pairs of jobs counted:
+    # 29.8 against 8.5 us "agreed". Judged on the other benchmarks' repetitions, no job alone comes
+    # near the run's side.
+    for size, p in graph.items():
+        assert p.verdict == "differs", (size, p.why)
+        assert p.ratio > 3, (size, p.ratio)
+    # The other launch modes moved 3-16% between the sides, each judged on its own spread now that
+    # the graph's states no longer set the range's tolerance.
+    others = [p for p in check.points if p.benchmark == "nccl.pingpong_launch" and "launch_mode=graph" not in p.variant]
+    assert len(others) == 6 and all(0.8 < p.ratio < 1.2 for p in others), [(p.variant, p.bytes, p.ratio) for p in others]
+    assert all("its own spread" in p.why or "passes lie" in p.why for p in others if p.verdict == "differs")
+    assert "a benchmark is judged on the others' pairs" in check.rule
