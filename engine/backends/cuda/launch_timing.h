@@ -31,8 +31,8 @@ namespace commatlas::cuda {
 // on 2x H100 an NCCL ping-pong graph of one round trip read 51 us per round trip in fresh jobs,
 // where graphs of 6 read 8.4 us; the event clock's 50 us let a slow first estimate size the graph
 // at one round trip, and every later sample confirmed it. Such workloads ask for samples of at least
-// 1 ms, which a replay outlasts its launch by twentyfold. Not every graph: 500 copy-engine nodes per
-// replay read 1.7 or 2.0-2.4 us per copy from job to job, where 28 read 1.7-1.9.
+// 1 ms, twenty such launches. Not every graph does: with 500 copy-engine nodes per replay a copy read
+// 1.7 or 2.0-2.4 us from job to job, where 28 per replay read 1.7-1.9.
 inline constexpr double kCoupledGraphMinSampleSeconds = 1e-3;
 
 // What the mode asks of the harness's sampling: one operation per sample where the host waits for

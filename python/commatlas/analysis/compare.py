@@ -156,8 +156,7 @@ class Rule:
         tolerance that judges it. On 2x H100, nccl.pingpong_launch in graph mode read 8.6 and 51 us
         in two jobs alone: with its pairs counted the latency range's tolerance came out at ±3.7x and
         its 29.8 against 8.5 us agreed. Its own spread still counts (`judge`'s `own`, `between_jobs`)."""
-        mine = [p for p in self.pairs if p[1] == benchmark]
-        if self.kind != "repeats" or not mine:
+        if self.kind != "repeats" or all(name != benchmark for _, name, _ in self.pairs):
             return self
         others = [(band, d) for band, name, d in self.pairs if name != benchmark]
         tolerances = []
@@ -174,7 +173,7 @@ class Rule:
                                               measured_from=f"{len(pool)} {words}, {benchmark}'s left out"))
                     break
             else:
-                tolerances.append(t)  # too few without it: as the run's side and the other's show
+                tolerances.append(t)  # too few pairs without its own: the range's tolerance stands
         return replace(self, tolerances=tuple(tolerances))
 
     def of(self, metric: str, size: int | None) -> Tolerance | None:
