@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Which earlier benchmark of the MPI job moves a family's points? check-order says that the points
+# read differently alone than in the run's order; this finds which predecessor does it. Each case is
+# one fresh `commatlas run` job: the TARGET benchmarks alone, or after one group of the benchmarks
+# that precede them in the run's job. The cases are interleaved over ROUNDS rounds, so a drift of
+# the machine shows in every case alike. nvidia-smi samples the GPUs' SM clock, temperature and
+# power every 200 ms meanwhile, so a case that leaves the GPUs hotter or slower shows beside it.
+# Prints, per case, each round's geometric mean of TARGET's points over the alone case's median
+# (1.00: as alone), and packs the records into $OUT.
+# Usage (repository root, .device-carry carried):
+#   OUT=/some/dir [ROUNDS=3] [DEADLINE=480] [TARGET=nccl.allgather,nccl.bibw,...] \
+#     [CASES="after-x=--only mpi.x.* after-y=--only ipc.*"] bash scripts/device/order_bisect.sh
+# Each CASES word is NAME=SELECTION, the selection's commas kept: the TARGET list is appended to it.
+set -uo pipefail
+OUT=${OUT:?set OUT to the folder that receives logs and records}
+ROUNDS=${ROUNDS:-3}
+DEADLINE=${DEADLINE:-480}
+TARGET=${TARGET:-nccl.allgather,nccl.allreduce,nccl.bibw,nccl.reduce,nccl.reduce_scatter}
+# The MPI job's predecessors of the NCCL family, by group (the run's order: gpu_initiated.ipc, ipc,
+# host MPI, GPU-aware MPI, staged MPI, then NCCL).
+CASES=${CASES:-"after-ipc=ipc.*,gpu_initiated.ipc.* after-host-mpi=mpi.allgather,mpi.allreduce,mpi.alltoall,mpi.bandwidth,mpi.bibw,mpi.broadcast,mpi.pingpong,mpi.reduce_scatter after-gpu-aware=mpi.gpu_aware.* after-staged=mpi.staged.*"}
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
+W=$(mktemp -d)
+exec > >(tee "$W/order_bisect.log") 2>&1
+start=$SECONDS
+trap 'kill "${SMI:-0}" 2>/dev/null; tar czf "$OUT/order-bisect.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
+nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv | tee "$W/nvidia-smi.csv"
+source scripts/device/build_engine.sh build-bisect "$W/build.log" || exit 1
+nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader -lms 200 \
+  > "$W/clocks.csv" &
+SMI=$!
+
+declare -A CASE=([alone]="$TARGET")
+names=(alone)
+for c in $CASES; do
+  CASE[${c%%=*}]="${c#*=},$TARGET"
+  names+=("${c%%=*}")
+done
+for round in $(seq 1 "$ROUNDS"); do
+  for name in "${names[@]}"; do
+    if [ $((SECONDS - start)) -gt "$DEADLINE" ]; then echo "round $round $name: not run, the deadline is near"; continue; fi
+    dir="$W/round-$round/$name"; mkdir -p "$W/round-$round"
+    echo "round-$round/$name: commatlas run --only ${CASE[$name]}" >> "$W/commands.txt"
+    t0=$SECONDS
+    timeout -s INT 120 python3 -m commatlas run --out "$dir" --only "${CASE[$name]}" > "$dir.log" 2>&1
+    echo "round $round $name: rc=$? $((SECONDS - t0)) s (t=$((SECONDS - start)) s)"
+  done
+done
+kill "$SMI" 2>/dev/null
+PYTHONPATH=python python3 - "$W" "$TARGET" "${names[@]}" <<'PY' | tee "$W/summary.txt"
+import sys, math, statistics
+from pathlib import Path
+from commatlas.io.results import load_run
+w, targets, names = Path(sys.argv[1]), set(sys.argv[2].split(",")), sys.argv[3:]
+figures = {}  # (case, round) -> {point: value}
+for run_dir in sorted(w.glob("round-*/*")):
+    if not run_dir.is_dir() or not (run_dir / "results.jsonl").exists():
+        continue
+    points = {}
+    for r in load_run(run_dir).results:
+        if r.benchmark in targets:
+            value = r.bandwidth_gbps if r.metric == "bandwidth" else 1 / r.latency_us
+            points[(r.benchmark, r.bytes, tuple(sorted(r.params.items())))] = value
+    figures[(run_dir.name, run_dir.parent.name)] = points
+alone = {}
+for (case, _), points in figures.items():
+    if case == "alone":
+        for k, v in points.items():
+            alone.setdefault(k, []).append(v)
+alone = {k: statistics.median(v) for k, v in alone.items()}
+print("geometric mean over the target points of (case / alone's median), higher is faster; per size, all rounds")
+sizes = sorted({k[1] for k in alone})
+print(f"{'case':<18} {'rounds':<24} " + " ".join(f"{s:>9}" for s in sizes))
+for case in names:
+    rounds, per_size = [], {s: [] for s in sizes}
+    for (c, rnd), points in sorted(figures.items()):
+        if c != case:
+            continue
+        logs = [math.log(v / alone[k]) for k, v in points.items() if k in alone and v > 0]
+        rounds.append(f"{math.exp(statistics.mean(logs)):.3f}" if logs else "-")
+        for k, v in points.items():
+            if k in alone and v > 0:
+                per_size[k[1]].append(math.log(v / alone[k]))
+    cells = [f"{math.exp(statistics.mean(x)):9.3f}" if x else f"{'-':>9}" for x in per_size.values()]
+    print(f"{case:<18} {' '.join(rounds):<24} " + " ".join(cells))
+PY
+# The clocks while each job's target points ran: the records carry their time stamps.
+echo "total $((SECONDS - start)) s"
