@@ -9,7 +9,7 @@
 # (1.00: as alone), and packs the records into $OUT.
 # Usage (repository root, .device-carry carried):
 #   OUT=/some/dir [ROUNDS=3] [DEADLINE=480] [TARGET=nccl.allgather,nccl.bibw,...] \
-#     [CASES="after-x=--only mpi.x.* after-y=--only ipc.*"] bash scripts/device/order_bisect.sh
+#     [CASES="after-x=mpi.x.* after-y=ipc.*,gpu_initiated.ipc.*"] bash scripts/device/order_bisect.sh
 # Each CASES word is NAME=SELECTION, the selection's commas kept: the TARGET list is appended to it.
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
@@ -30,19 +30,20 @@ nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,temperature.gpu,powe
   > "$W/clocks.csv" &
 SMI=$!
 
-declare -A CASE=([alone]="$TARGET")
+declare -A case_args=([alone]="$TARGET")
 names=(alone)
-for c in $CASES; do
-  CASE[${c%%=*}]="${c#*=},$TARGET"
+read -ra case_words <<< "$CASES"  # split on spaces, no globbing of the selections
+for c in "${case_words[@]}"; do
+  case_args["${c%%=*}"]="${c#*=},$TARGET"
   names+=("${c%%=*}")
 done
 for round in $(seq 1 "$ROUNDS"); do
   for name in "${names[@]}"; do
     if [ $((SECONDS - start)) -gt "$DEADLINE" ]; then echo "round $round $name: not run, the deadline is near"; continue; fi
     dir="$W/round-$round/$name"; mkdir -p "$W/round-$round"
-    echo "round-$round/$name: commatlas run --only ${CASE[$name]}" >> "$W/commands.txt"
+    echo "round-$round/$name: commatlas run --only ${case_args[$name]}" >> "$W/commands.txt"
     t0=$SECONDS
-    timeout -s INT 120 python3 -m commatlas run --out "$dir" --only "${CASE[$name]}" > "$dir.log" 2>&1
+    timeout -s INT 120 python3 -m commatlas run --out "$dir" --only "${case_args[$name]}" > "$dir.log" 2>&1
     echo "round $round $name: rc=$? $((SECONDS - t0)) s (t=$((SECONDS - start)) s)"
   done
 done

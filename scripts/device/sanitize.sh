@@ -25,6 +25,7 @@ export OPAL_PREFIX=$CUDA_OMPI PATH=$CUDA_OMPI/bin:$PATH LD_LIBRARY_PATH=$CUDA_OM
 nvidia-smi --query-gpu=index,name,driver_version --format=csv | tee "$W/nvidia-smi.csv"
 
 TREES=(head)
+# shellcheck disable=SC2034 # read through ROOT_$t
 ROOT_head=$PWD
 if [ -n "${BASE_TGZ:-}" ]; then
   ROOT_base=/tmp/commatlas-sanitize-base
@@ -62,7 +63,7 @@ for k in $(seq 1 "${ROUNDS:-3}"); do
       PATH=$root/build-asan/engine:$PATH PYTHONUNBUFFERED=1 \
       timeout -s INT 150 python3 -m commatlas run --out "$W/$name" $RUN_ARGS > "$W/$name.log" 2>&1
     rc=$?
-    reports=$(ls "$W"/asan/"$name".* 2>/dev/null | wc -l)
+    reports=$(find "$W/asan" -name "$name.*" | wc -l)
     aborts=$(zcat -f "$W/$name"/engine.log* 2>/dev/null | grep -c -E "corrupted|free\(\)|AddressSanitizer|Signal:")
     echo "$name: rc=$rc $((SECONDS - t0)) s, asan reports: $reports, abort lines in engine.log: $aborts" | tee -a "$W/jobs.txt"
   done
