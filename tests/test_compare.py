@@ -328,3 +328,43 @@ def test_a_change_that_moved_a_whole_benchmark_says_one_pair_cannot_tell(tmp_pat
 
     [same] = compare_runs([QUIET_PAIR / "a", QUIET_PAIR / "a"])
     assert not same.different and same.whole_benchmark_note == ""
+
+
+# Two identical default runs on 2x H100 (VM H), cut to MPI and its references: in the second run
+# GPU-aware MPI at 8 B - 1 MiB read 0.65x (bibw) and 1.2x the latency, and so did the OSU method,
+# which ran as a job of its own after each run.
+WITNESS_PAIR = fixture_run("h100x2-compare-witness")
+
+
+def test_a_changed_point_names_the_independent_measurement_of_its_movement_and_whether_it_moved_too(tmp_path):
+    """Each changed point whose movement was also measured by other code (a reference loop, the
+    OSU method) says whether that measurement moved alike: then the machine or the library ran
+    differently, not the loop. Partners are found by movement: the device-buffer OSU bibw checks
+    GPU-aware bibw, never host mpi.bibw; a point without a reference gets no words."""
+    [c] = compare_runs([WITNESS_PAIR / "run-1", WITNESS_PAIR / "run-2"])
+    changed = {(p.benchmark, p.size): p for p in c.different}
+    for size in (8, 4096, 65536):
+        p = changed[("mpi.gpu_aware.bibw", size)]
+        assert p.ratio < 0.7 and p.witness == "alike", p
+        assert "; reference.osu_bibw, the same movement by other code, moved alike (0.6" in p.verdict.why, p
+        back = changed[("reference.osu_bibw", size)] if size != 8 else None
+        assert back is None or "mpi.gpu_aware.bibw, the same movement by other code, moved alike" in back.verdict.why
+    # The bare loop in the same job moved with mpi.pingpong at 1 B; the OSU method in its own job held.
+    ping = changed[("mpi.pingpong", 1)]
+    assert ping.witness == "mixed", ping
+    assert "reference.mpi_pingpong, the same movement by other code, moved alike (1.26×)" in ping.verdict.why
+    assert "reference.osu_latency, the same movement by other code, held (1.00×)" in ping.verdict.why
+    # GPU-aware bibw at 1 MiB barely moved (0.94x): the OSU bibw that moved 0.81x is on its own.
+    assert changed[("reference.osu_bibw", 1 << 20)].witness == "held"
+    for name in ("mpi.alltoall", "mpi.reduce_scatter", "mpi.bibw"):
+        assert all(p.witness == "" and "other code" not in p.verdict.why
+                   for p in c.different if p.benchmark == name), name
+    assert c.witness_note.startswith("14 of the changed points moved alike with an independent measurement")
+    assert "1 moved while their independent measurement held" in c.witness_note
+    out = run_cli("compare", str(WITNESS_PAIR / "run-1"), str(WITNESS_PAIR / "run-2"), "--html", str(tmp_path / "c.html"))
+    assert out.returncode == 0, out.stderr
+    assert "moved alike with an independent measurement" in " ".join(out.stdout.split())
+    assert "moved alike with an independent measurement" in (tmp_path / "c.html").read_text()
+    # A run against itself: nothing changed, nothing to witness.
+    [same] = compare_runs([WITNESS_PAIR / "run-1", WITNESS_PAIR / "run-1"])
+    assert not same.different and same.witness_note == ""

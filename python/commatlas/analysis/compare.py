@@ -33,6 +33,11 @@ two sides' ranges overlap, is not called changed when its medians moved: identic
 different states on both sides, and the medians only count the jobs that drew each. It is said to
 move between jobs (unstable). Sides whose jobs do not overlap at all have changed, however wide.
 
+A changed point whose movement other code measured too (its bare reference loop, the OSU method;
+for a reference, the benchmark it checks: `witnesses`) says whether that measurement moved alike
+(the machine or the library ran differently between the runs) or held (the move lies in the loop
+that timed the point, or its job). The verdict stays changed: the figure did change.
+
 Parameters that hold one value over a whole benchmark in each run but differ between the runs
 (`--threads 1` against the default) are settings of the run: points are matched across them.
 """
@@ -52,7 +57,7 @@ from commatlas.errors import UsageError
 from commatlas.io.engine import normalise_mpi_name
 from commatlas.io.points import PointKey, point_key
 from commatlas.io.results import Result, Run, load_run
-from commatlas.units import format_size
+from commatlas.units import format_ratio, format_size
 
 KiB, MiB = 1 << 10, 1 << 20
 # A tolerance needs this many points (or pairs of repetitions) in its range; fewer: the points of
@@ -204,6 +209,10 @@ class PointDelta:
     improvement: float  # > 1: the other run is better (faster), whatever the metric
     verdict: Verdict
     key: PointKey | None = None  # the point both runs' figures were matched on
+    # A changed point's independent witnesses (`witness_words`): "alike" when the same movement,
+    # measured by other code, moved the same way; "held" when it did not; "mixed" when some of
+    # several did; "" without one.
+    witness: str = ""
 
 
 @dataclass(frozen=True)
@@ -264,6 +273,32 @@ class RunComparison:
                 f"changed; run each side again (later, or with --repeat 2) to see whether the move holds")
 
 
+    @property
+    def witness_note(self) -> str:
+        """How many changed points an independent measurement of the same movement confirms or
+        contradicts: a benchmark's reference loop or OSU-method reference (`movement.reference_of`),
+        or for a reference the benchmark it checks. A move the other code saw too is the machine's
+        or the library's between the runs, not commatlas's loop; one it did not see lies in the
+        harness or in that job."""
+        alike = [p for p in self.different if p.witness == "alike"]
+        held = [p for p in self.different if p.witness == "held"]
+        mixed = [p for p in self.different if p.witness == "mixed"]
+        if not alike and not held and not mixed:
+            return ""
+        parts = []
+        if alike:
+            parts.append(f"{len(alike)} of the changed points moved alike with an independent measurement of the "
+                         f"same movement (a reference loop or the OSU method): the machine or the library ran "
+                         f"differently between the runs, not the loop that timed it")
+        if held:
+            parts.append(f"{len(held)} moved while their independent measurement held: the move lies in that "
+                         f"loop or its job")
+        if mixed:
+            parts.append(f"{len(mixed)} moved alike with some of their independent measurements and not with "
+                         f"others (each named in its verdict)")
+        return "; ".join(parts)
+
+
 # --- matching points ------------------------------------------------------------------------------
 
 
@@ -289,6 +324,56 @@ def group_points(results: list[Result], settings: dict[str, set[str]]) -> dict[P
         if r.verified_ok and math.isfinite(value_of(r)) and value_of(r) > 0:
             groups.setdefault(point_key(r, leave_out=settings.get(r.benchmark, set())), []).append(r)
     return groups
+
+
+def witnesses(results: list[Result], settings: dict[str, set[str]]) -> dict[PointKey, set[PointKey]]:
+    """Per point, the points that measure the same movement with other code: a benchmark's
+    reference loops and OSU-method references (their records' `movement.reference_of`), and for a
+    reference the benchmark it checks. Matched by movement, never by parameter names, as
+    harness_check pairs them: the same operation, direction, both ends, size and ranks, and every
+    choice the reference declares (`threads`, the MPI library)."""
+    def identity(r: Result) -> tuple[Any, ...] | None:
+        m = r.movement
+        if m is None or m.source is None or m.target is None:
+            return None
+        return m.operation, m.direction, m.source, m.target, r.bytes, r.ranks
+
+    checked: dict[tuple[Any, ...], list[Result]] = {}
+    for r in results:
+        ident = identity(r)
+        if ident is not None and r.movement is not None and not r.movement.reference_of:
+            checked.setdefault((r.benchmark, *ident), []).append(r)
+    out: dict[PointKey, set[PointKey]] = {}
+    for r in results:
+        ident = identity(r)
+        if ident is None or r.movement is None or not r.movement.reference_of:
+            continue
+        declared = r.movement.choices
+        for c in checked.get((r.movement.reference_of, *ident), []):
+            theirs = dict(c.movement.choices) if c.movement is not None else {}
+            if all(theirs.get(name) == value for name, value in declared):
+                a = point_key(c, leave_out=settings.get(c.benchmark, set()))
+                b = point_key(r, leave_out=settings.get(r.benchmark, set()))
+                out.setdefault(a, set()).add(b)
+                out.setdefault(b, set()).add(a)
+    return out
+
+
+def witness_words(point: PointDelta, seen: list[PointDelta]) -> tuple[str, str]:
+    """(kind, the words for the changed point's verdict) given the deltas of the points that
+    measure the same movement with other code. A witness moved alike when it went the same way by
+    at least half as much (in log terms), else it held. Kind: "alike" when every witness moved
+    alike, "held" when none did, "mixed" otherwise (a bare loop in the same job moved, the OSU
+    method in its own job held: the job's state)."""
+    mine = math.log(point.improvement)
+    words, kinds = "", set()
+    for w in seen:
+        theirs = math.log(w.improvement)
+        alike = mine * theirs > 0 and abs(theirs) >= abs(mine) / 2
+        kinds.add("alike" if alike else "held")
+        words += f"; {w.benchmark}, the same movement by other code, {'moved alike' if alike else 'held'} " \
+                 f"({format_ratio(w.ratio)})"
+    return (kinds.pop() if len(kinds) == 1 else "mixed"), words
 
 
 def fast_end(r: Result) -> float:
@@ -717,7 +802,24 @@ def compare_two(base: Run, other: Run) -> RunComparison:
         out.points.append(PointDelta(r.benchmark, variant or "-", r.bytes, r.metric, va, vb, ratio, improvement,
                                      verdict, key))
     out.only_base = len(set(groups_a) - set(groups_b))
+    out.points = with_witnesses(out.points, witnesses(base.results, settings), witnesses(other.results, settings))
     out.winners, out.winners_note = compare_winners(base, other, out.rule)
+    return out
+
+
+def with_witnesses(points: list[PointDelta], base: dict[PointKey, set[PointKey]],
+                   other: dict[PointKey, set[PointKey]]) -> list[PointDelta]:
+    """Each changed point with its witness: a point both runs measured with other code for the same
+    movement (`witnesses`), its move set beside the point's. The verdict itself stands: the point's
+    figure did change; the witness says where."""
+    by_key = {p.key: p for p in points if p.key is not None}
+    out = []
+    for p in points:
+        seen = sorted((k for k in base.get(p.key, set()) & other.get(p.key, set()) if k in by_key), key=str)
+        if p.verdict.different and seen:
+            kind, words = witness_words(p, [by_key[k] for k in seen])
+            p = replace(p, witness=kind, verdict=replace(p.verdict, why=p.verdict.why + words))
+        out.append(p)
     return out
 
 

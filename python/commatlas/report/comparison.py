@@ -59,6 +59,8 @@ def print_comparison(comparisons: list[RunComparison], console: Console) -> None
         console.print(table)
         if c.whole_benchmark_note:
             console.print(c.whole_benchmark_note)
+        if c.witness_note:
+            console.print(c.witness_note)
         if len(rows) > TERMINAL_ROWS:
             console.print(f"… {len(rows) - TERMINAL_ROWS} more rows in the HTML file")
         if c.only_base or c.only_other:
