@@ -291,8 +291,8 @@ class RunComparison:
                          f"same movement (a reference loop or the OSU method): the machine or the library ran "
                          f"differently between the runs, not the loop that timed it")
         if held:
-            parts.append(f"{len(held)} moved while their independent measurement held: the move lies in that "
-                         f"loop or its job")
+            parts.append(f"{len(held)} moved while {'its' if len(held) == 1 else 'their'} independent measurement "
+                         f"held: the move lies in the loop that timed {'it' if len(held) == 1 else 'them'} or its job")
         if mixed:
             parts.append(f"{len(mixed)} moved alike with some of their independent measurements and not with "
                          f"others (each named in its verdict)")
