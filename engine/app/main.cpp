@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "build_info.h"
+#include "git_info.h"
 #include "core/affinity.h"
 #include "core/arguments.h"
 #include "core/backend.h"
