@@ -272,14 +272,13 @@ class RunComparison:
                 f"each side cannot tell a benchmark that moves between jobs, or over minutes, from one that "
                 f"changed; run each side again (later, or with --repeat 2) to see whether the move holds")
 
-
     @property
     def witness_note(self) -> str:
         """How many changed points an independent measurement of the same movement confirms or
         contradicts: a benchmark's reference loop or OSU-method reference (`movement.reference_of`),
         or for a reference the benchmark it checks. A move the other code saw too is the machine's
-        or the library's between the runs, not commatlas's loop; one it did not see lies in the
-        harness or in that job."""
+        or the library's between the runs, not the loop that timed the point; one it did not see
+        lies in that loop or in its job."""
         alike = [p for p in self.different if p.witness == "alike"]
         held = [p for p in self.different if p.witness == "held"]
         mixed = [p for p in self.different if p.witness == "mixed"]
