@@ -85,5 +85,5 @@ for case in names:
     cells = [f"{math.exp(statistics.mean(x)):9.3f}" if x else f"{'-':>9}" for x in per_size.values()]
     print(f"{case:<18} {' '.join(rounds):<24} " + " ".join(cells))
 PY
-# The clocks while each job's target points ran: the records carry their time stamps.
+# clocks.csv is not joined to the points here: each record's `time` stamp places it in the file.
 echo "total $((SECONDS - start)) s"
