@@ -18,6 +18,7 @@ import synth  # noqa: E402
 
 from commatlas.analysis.compare import (  # noqa: E402
     Band, Figures, Rule, Tolerance, compare_runs, group_points, judge, meta_differences, moved, point_tolerance,
+    witnesses,
 )
 from commatlas.io.results import load_run  # noqa: E402
 from commatlas.report.comparison import headline, write_comparison_html  # noqa: E402
@@ -368,3 +369,14 @@ def test_a_changed_point_names_the_independent_measurement_of_its_movement_and_w
     # A run against itself: nothing changed, nothing to witness.
     [same] = compare_runs([WITNESS_PAIR / "run-1", WITNESS_PAIR / "run-1"])
     assert not same.different and same.witness_note == ""
+
+
+def test_a_reference_witnesses_only_the_variant_whose_choices_it_declares() -> None:
+    """reference.host_memcpy declares its thread count: on the 2-core VM's records its 1-thread
+    points witness host.memcpy's 1-thread points only, never the 2-thread ones of the same size."""
+    results = load_run(QUIET_PAIR / "a").results
+    pairs = {(k, w) for k, ws in witnesses(results, {}).items() if k[0] == "reference.host_memcpy" for w in ws}
+    assert pairs
+    threads = lambda key: dict(key[1])["threads"]  # noqa: E731
+    assert {threads(k) for k, _ in pairs} == {"1", "2"}
+    assert all(w[0] == "host.memcpy" and threads(w) == threads(k) and w[3] == k[3] for k, w in pairs), pairs
