@@ -11,6 +11,10 @@
 #   OUT=/some/dir [ROUNDS=3] [DEADLINE=480] [TARGET=nccl.allgather,nccl.bibw,...] \
 #     [CASES="after-x=mpi.x.* after-y=ipc.*,gpu_initiated.ipc.*"] bash scripts/device/order_bisect.sh
 # Each CASES word is NAME=SELECTION, the selection's commas kept: the TARGET list is appended to it.
+# A word may end in @VAR=VALUE (one or more): that case's job runs with those variables set. An
+# empty selection runs TARGET alone (e.g. "alone-late=@COMMATLAS_X=1"). A selection after ^ runs
+# in a job of its own just before TARGET's job alone ("prev-ipc=^ipc.*"): the GPUs' recent work
+# without the process's state. "^idle:S" leaves the GPUs idle for S seconds instead.
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
 ROUNDS=${ROUNDS:-3}
@@ -30,20 +34,34 @@ nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,temperature.gpu,powe
   > "$W/clocks.csv" &
 SMI=$!
 
-declare -A case_args=([alone]="$TARGET")
+declare -A case_args=([alone]="$TARGET") case_env=([alone]="") case_pre=([alone]="")
 names=(alone)
 read -ra case_words <<< "$CASES"  # split on spaces, no globbing of the selections
 for c in "${case_words[@]}"; do
-  case_args["${c%%=*}"]="${c#*=},$TARGET"
-  names+=("${c%%=*}")
+  name=${c%%=*} rest=${c#*=}
+  selection=${rest%%@*}
+  case_env[$name]=""
+  [ "$rest" != "$selection" ] && case_env[$name]=${rest#*@}
+  case_pre[$name]=""
+  if [ "${selection:0:1}" = "^" ]; then case_pre[$name]=${selection#^}; selection=""; fi
+  case_args[$name]=${selection:+$selection,}$TARGET
+  names+=("$name")
 done
 for round in $(seq 1 "$ROUNDS"); do
   for name in "${names[@]}"; do
     if [ $((SECONDS - start)) -gt "$DEADLINE" ]; then echo "round $round $name: not run, the deadline is near"; continue; fi
     dir="$W/round-$round/$name"; mkdir -p "$W/round-$round"
-    echo "round-$round/$name: commatlas run --only ${case_args[$name]}" >> "$W/commands.txt"
+    IFS=@ read -ra assignments <<< "${case_env[$name]}"
     t0=$SECONDS
-    timeout -s INT 120 python3 -m commatlas run --out "$dir" --only "${case_args[$name]}" > "$dir.log" 2>&1
+    pre=${case_pre[$name]}
+    if [ "${pre%%:*}" = idle ]; then
+      echo "round-$round/$name: first sleep ${pre#idle:} s" >> "$W/commands.txt"; sleep "${pre#idle:}"
+    elif [ -n "$pre" ]; then
+      echo "round-$round/$name: first commatlas run --only $pre (records in $name.pre)" >> "$W/commands.txt"
+      timeout -s INT 120 python3 -m commatlas run --out "$dir.pre" --only "$pre" > "$dir.pre.log" 2>&1
+    fi
+    echo "round-$round/$name: ${assignments[*]} commatlas run --only ${case_args[$name]}" >> "$W/commands.txt"
+    env "${assignments[@]}" timeout -s INT 120 python3 -m commatlas run --out "$dir" --only "${case_args[$name]}" > "$dir.log" 2>&1
     echo "round $round $name: rc=$? $((SECONDS - t0)) s (t=$((SECONDS - start)) s)"
   done
 done
