@@ -15,14 +15,55 @@
 # empty selection runs TARGET alone (e.g. "alone-late=@COMMATLAS_X=1"). A selection after ^ runs
 # in a job of its own just before TARGET's job alone ("prev-ipc=^ipc.*"): the GPUs' recent work
 # without the process's state. "^idle:S" leaves the GPUs idle for S seconds instead.
+# PLAN_ONLY=1 prints each case's commands and exits: check a CASES string here before a device call.
 set -uo pipefail
-OUT=${OUT:?set OUT to the folder that receives logs and records}
 ROUNDS=${ROUNDS:-3}
 DEADLINE=${DEADLINE:-480}
 TARGET=${TARGET:-nccl.allgather,nccl.allreduce,nccl.bibw,nccl.reduce,nccl.reduce_scatter}
 # The MPI job's predecessors of the NCCL family, by group (the run's order: gpu_initiated.ipc, ipc,
 # host MPI, GPU-aware MPI, staged MPI, then NCCL).
 CASES=${CASES:-"after-ipc=ipc.*,gpu_initiated.ipc.* after-host-mpi=mpi.allgather,mpi.allreduce,mpi.alltoall,mpi.bandwidth,mpi.bibw,mpi.broadcast,mpi.pingpong,mpi.reduce_scatter after-gpu-aware=mpi.gpu_aware.* after-staged=mpi.staged.*"}
+declare -A case_args=([alone]="$TARGET") case_env=([alone]="") case_pre=([alone]="")
+names=(alone)
+bad_case() { echo "order_bisect.sh: CASES word '$1': $2" >&2; exit 2; }
+read -ra case_words <<< "$CASES"  # split on spaces, no globbing of the selections
+for c in "${case_words[@]}"; do
+  [[ $c == *=* ]] || bad_case "$c" "needs NAME=SELECTION"
+  name=${c%%=*} rest=${c#*=}
+  [[ $name =~ ^[A-Za-z0-9_.-]+$ ]] || bad_case "$c" "the name must be letters, digits, '.', '_' or '-' (it names a folder)"
+  [ -z "${case_args[$name]+set}" ] || bad_case "$c" "the name '$name' is taken"
+  selection=${rest%%@*}
+  case_env[$name]=""
+  if [ "$rest" != "$selection" ]; then
+    case_env[$name]=${rest#*@}
+    IFS=@ read -ra assignments <<< "${case_env[$name]}"
+    for a in "${assignments[@]}"; do
+      [[ $a =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || bad_case "$c" "'$a' after @ is not VAR=VALUE"
+    done
+  fi
+  case_pre[$name]=""
+  if [ "${selection:0:1}" = "^" ]; then
+    case_pre[$name]=${selection#^}; selection=""
+    [ -n "${case_pre[$name]}" ] || bad_case "$c" "^ needs a selection or idle:SECONDS after it"
+    if [ "${case_pre[$name]%%:*}" = idle ] && ! [[ ${case_pre[$name]#idle:} =~ ^[0-9]+$ ]]; then
+      bad_case "$c" "idle: needs whole seconds"
+    fi
+  fi
+  case_args[$name]=${selection:+$selection,}$TARGET
+  names+=("$name")
+done
+# What one job of a case runs, a line per step (commands.txt and PLAN_ONLY).
+describe_case() {
+  local name=$1 pre=${case_pre[$1]}
+  if [ "${pre%%:*}" = idle ]; then echo "$name: first sleep ${pre#idle:} s"
+  elif [ -n "$pre" ]; then echo "$name: first commatlas run --only $pre (records in $name.pre)"; fi
+  echo "$name: ${case_env[$name]//@/ }${case_env[$name]:+ }commatlas run --only ${case_args[$name]}"
+}
+if [ "${PLAN_ONLY:-0}" = 1 ]; then
+  for name in "${names[@]}"; do describe_case "$name"; done
+  exit 0
+fi
+OUT=${OUT:?set OUT to the folder that receives logs and records}
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 W=$(mktemp -d)
 exec > >(tee "$W/order_bisect.log") 2>&1
@@ -34,33 +75,19 @@ nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,temperature.gpu,powe
   > "$W/clocks.csv" &
 SMI=$!
 
-declare -A case_args=([alone]="$TARGET") case_env=([alone]="") case_pre=([alone]="")
-names=(alone)
-read -ra case_words <<< "$CASES"  # split on spaces, no globbing of the selections
-for c in "${case_words[@]}"; do
-  name=${c%%=*} rest=${c#*=}
-  selection=${rest%%@*}
-  case_env[$name]=""
-  [ "$rest" != "$selection" ] && case_env[$name]=${rest#*@}
-  case_pre[$name]=""
-  if [ "${selection:0:1}" = "^" ]; then case_pre[$name]=${selection#^}; selection=""; fi
-  case_args[$name]=${selection:+$selection,}$TARGET
-  names+=("$name")
-done
 for round in $(seq 1 "$ROUNDS"); do
   for name in "${names[@]}"; do
     if [ $((SECONDS - start)) -gt "$DEADLINE" ]; then echo "round $round $name: not run, the deadline is near"; continue; fi
     dir="$W/round-$round/$name"; mkdir -p "$W/round-$round"
     IFS=@ read -ra assignments <<< "${case_env[$name]}"
+    describe_case "$name" | sed "s|^|round-$round/|" >> "$W/commands.txt"
     t0=$SECONDS
     pre=${case_pre[$name]}
     if [ "${pre%%:*}" = idle ]; then
-      echo "round-$round/$name: first sleep ${pre#idle:} s" >> "$W/commands.txt"; sleep "${pre#idle:}"
+      sleep "${pre#idle:}"
     elif [ -n "$pre" ]; then
-      echo "round-$round/$name: first commatlas run --only $pre (records in $name.pre)" >> "$W/commands.txt"
       timeout -s INT 120 python3 -m commatlas run --out "$dir.pre" --only "$pre" > "$dir.pre.log" 2>&1
     fi
-    echo "round-$round/$name: ${assignments[*]} commatlas run --only ${case_args[$name]}" >> "$W/commands.txt"
     env "${assignments[@]}" timeout -s INT 120 python3 -m commatlas run --out "$dir" --only "${case_args[$name]}" > "$dir.log" 2>&1
     echo "round $round $name: rc=$? $((SECONDS - t0)) s (t=$((SECONDS - start)) s)"
   done
