@@ -311,6 +311,14 @@ def test_a_winner_that_really_overtakes_is_still_a_change(tmp_path) -> None:
 QUIET_PAIR = fixture_run("cpu-2core-quiet-pair")
 
 
+def says_in_terminal_and_html(base: Path, other: Path, words: str, tmp_path: Path) -> None:
+    """`commatlas compare BASE OTHER` prints `words` in the terminal (however rich wraps them) and
+    writes them into its HTML file."""
+    out = run_cli("compare", str(base), str(other), "--html", str(tmp_path / "c.html"))
+    assert out.returncode == 0, out.stderr
+    assert words in " ".join(out.stdout.split())
+    assert words in (tmp_path / "c.html").read_text()
+
 def test_a_change_that_moved_a_whole_benchmark_says_one_pair_cannot_tell(tmp_path) -> None:
     """On identical runs, mpi.bibw and mpi.broadcast moved apart as a whole between the jobs: 7 of
     the 11 changed points. The comparison says so and what would tell (--repeat), on the terminal
@@ -322,10 +330,7 @@ def test_a_change_that_moved_a_whole_benchmark_says_one_pair_cannot_tell(tmp_pat
     assert moved and c.whole_benchmark_note.startswith(f"{len(moved)} of the changed points moved with their "
                                                        "whole benchmark (mpi.bibw, mpi.broadcast)")
     assert "--repeat 2" in c.whole_benchmark_note
-    out = run_cli("compare", str(QUIET_PAIR / "a"), str(QUIET_PAIR / "b"), "--html", str(tmp_path / "c.html"))
-    assert out.returncode == 0, out.stderr
-    assert "moved with their whole benchmark" in " ".join(out.stdout.split())
-    assert "moved with their whole benchmark" in (tmp_path / "c.html").read_text()
+    says_in_terminal_and_html(QUIET_PAIR / "a", QUIET_PAIR / "b", "moved with their whole benchmark", tmp_path)
 
     [same] = compare_runs([QUIET_PAIR / "a", QUIET_PAIR / "a"])
     assert not same.different and same.whole_benchmark_note == ""
@@ -362,10 +367,8 @@ def test_a_changed_point_names_the_independent_measurement_of_its_movement_and_w
                    for p in c.different if p.benchmark == name), name
     assert c.witness_note.startswith("14 of the changed points moved alike with an independent measurement")
     assert "1 moved while its independent measurement held: the move lies in the loop that timed it" in c.witness_note
-    out = run_cli("compare", str(WITNESS_PAIR / "run-1"), str(WITNESS_PAIR / "run-2"), "--html", str(tmp_path / "c.html"))
-    assert out.returncode == 0, out.stderr
-    assert "moved alike with an independent measurement" in " ".join(out.stdout.split())
-    assert "moved alike with an independent measurement" in (tmp_path / "c.html").read_text()
+    says_in_terminal_and_html(WITNESS_PAIR / "run-1", WITNESS_PAIR / "run-2",
+                              "moved alike with an independent measurement", tmp_path)
     # A run against itself: nothing changed, nothing to witness.
     [same] = compare_runs([WITNESS_PAIR / "run-1", WITNESS_PAIR / "run-1"])
     assert not same.different and same.witness_note == ""
