@@ -16,6 +16,8 @@
 # in a job of its own just before TARGET's job alone ("prev-ipc=^ipc.*"): the GPUs' recent work
 # without the process's state. "^idle:S" leaves the GPUs idle for S seconds instead.
 # PLAN_ONLY=1 prints each case's commands and exits: check a CASES string here before a device call.
+# THREADS=1 also samples each rank's threads from /proc (scripts/device/thread_census.py): which
+# threads share the measuring thread's CPU, and what CPU time each took while TARGET ran.
 set -uo pipefail
 ROUNDS=${ROUNDS:-3}
 DEADLINE=${DEADLINE:-480}
@@ -68,12 +70,16 @@ export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 W=$(mktemp -d)
 exec > >(tee "$W/order_bisect.log") 2>&1
 start=$SECONDS
-trap 'kill "${SMI:-0}" 2>/dev/null; tar czf "$OUT/order-bisect.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
+trap 'kill "${SMI:-0}" "${CENSUS:-0}" 2>/dev/null; tar czf "$OUT/order-bisect.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
 nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv | tee "$W/nvidia-smi.csv"
 source scripts/device/build_engine.sh build-bisect "$W/build.log" || exit 1
 nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader -lms 200 \
   > "$W/clocks.csv" &
 SMI=$!
+if [ "${THREADS:-0}" = 1 ]; then
+  python3 scripts/device/thread_census.py sample "$W/threads.jsonl" &
+  CENSUS=$!
+fi
 
 for round in $(seq 1 "$ROUNDS"); do
   for name in "${names[@]}"; do
@@ -92,7 +98,10 @@ for round in $(seq 1 "$ROUNDS"); do
     echo "round $round $name: rc=$? $((SECONDS - t0)) s (t=$((SECONDS - start)) s)"
   done
 done
-kill "$SMI" 2>/dev/null
+kill "$SMI" "${CENSUS:-0}" 2>/dev/null
+if [ "${THREADS:-0}" = 1 ]; then
+  python3 scripts/device/thread_census.py summarize "$W" "$TARGET" | tee "$W/threads-summary.txt"
+fi
 PYTHONPATH=python python3 - "$W" "$TARGET" "${names[@]}" <<'PY' | tee "$W/summary.txt"
 import sys, math, statistics
 from pathlib import Path
