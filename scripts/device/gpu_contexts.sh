@@ -12,7 +12,7 @@ CASES=${CASES:?set CASES to NAME=SELECTION words}
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 W=$(mktemp -d)
 exec > >(tee "$W/gpu_contexts.log") 2>&1
-trap 'kill "${SMI:-0}" 2>/dev/null; tar czf "$OUT/gpu-contexts.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
+trap 'kill ${SMI:+"$SMI"} 2>/dev/null; tar czf "$OUT/gpu-contexts.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
 nvidia-smi --query-gpu=index,uuid,name,driver_version --format=csv | tee "$W/gpus.csv"
 source scripts/device/build_engine.sh build-contexts "$W/build.log" || exit 1
 (while true; do

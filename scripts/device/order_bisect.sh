@@ -70,7 +70,7 @@ export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 W=$(mktemp -d)
 exec > >(tee "$W/order_bisect.log") 2>&1
 start=$SECONDS
-trap 'kill "${SMI:-0}" "${CENSUS:-0}" 2>/dev/null; tar czf "$OUT/order-bisect.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
+trap 'kill ${SMI:+"$SMI"} ${CENSUS:+"$CENSUS"} 2>/dev/null; tar czf "$OUT/order-bisect.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
 nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv | tee "$W/nvidia-smi.csv"
 source scripts/device/build_engine.sh build-bisect "$W/build.log" || exit 1
 nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader -lms 200 \
@@ -98,7 +98,7 @@ for round in $(seq 1 "$ROUNDS"); do
     echo "round $round $name: rc=$? $((SECONDS - t0)) s (t=$((SECONDS - start)) s)"
   done
 done
-kill "$SMI" "${CENSUS:-0}" 2>/dev/null
+kill "$SMI" ${CENSUS:+"$CENSUS"} 2>/dev/null
 if [ "${THREADS:-0}" = 1 ]; then
   python3 scripts/device/thread_census.py summarize "$W" "$TARGET" | tee "$W/threads-summary.txt"
 fi
