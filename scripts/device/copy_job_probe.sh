@@ -9,10 +9,7 @@
 # Usage (repository root, .device-carry carried): OUT=/some/dir [ROUNDS=3] bash scripts/device/copy_job_probe.sh
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
-export NCCL_NVLS_ENABLE=0
-W=$(mktemp -d)
-exec > >(tee "$W/copy_job_probe.log") 2>&1
-trap 'tar czf "$OUT/copy-job-probe.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
+source scripts/device/work_folder.sh copy_job_probe
 source scripts/device/build_engine.sh build-order "$W/build.log" || exit 1
 set -f
 declare -A ONLY=([alone]=gpu.copy_ce [nccl]=gpu.copy_ce,nccl.single.allgather [family]='gpu.copy*,nccl.single.*')

@@ -23,11 +23,8 @@ set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
 ROUNDS=${ROUNDS:-4}
 CASES=${CASES:-alone ipc host-bw host-ar host-all heap suite}
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
-W=$(mktemp -d)
-exec > >(tee "$W/gpu_aware_cause.log") 2>&1
+source scripts/device/work_folder.sh gpu_aware_cause
 start=$SECONDS
-trap 'tar czf "$OUT/gpu-aware-cause.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
 { nvidia-smi --query-gpu=index,name,driver_version --format=csv; nproc; lscpu -e=CPU,CORE,SOCKET,NODE
   cat /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag; } > "$W/machine.txt" 2>&1
 source scripts/device/build_engine.sh build-cause "$W/build.log" || exit 1

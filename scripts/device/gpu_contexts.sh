@@ -9,18 +9,17 @@
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
 CASES=${CASES:?set CASES to NAME=SELECTION words}
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
-W=$(mktemp -d)
-exec > >(tee "$W/gpu_contexts.log") 2>&1
-trap 'kill ${SMI:+"$SMI"} 2>/dev/null; tar czf "$OUT/gpu-contexts.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
+source scripts/device/work_folder.sh gpu_contexts
 nvidia-smi --query-gpu=index,uuid,name,driver_version --format=csv | tee "$W/gpus.csv"
 source scripts/device/build_engine.sh build-contexts "$W/build.log" || exit 1
-(while true; do
-   echo "== $(date +%s.%N)"
-   nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv,noheader
-   sleep 0.5
- done) > "$W/apps.txt" 2>&1 &
-SMI=$!
+sample_apps() {
+  while true; do
+    echo "== $(date +%s.%N)"
+    nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv,noheader
+    sleep 0.5
+  done
+}
+in_background sample_apps > "$W/apps.txt" 2>&1
 read -ra words <<< "$CASES"
 for c in "${words[@]}"; do
   name=${c%%=*}
@@ -28,7 +27,7 @@ for c in "${words[@]}"; do
   timeout -s INT 120 python3 -m commatlas run --out "$W/$name" --only "${c#*=}" > "$W/$name.log" 2>&1
   echo "$name: rc=$? $(date +%s.%N)" | tee -a "$W/commands.txt"
 done
-kill "$SMI" 2>/dev/null
+stop_background
 # Per case: the largest number of processes seen at once on each GPU while its job ran.
 python3 - "$W" <<'PY'
 import sys

@@ -66,19 +66,14 @@ if [ "${PLAN_ONLY:-0}" = 1 ]; then
   exit 0
 fi
 OUT=${OUT:?set OUT to the folder that receives logs and records}
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
-W=$(mktemp -d)
-exec > >(tee "$W/order_bisect.log") 2>&1
+source scripts/device/work_folder.sh order_bisect
 start=$SECONDS
-trap 'kill ${SMI:+"$SMI"} ${CENSUS:+"$CENSUS"} 2>/dev/null; tar czf "$OUT/order-bisect.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
 nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv | tee "$W/nvidia-smi.csv"
 source scripts/device/build_engine.sh build-bisect "$W/build.log" || exit 1
-nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader -lms 200 \
-  > "$W/clocks.csv" &
-SMI=$!
+in_background nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,temperature.gpu,power.draw \
+  --format=csv,noheader -lms 200 > "$W/clocks.csv"
 if [ "${THREADS:-0}" = 1 ]; then
-  python3 scripts/device/thread_census.py sample "$W/threads.jsonl" &
-  CENSUS=$!
+  in_background python3 scripts/device/thread_census.py sample "$W/threads.jsonl"
 fi
 
 for round in $(seq 1 "$ROUNDS"); do
@@ -98,7 +93,7 @@ for round in $(seq 1 "$ROUNDS"); do
     echo "round $round $name: rc=$? $((SECONDS - t0)) s (t=$((SECONDS - start)) s)"
   done
 done
-kill "$SMI" ${CENSUS:+"$CENSUS"} 2>/dev/null
+stop_background
 if [ "${THREADS:-0}" = 1 ]; then
   python3 scripts/device/thread_census.py summarize "$W" "$TARGET" | tee "$W/threads-summary.txt"
 fi

@@ -12,11 +12,8 @@
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
 ROUNDS=${ROUNDS:-2}
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
-W=$(mktemp -d)
-exec > >(tee "$W/order_probe.log") 2>&1
+source scripts/device/work_folder.sh order_probe
 start=$SECONDS
-trap 'tar czf "$OUT/order-probe.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
 source scripts/device/build_engine.sh build-probe "$W/build.log" || exit 1
 
 declare -A CASE=(

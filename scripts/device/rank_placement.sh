@@ -11,11 +11,8 @@ set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
 ROUNDS=${ROUNDS:-3}
 CASES=${CASES:-default near far unbound ipc}
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
-W=$(mktemp -d)
-exec > >(tee "$W/rank_placement.log") 2>&1
+source scripts/device/work_folder.sh rank_placement
 start=$SECONDS
-trap 'tar czf "$OUT/rank-placement.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
 g++ -O2 -std=c++17 -pthread scripts/device/core_to_core.cpp -o "$W/core_to_core" || exit 1
 "$W/core_to_core" > "$W/c2c-start.txt"
 echo "c2c matrix: $((SECONDS - start)) s"

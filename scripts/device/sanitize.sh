@@ -14,11 +14,8 @@ set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
 RUN_ARGS=${RUN_ARGS:?set RUN_ARGS to the commatlas run options of each job}
 DEADLINE=${DEADLINE:-500}
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
-W=$(mktemp -d)
-exec > >(tee "$W/sanitize.log") 2>&1
+source scripts/device/work_folder.sh sanitize
 start=$SECONDS
-trap 'tar czf "$OUT/sanitize.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
 CUDA_OMPI=/opt/ompi-cuda
 tar xzf .device-carry/openmpi-4.1.4-cuda-ubuntu24.tgz -C /opt || exit 1
 export OPAL_PREFIX=$CUDA_OMPI PATH=$CUDA_OMPI/bin:$PATH LD_LIBRARY_PATH=$CUDA_OMPI/lib:${LD_LIBRARY_PATH:-}

@@ -15,11 +15,8 @@
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
 BASE_TGZ=${BASE_TGZ:?set BASE_TGZ to a git archive of the earlier commit}
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
-W=$(mktemp -d)
-exec > >(tee "$W/wall_baseline.log") 2>&1
+source scripts/device/work_folder.sh wall_baseline
 start=$SECONDS
-trap 'tar czf "$OUT/wall-baseline.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
 CUDA_OMPI=/opt/ompi-cuda
 tar xzf .device-carry/openmpi-4.1.4-cuda-ubuntu24.tgz -C /opt || exit 1
 export OPAL_PREFIX=$CUDA_OMPI PATH=$CUDA_OMPI/bin:$PATH LD_LIBRARY_PATH=$CUDA_OMPI/lib:${LD_LIBRARY_PATH:-}

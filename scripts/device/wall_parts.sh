@@ -8,11 +8,8 @@
 #   OUT=/some/dir [ROUNDS=3] [QUICK=2] [DEFAULT=1] bash scripts/device/wall_parts.sh
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
-W=$(mktemp -d)
-exec > >(tee "$W/wall_parts.log") 2>&1
+source scripts/device/work_folder.sh wall_parts
 start=$SECONDS
-trap 'tar czf "$OUT/wall-parts.tar.gz" -C "$W" --exclude="*/report.html" --exclude="*/answers.json" . 2>/dev/null' EXIT
 nvidia-smi --query-gpu=index,name,driver_version --format=csv | tee "$W/nvidia-smi.csv"
 source scripts/device/build_engine.sh build-parts "$W/build.log" || exit 1
 ENGINE=$COMMATLAS_ENGINE
