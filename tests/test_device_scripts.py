@@ -98,3 +98,24 @@ def test_work_folder_stops_its_samplers_and_only_them(tmp_path: Path) -> None:
         bystander.wait()
         for pid in samplers:
             subprocess.run(["kill", "-KILL", str(pid)], capture_output=True)
+
+
+@pytest.mark.parametrize("folder", ["threads-vm-r", "knobs-vm-s"])
+def test_thread_census_summarizes_a_real_device_call_as_it_did_there(folder: str) -> None:
+    """order_bisect.sh THREADS=1 on 2x H100 (session 21): the summary, made again from the committed
+    samples and records, reads as the one the device printed."""
+    repo = Path(__file__).resolve().parent.parent
+    work = repo / "results" / "nvidia-h100-x2" / "figures-that-hold-13" / folder
+    targets = "nccl.allgather,nccl.allreduce,nccl.bibw,nccl.reduce,nccl.reduce_scatter"
+    done = subprocess.run(["python3", str(repo / "scripts" / "device" / "thread_census.py"), "summarize", str(work),
+                           targets], capture_output=True, text=True, check=True)
+    expected = (work / "threads-summary.txt").read_text()
+    assert done.stdout == expected
+    assert expected.count("rank 0") >= 6  # one line per rank and job: the test reads real jobs
+
+
+def test_thread_census_refuses_other_arguments() -> None:
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run(["python3", str(repo / "scripts" / "device" / "thread_census.py"), "count"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.startswith("usage:")

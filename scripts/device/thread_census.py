@@ -14,6 +14,7 @@ widens the pin; other libraries' threads (the CUDA driver's, Open MPI's) are not
                                          nearest inside the first and the last
                                          TARGETS record (comma-separated benchmark keys)
 """
+import gzip
 import json
 import os
 import sys
@@ -82,12 +83,23 @@ def sample(path: Path) -> None:
             time.sleep(0.25)
 
 
+def read_lines(path: Path) -> list[str] | None:
+    """The lines of PATH, or of PATH.gz as the results folders keep it; None where neither is."""
+    if path.exists():
+        return path.read_text().splitlines()
+    packed = path.with_name(path.name + ".gz")
+    if packed.exists():
+        with gzip.open(packed, "rt") as f:
+            return f.read().splitlines()
+    return None
+
+
 def target_window(run_dir: Path, targets: set[str]) -> tuple[float, float] | None:
     times = []
-    path = run_dir / "results.jsonl"
-    if not path.exists():
+    lines = read_lines(run_dir / "results.jsonl")
+    if lines is None:
         return None
-    for line in path.read_text().splitlines():
+    for line in lines:
         record = json.loads(line)
         if record.get("type") == "result" and record.get("benchmark") in targets and "time" in record:
             times.append(record["time"])
@@ -96,7 +108,7 @@ def target_window(run_dir: Path, targets: set[str]) -> tuple[float, float] | Non
 
 def summarize(work: Path, targets: set[str]) -> None:
     samples: dict[int, list[dict]] = {}
-    for line in (work / "threads.jsonl").read_text().splitlines():
+    for line in read_lines(work / "threads.jsonl") or []:
         s = json.loads(line)
         samples.setdefault(s["pid"], []).append(s)
     print("CPU seconds each thread took between samples inside the first and last target record; pinned = allowed on the measuring "
