@@ -14,12 +14,14 @@ widens the pin; other libraries' threads (the CUDA driver's, Open MPI's) are not
                                          nearest inside the first and the last
                                          TARGETS record (comma-separated benchmark keys)
 """
-import gzip
 import json
 import os
 import sys
 import time
 from pathlib import Path
+
+from commatlas.io.records import read_results_bytes
+from commatlas.io.results import ResultsError, load_run
 
 ENGINE_COMM = "commatlas-engin"  # /proc/PID/comm keeps 15 characters
 HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -83,32 +85,23 @@ def sample(path: Path) -> None:
             time.sleep(0.25)
 
 
-def read_lines(path: Path) -> list[str] | None:
-    """The lines of PATH, or of PATH.gz as the results folders keep it; None where neither is."""
-    if path.exists():
-        return path.read_text().splitlines()
-    packed = path.with_name(path.name + ".gz")
-    if packed.exists():
-        with gzip.open(packed, "rt") as f:
-            return f.read().splitlines()
-    return None
-
-
 def target_window(run_dir: Path, targets: set[str]) -> tuple[float, float] | None:
-    times = []
-    lines = read_lines(run_dir / "results.jsonl")
-    if lines is None:
-        return None
-    for line in lines:
-        record = json.loads(line)
-        if record.get("type") == "result" and record.get("benchmark") in targets and "time" in record:
-            times.append(record["time"])
+    try:
+        times = [r.time for r in load_run(run_dir).results if r.benchmark in targets and r.time]
+    except ResultsError:
+        return None  # a case whose job left no records
     return (min(times), max(times)) if len(times) >= 2 else None
+
+
+def sample_lines(work: Path) -> list[str]:
+    """threads.jsonl as the sampler wrote it, or gzipped as the results folders keep it."""
+    path = work / "threads.jsonl"
+    return read_results_bytes(path if path.exists() else path.with_name(path.name + ".gz")).decode().splitlines()
 
 
 def summarize(work: Path, targets: set[str]) -> None:
     samples: dict[int, list[dict]] = {}
-    for line in read_lines(work / "threads.jsonl") or []:
+    for line in sample_lines(work):
         s = json.loads(line)
         samples.setdefault(s["pid"], []).append(s)
     print("CPU seconds each thread took between samples inside the first and last target record; pinned = allowed on the measuring "
