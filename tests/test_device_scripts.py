@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-SCRIPTS = sorted((Path(__file__).resolve().parent.parent / "scripts" / "device").glob("*.sh"))
+REPO = Path(__file__).resolve().parent.parent
+SCRIPTS = sorted((REPO / "scripts" / "device").glob("*.sh"))
 
 # `kill 0` signals every process of the caller's group, the script itself included: a sampler's pid
 # variable that falls back to 0 when the sampler never started (`kill "${SMI:-0}"`) ended a finished
@@ -51,7 +52,8 @@ def test_the_kill_check_leaves_real_pids_alone(line: str) -> None:
     assert not KILL_ZERO.search(line)
 
 
-HELPER = Path(__file__).resolve().parent.parent / "scripts" / "device" / "work_folder.sh"
+HELPER = REPO / "scripts" / "device" / "work_folder.sh"
+CENSUS = REPO / "scripts" / "device" / "thread_census.py"
 
 
 def _run_with_work_folder(tmp_path: Path, body: str) -> subprocess.CompletedProcess:
@@ -104,18 +106,15 @@ def test_work_folder_stops_its_samplers_and_only_them(tmp_path: Path) -> None:
 def test_thread_census_summarizes_a_real_device_call_as_it_did_there(folder: str) -> None:
     """order_bisect.sh THREADS=1 on 2x H100 (session 21): the summary, made again from the committed
     samples and records, reads as the one the device printed."""
-    repo = Path(__file__).resolve().parent.parent
-    work = repo / "results" / "nvidia-h100-x2" / "figures-that-hold-13" / folder
+    work = REPO / "results" / "nvidia-h100-x2" / "figures-that-hold-13" / folder
     targets = "nccl.allgather,nccl.allreduce,nccl.bibw,nccl.reduce,nccl.reduce_scatter"
-    done = subprocess.run(["python3", str(repo / "scripts" / "device" / "thread_census.py"), "summarize", str(work),
-                           targets], capture_output=True, text=True, check=True)
+    done = subprocess.run(["python3", str(CENSUS), "summarize", str(work), targets], capture_output=True, text=True,
+                          check=True)
     expected = (work / "threads-summary.txt").read_text()
     assert done.stdout == expected
     assert expected.count("rank 0") >= 6  # one line per rank and job: the test reads real jobs
 
 
 def test_thread_census_refuses_other_arguments() -> None:
-    repo = Path(__file__).resolve().parent.parent
-    done = subprocess.run(["python3", str(repo / "scripts" / "device" / "thread_census.py"), "count"],
-                          capture_output=True, text=True)
+    done = subprocess.run(["python3", str(CENSUS), "count"], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.startswith("usage:")
