@@ -67,3 +67,18 @@ def test_info_real_engine(engine_path: Path, engine_info) -> None:
     assert engine_info["git_sha"] in done.stdout
     for name in engine_info["backends"]:
         assert name in done.stdout
+
+
+def test_info_records_what_each_mpi_rank_writes_on_its_gpu_first(engine_info) -> None:
+    # The run's meta record carries this info (engine.process_state): every MPI rank's GPU writes
+    # device memory when the job binds it, so that a benchmark run first reads as it does after
+    # the job's other GPU benchmarks. An engine without MPI or without a GPU runtime binds no GPU.
+    state = engine_info["process_state"]
+    built = {name for name, backend in engine_info["backends"].items() if backend.get("built")}
+    if not {"mpi"} <= built or not built & {"cuda", "hip"}:
+        assert "rank_gpu_writes" not in state, state
+        return
+    writes = state["rank_gpu_writes"]
+    assert writes["bytes"] >= 1 << 20 and writes["passes"] >= 1, writes
+    assert f"{writes['passes']} x {writes['bytes'] >> 20} MiB" in writes["why"], writes
+    assert "before the first benchmark" in writes["why"], writes

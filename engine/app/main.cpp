@@ -121,6 +121,12 @@ int cmd_info(const Args& a, const HostFacts& host) {
     w.field("mmap_threshold_bytes", static_cast<std::uint64_t>(heap.mmap_threshold))
         .field("trim_threshold_bytes", static_cast<std::uint64_t>(heap.trim_threshold));
   w.field("why", heap.why).end_object();
+#if defined(COMMATLAS_HAVE_MPI) && defined(COMMATLAS_HAVE_GPU)
+  const mpi::RankGpuWrites gpu_writes = mpi::rank_gpu_writes();
+  w.key("rank_gpu_writes").begin_object();
+  w.field("bytes", static_cast<std::uint64_t>(gpu_writes.bytes)).field("passes", gpu_writes.passes);
+  w.field("why", std::string(gpu_writes.why)).end_object();
+#endif
   w.end_object();
   w.key("backends").begin_object();
   w.key("host").begin_object().field("built", true).end_object();

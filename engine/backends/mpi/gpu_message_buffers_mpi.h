@@ -7,6 +7,8 @@
 //           with gpu_pointer_refusal() first.
 #pragma once
 
+#include <cstddef>
+
 #include "backends/cuda/memory.h"
 #include "backends/mpi/gpu_pointer_policy.h"
 #include "backends/mpi/message_buffers.h"
@@ -29,6 +31,21 @@ int rank_gpu(const Group& group);
 // per window of 64 8-byte messages) until an IPC benchmark happened to set the device. Returns
 // the device it made current, or -1 with no GPU.
 int bind_rank_to_gpu(const Group& group);
+
+// What bind_rank_to_gpu has the rank's GPU write before the job's first benchmark. NCCL's
+// latency-bound collectives (8 B - 64 KiB) read 1-4% slower once the process's GPU had written
+// device memory before they made their buffers, and a fresh job that ran them first read them
+// faster than the full run, which runs them after the GPU-aware MPI and CUDA IPC benchmarks.
+// Memory only allocated, even kept, cost nothing; 16 writes of 32 MiB cost as much as 8 GiB kept
+// (results/nvidia-h100-x2/figures-that-hold-13, -14). So every rank starts from the state a
+// process reaches once its GPU has written memory, as any application's has, not from a fresh
+// one that only a benchmark run alone sees.
+struct RankGpuWrites {
+  std::size_t bytes;  // one buffer, allocated, written by cudaMemset and freed, `passes` times
+  int passes;
+  const char* why;
+};
+RankGpuWrites rank_gpu_writes();
 
 // Where a message buffer of `allocator` on `gpu` is while timed: host allocators in host memory,
 // device and managed (first touched by the GPU's copy) in the GPU's memory.
