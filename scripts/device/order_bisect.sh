@@ -104,7 +104,7 @@ from commatlas.io.results import load_run
 w, targets, names = Path(sys.argv[1]), set(sys.argv[2].split(",")), sys.argv[3:]
 figures = {}  # (case, round) -> {point: value}
 for run_dir in sorted(w.glob("round-*/*")):
-    if not run_dir.is_dir() or not (run_dir / "results.jsonl").exists():
+    if not run_dir.is_dir() or not any((run_dir / n).exists() for n in ("results.jsonl", "results.jsonl.gz")):
         continue
     points = {}
     for r in load_run(run_dir).results:
@@ -118,21 +118,26 @@ for (case, _), points in figures.items():
         for k, v in points.items():
             alone.setdefault(k, []).append(v)
 alone = {k: statistics.median(v) for k, v in alone.items()}
-print("geometric mean over the target points of (case / alone's median), higher is faster; per size, all rounds")
+print("geometric mean over the target points of (case / alone's median), higher is faster: per round over all")
+print("sizes, per round over the latency-bound sizes (up to 64 KiB, where the order costs showed), per size")
 sizes = sorted({k[1] for k in alone})
-print(f"{'case':<18} {'rounds':<24} " + " ".join(f"{s:>9}" for s in sizes))
+print(f"{'case':<18} {'rounds':<30} {'rounds <= 64 KiB':<30} " + " ".join(f"{s:>9}" for s in sizes))
+def geomean_text(logs):
+    return f"{math.exp(statistics.mean(logs)):.3f}" if logs else "-"
 for case in names:
-    rounds, per_size = [], {s: [] for s in sizes}
+    rounds, small_rounds, per_size = [], [], {s: [] for s in sizes}
     for (c, rnd), points in sorted(figures.items()):
         if c != case:
             continue
         logs = [math.log(v / alone[k]) for k, v in points.items() if k in alone and v > 0]
-        rounds.append(f"{math.exp(statistics.mean(logs)):.3f}" if logs else "-")
+        rounds.append(geomean_text(logs))
+        small_rounds.append(geomean_text([math.log(v / alone[k]) for k, v in points.items()
+                                          if k in alone and v > 0 and k[1] <= 65536]))
         for k, v in points.items():
             if k in alone and v > 0:
                 per_size[k[1]].append(math.log(v / alone[k]))
     cells = [f"{math.exp(statistics.mean(x)):9.3f}" if x else f"{'-':>9}" for x in per_size.values()]
-    print(f"{case:<18} {' '.join(rounds):<24} " + " ".join(cells))
+    print(f"{case:<18} {' '.join(rounds):<30} {' '.join(small_rounds):<30} " + " ".join(cells))
 PY
 # clocks.csv is not joined to the points here: each record's `time` stamp places it in the file.
 echo "total $((SECONDS - start)) s"
