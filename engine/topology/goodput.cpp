@@ -176,8 +176,11 @@ std::optional<ExpectedGoodput> expected_alltoall(const LinkGraph& g, std::string
   e.forwarding_index = index;
   e.pair_gbps = pair;
   e.gpu_gbps = pair * streams;
+  e.buffer_gbps = e.gpu_gbps * g.gpus / (g.gpus - 1);
   e.how = "alltoall over shortest paths of the link graph (" + g.source + "): edge forwarding index " + num(index) +
-          ", " + num(pair) + " GB/s per GPU pair x " + std::to_string(streams) + " streams at once";
+          ", " + num(pair) + " GB/s per GPU pair x " + std::to_string(streams) + " streams at once leave each GPU; " +
+          "the 1/" + std::to_string(g.gpus) + " of its buffer that stays on the GPU crosses no link: " +
+          num(e.buffer_gbps) + " GB/s of buffer";
   return e;
 }
 
@@ -199,7 +202,7 @@ std::optional<ExpectedGoodput> expected_allreduce(const LinkGraph& g, std::strin
       }
       slowest = std::min(slowest, out);
     }
-    e.gpu_gbps = slowest;
+    e.gpu_gbps = e.buffer_gbps = slowest;
     e.how = "allreduce on a fully connected node (" + g.source + "): the sum of a GPU's outgoing links, " + num(slowest) + " GB/s";
     return e;
   }
@@ -209,7 +212,7 @@ std::optional<ExpectedGoodput> expected_allreduce(const LinkGraph& g, std::strin
   if (rings.count == 0) return unknown("no expected allreduce goodput: the link graph has no ring through every GPU");
   // Each ring runs both ways (2x its rate); Rabenseifner moves the buffer twice (/2).
   e.rings = rings.count;
-  e.gpu_gbps = rings.gbps;
+  e.gpu_gbps = e.buffer_gbps = rings.gbps;
   e.how = "allreduce over " + std::to_string(rings.count) + " edge-disjoint rings of the link graph (" + g.source +
           "), both directions, buffer sent twice: " + num(rings.gbps) + " GB/s";
   return e;
@@ -266,7 +269,7 @@ ExpectedAnswer expected_goodput_for(const std::string& operation, int ranks, con
   std::string why;
   const auto e = operation == "alltoall" ? expected_alltoall(g, &why) : expected_allreduce(g, &why);
   if (!e) return {std::nullopt, why};
-  return {e->gpu_gbps, e->how};
+  return {e->buffer_gbps, e->how};
 }
 
 }  // namespace commatlas
