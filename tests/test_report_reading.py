@@ -99,6 +99,15 @@ def test_machine_section_in_words_without_source_paths():
     assert "topology_cuda" in (VM / "results.jsonl").read_text()  # the record keeps it
 
 
+def test_machine_section_says_what_state_every_job_started_from(engine_info):
+    # The meta record's engine is `commatlas-engine info`: this engine's own.
+    facts = dict(describe_machine({"engine": engine_info}).facts)
+    assert facts["process state: heap"] == engine_info["process_state"]["heap"]["why"]
+    assert "malloc thresholds fixed" in facts["process state: heap"]
+    if "rank_gpu_writes" in engine_info["process_state"]:  # built with MPI and a GPU runtime
+        assert facts["process state: rank GPU writes"].startswith("each MPI rank's GPU writes 16 x 32 MiB")
+
+
 def test_info_says_1_numa_node():
     out = io.StringIO()
     print_info(Console(file=out, width=100, color_system=None), fixture_json("info_host_only.json"))

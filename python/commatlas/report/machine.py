@@ -39,6 +39,10 @@ def describe_machine(meta: dict[str, Any] | None, rank_cpus: list[tuple[str, ...
     ]
     facts += [(f"host {k}", v) for k, v in host.items()
               if k not in ("hostname", "cpu_model", "logical_cpus", "numa_nodes", "memory_peak")]
+    # What every engine process of the run fixed at start, so that a figure does not depend on what
+    # ran before it in the job: the sentence the engine gives for each.
+    facts += [(f"process state: {k.replace('_', ' ').replace('gpu', 'GPU')}", v.get("why", v) if isinstance(v, dict) else v)
+              for k, v in (engine.get("process_state") or {}).items()]
     facts += [(f"option {k}", v) for k, v in (meta.get("options") or {}).items()]
     facts += [(f"launcher {k}", v) for k, v in (meta.get("launcher") or {}).items()]
     if rank_cpus:
