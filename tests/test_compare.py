@@ -319,6 +319,7 @@ def says_in_terminal_and_html(base: Path, other: Path, words: str, tmp_path: Pat
     assert words in " ".join(out.stdout.split())
     assert words in (tmp_path / "c.html").read_text()
 
+
 def test_a_change_that_moved_a_whole_benchmark_says_one_pair_cannot_tell(tmp_path) -> None:
     """On identical runs, mpi.bibw and mpi.broadcast moved apart as a whole between the jobs: 7 of
     the 11 changed points. The comparison says so and what would tell (--repeat), on the terminal

@@ -125,7 +125,7 @@ int cmd_info(const Args& a, const HostFacts& host) {
   const mpi::RankGpuWrites gpu_writes = mpi::rank_gpu_writes();
   w.key("rank_gpu_writes").begin_object();
   w.field("bytes", static_cast<std::uint64_t>(gpu_writes.bytes)).field("passes", gpu_writes.passes);
-  w.field("why", std::string(gpu_writes.why)).end_object();
+  w.field("why", gpu_writes.why).end_object();
 #endif
   w.end_object();
   w.key("backends").begin_object();

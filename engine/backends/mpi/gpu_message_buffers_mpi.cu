@@ -139,10 +139,13 @@ int bind_rank_to_gpu(const Group& group) {
 }
 
 RankGpuWrites rank_gpu_writes() {
-  return {std::size_t{32} << 20, 16,
-          "each MPI rank's GPU writes 16 x 32 MiB of device memory (allocated, cudaMemset, freed) when the job "
-          "binds it, before the first benchmark: NCCL's latency-bound collectives read 1-4% slower once the "
-          "process's GPU has written memory, so a job that ran them first read them faster than the full run"};
+  constexpr std::size_t kBytes = std::size_t{32} << 20;
+  constexpr int kPasses = 16;
+  return {kBytes, kPasses,
+          "each MPI rank's GPU writes " + std::to_string(kPasses) + " x " + std::to_string(kBytes >> 20) +
+              " MiB of device memory (allocated, cudaMemset, freed) when the job binds it, before the first "
+              "benchmark: NCCL's latency-bound collectives read 1-4% slower once the process's GPU has written "
+              "memory, so a job that ran them first read them faster than the full run"};
 }
 
 Endpoint message_place(cuda::MemoryKind allocator, std::optional<int> gpu) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "backends/cuda/memory.h"
 #include "backends/mpi/gpu_pointer_policy.h"
@@ -43,7 +44,7 @@ int bind_rank_to_gpu(const Group& group);
 struct RankGpuWrites {
   std::size_t bytes;  // one buffer, allocated, written by cudaMemset and freed, `passes` times
   int passes;
-  const char* why;
+  std::string why;    // a sentence for the record, with these numbers
 };
 RankGpuWrites rank_gpu_writes();
 
