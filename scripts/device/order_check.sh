@@ -15,7 +15,7 @@
 # IN_ORDER="FAMILY ..." adds it to those families only.
 #   OUT=/some/dir [DEADLINE=330] [ROUNDS=2] [IN_ORDER=1] [RUN_ARGS=--quick] \
 #     [FAMILIES="gpu_aware staged ipc nccl nccl_single copy mpi_host nccl_device gpu_initiated"] \
-#     [REUSE_BASE=1] \
+#     [REUSE_BASE=1] [AGAIN=1] \
 #     scripts/device/order_check.sh
 # Every GPU family with jobs in the run's order, 3 rounds, on 2x H100 takes two calls (about 400 s
 # and 260 s; results/nvidia-h100-x2/figures-that-hold-5):
@@ -77,6 +77,10 @@ declare -A ONLY=(
   # rounds than the whole MPI job allows in one call; and the points sized on their first op.
   [gpu_aware_nccl]='mpi.gpu_aware.*,nccl.*'
   [first_op]='gpu.pointer_chase,pattern.bucketed_allreduce.gpu_aware,pattern.bucketed_allreduce.staged'
+  # The points whose fresh processes draw one of two states (figures-that-hold-15): GPU-aware
+  # small messages (about 4.5 or 10 us a half round trip) and a small copy's latency (about 7.2
+  # or 8.1 us), for rounds enough to tell those states from an order dependence.
+  [gpu_aware_p2p]='mpi.gpu_aware.pingpong,mpi.gpu_aware.bandwidth,mpi.gpu_aware.bibw' [copy_latency]='gpu.copy_latency'
 )
 declare -A EXCLUDE=([nccl]='nccl.single.*' [mpi_host]='mpi.staged.*,mpi.gpu_aware.*' [mpi_job]='nccl.single.*'
   [gpu_aware_nccl]='nccl.single.*')
@@ -99,6 +103,24 @@ for family in $FAMILIES; do
   [ "$rc" -eq 2 ] && tail -1 "$W/order/$family.log"
   grep -E "^(alone .*failed|[0-9]+ of [0-9]+ points)" "$W/order/$family.log"
 done
+
+# AGAIN=1: a second default run after the checks, identical to the first: `commatlas compare` of
+# the two is the test of what compare calls change on this machine (records in default-again.tar.gz).
+if [ "${AGAIN:-0}" = 1 ]; then
+  left=$((DEADLINE + 120 - (SECONDS - start)))
+  if [ "$left" -lt 100 ]; then echo "second default run: not run, the deadline is near"
+  else
+    phase "commatlas run again (default, both GPUs)"
+    echo "commatlas run --out default-again ${RUN_ARGS:-}" >> "$W/commands.txt"
+    { time timeout -s INT "$left" python3 -m commatlas run --out "$W/default-again" ${RUN_ARGS:-} \
+        > "$W/default-again.log" 2>&1; } 2> "$W/default-again.time"
+    echo "default-again: rc=$? $(grep real "$W/default-again.time")"
+    python3 -m commatlas compare "$W/default" "$W/default-again" > "$W/compare-again.txt" 2>&1
+    grep -iE "no change|changed|winner" "$W/compare-again.txt" | head -5
+    tar czf "$OUT/default-again.tar.gz" -C "$W" --exclude=default-again/report.html default-again default-again.log \
+      default-again.time compare-again.txt
+  fi
+fi
 
 phase "summary: every point measured alone against the full run"
 python3 - "$W/order" $FAMILIES <<'EOF' | tee "$W/summary.txt"
@@ -181,7 +203,7 @@ pack order-gpu-initiated nccl_device gpu_initiated
 pack order-mpi-job mpi_job
 pack order-process-job process_job
 pack order-pattern-reference pattern reference
-pack order-states gpu_aware_nccl first_op
+pack order-states gpu_aware_nccl first_op gpu_aware_p2p copy_latency
 tar czf "$OUT/logs.tar.gz" -C "$W" order_check.log build.log engine-info.json nvidia-smi.csv commands.txt \
   default.time 2>/dev/null
 echo "total $((SECONDS - start)) s"
