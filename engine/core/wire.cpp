@@ -187,6 +187,10 @@ WireCheck judge_wire(const WireRoute& route, double claimed_bytes, const std::ve
   return c;
 }
 
+int wire_crossings_per_op(const Movement& movement) {
+  return movement.direction == MoveDirection::HalfRoundTrip ? 2 : 1;
+}
+
 std::optional<WireCheck> witness_wire(Workload& workload, Context& ctx, const Movement& movement, const Measurement& m,
                                       WireWitness* witness) {
   Group& group = ctx.group;
@@ -205,7 +209,11 @@ std::optional<WireCheck> witness_wire(Workload& workload, Context& ctx, const Mo
     }
   }
   if (group.broadcast(applies ? 1 : 0) == 0) return std::nullopt;
-  const double bytes_per_op = m.accounting.bytes_per_op;
+  // A ping-pong's op is a round trip: its message crosses the route once each way, and the point's
+  // per-op time is half of it (osu_latency's figure).
+  const double crossings = wire_crossings_per_op(movement);
+  const double bytes_per_op = m.accounting.bytes_per_op * crossings;
+  const double seconds_per_op = m.seconds_per_op * crossings;
   const std::int64_t ops = std::max<std::int64_t>(m.ops_per_sample, 1);
   if (root) {
     check.source = witness->source();
@@ -219,7 +227,7 @@ std::optional<WireCheck> witness_wire(Workload& workload, Context& ctx, const Mo
       // Enough operations for kWirePassBytes, no more than kWirePassSeconds of them.
       const double by_bytes = std::ceil(kWirePassBytes / bytes_per_op);
       const double by_time =
-          m.seconds_per_op > 0 ? std::floor(kWirePassSeconds / m.seconds_per_op * (1 + 1e-9)) : by_bytes;
+          seconds_per_op > 0 ? std::floor(kWirePassSeconds / seconds_per_op * (1 + 1e-9)) : by_bytes;
       const double total = std::max(1.0, std::min(by_bytes, by_time));
       samples = static_cast<std::int64_t>(std::ceil(total / static_cast<double>(ops)));
       check.claimed_bytes = bytes_per_op * static_cast<double>(samples * ops);

@@ -106,6 +106,10 @@ GpuWire wire_difference(const GpuWire& before, const GpuWire& after);
 // The judgement of a pass that claimed `claimed_bytes` and whose counters gained `counted`.
 WireCheck judge_wire(const WireRoute& route, double claimed_bytes, const std::vector<GpuWire>& counted);
 
+// How many times one op of the movement carries its bytes_per_op over the route: twice for a
+// ping-pong (a round trip, the message once each way, bytes_per_op being one message), else once.
+int wire_crossings_per_op(const Movement& movement);
+
 // Runs the witness pass of a measured, verified point on every rank (rank 0 reads the counters) and
 // returns the check on every rank (other ranks get the verdict only); nullopt where no witness is
 // registered or the route does not apply. `witness` null: the registered one.

@@ -225,6 +225,15 @@ TEST(WireRoute, FollowsTheMovementAndTheNodesLinks) {
                                     t);
   EXPECT_EQ(read.link, WireLink::Nvlink);
 
+  // A ping-pong between the pair crosses its link both ways.
+  const WireRoute pingpong =
+      wire_route(movement_between(Operation::PingPong, MoveDirection::HalfRoundTrip, Mechanism::MpiGpuAware,
+                                  gpu_memory(0, Allocator::Device), gpu_memory(1, Allocator::Device)),
+                 t);
+  EXPECT_TRUE(pingpong.applies);
+  EXPECT_EQ(pingpong.link, WireLink::Nvlink);
+  EXPECT_EQ(pingpong.path, "GPU 0 <-> GPU 1 over NVLink");
+
   // Host-staged MPI between the NVLinked pair still crosses PCIe, twice.
   const WireRoute staged =
       wire_route(movement_between(Operation::SendRecv, MoveDirection::Uni, Mechanism::MpiStaged,
@@ -244,9 +253,6 @@ TEST(WireRoute, LeavesOutWhatCrossesNoLinkOrDeclaresNoBytesPerLink) {
                    .applies);  // within one GPU
   EXPECT_FALSE(route(Operation::Copy, MoveDirection::Uni, Mechanism::CpuMemcpy, host_memory(0, Allocator::Pageable),
                      host_memory(0, Allocator::Pageable))
-                   .applies);
-  EXPECT_FALSE(route(Operation::PingPong, MoveDirection::HalfRoundTrip, Mechanism::MpiGpuAware,
-                     gpu_memory(0, Allocator::Device), gpu_memory(1, Allocator::Device))
                    .applies);
   EXPECT_FALSE(route(Operation::LoadLatency, MoveDirection::Uni, Mechanism::GpuLoadStore,
                      gpu_memory(1, Allocator::Device), gpu_processor(0))
@@ -345,6 +351,35 @@ TEST(WitnessPass, ThePassIsBoundedByTime) {
   ASSERT_TRUE(c);
   EXPECT_DOUBLE_EQ(c->claimed_bytes, 10 * kMiB);
   EXPECT_EQ(c->verdict, WireVerdict::Ok);
+}
+
+// A ping-pong's op is a round trip, its message once each way, and its recorded per-op time is half
+// of that: the pass claims both crossings and fits its round trips in the time bound.
+TEST(WitnessPass, APingPongClaimsItsMessageEachWay) {
+  SingleProcessGroup group;
+  Context ctx(RunOptions{}, group, HostFacts{});
+  FakeWorkload w(1e-4);
+  FakeWitness witness;
+  witness.nvlink_per_pass = 64 * kMiB;
+  const Movement pingpong = movement_between(Operation::PingPong, MoveDirection::HalfRoundTrip, Mechanism::MpiGpuAware,
+                                             gpu_memory(0, Allocator::Device), gpu_memory(1, Allocator::Device));
+  EXPECT_EQ(wire_crossings_per_op(pingpong), 2);
+  EXPECT_EQ(wire_crossings_per_op(peer_copy()), 1);
+  // 1 MiB messages at 0.5 ms a half round trip: 10 round trips in the 10 ms, 2 MiB on the wire each.
+  const auto c = witness_wire(w, ctx, pingpong, measured(kMiB, 5e-4, 1), &witness);
+  ASSERT_TRUE(c);
+  ASSERT_EQ(w.runs.size(), 1u);
+  EXPECT_EQ(w.runs[0].samples, 10);
+  EXPECT_DOUBLE_EQ(c->claimed_bytes, 20 * kMiB);
+  EXPECT_EQ(c->verdict, WireVerdict::Ok) << c->detail;
+  // The same messages over PCIe instead: the check fails.
+  FakeWorkload w2(1e-4);
+  FakeWitness over_pcie;
+  over_pcie.pcie_per_pass = 64 * kMiB;
+  const auto failed = witness_wire(w2, ctx, pingpong, measured(kMiB, 5e-4, 1), &over_pcie);
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->verdict, WireVerdict::Failed);
+  EXPECT_NE(failed->detail.find("the bytes crossed PCIe, not the NVLink"), std::string::npos) << failed->detail;
 }
 
 TEST(WitnessPass, WaitsForCountersThatTrailTheCopy) {

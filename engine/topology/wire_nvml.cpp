@@ -12,7 +12,8 @@ namespace commatlas {
 namespace {
 
 bool judged_operation(Operation op) {
-  return op == Operation::Copy || op == Operation::Read || op == Operation::Write || op == Operation::SendRecv;
+  return op == Operation::Copy || op == Operation::Read || op == Operation::Write || op == Operation::SendRecv ||
+         op == Operation::PingPong;
 }
 
 std::string gpu_name(int gpu) { return "GPU " + std::to_string(gpu); }
@@ -84,7 +85,8 @@ WireRoute wire_route(const Movement& m, const Topology& topo) {
   WireRoute r;
   if (!m.from || !m.to || !m.same_node) return r;
   if (!judged_operation(m.operation)) return r;
-  if (m.direction != MoveDirection::Uni && m.direction != MoveDirection::Bi) return r;
+  if (m.direction != MoveDirection::Uni && m.direction != MoveDirection::Bi && m.direction != MoveDirection::HalfRoundTrip)
+    return r;
   if (m.mechanism == Mechanism::CpuMemcpy || m.mechanism == Mechanism::MpiHost || m.mechanism == Mechanism::Harness)
     return r;
 

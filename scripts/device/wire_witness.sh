@@ -8,23 +8,25 @@
 # judged point "ok"), and with COMMATLAS_TEST_WIRE_SWAP=1, which makes every route declare the other
 # link class (every judged point must become an error "wire check failed").
 #
-# Usage (repository root, 2 GPUs): OUT=dir bash scripts/device/wire_witness.sh
+# Usage (repository root, 2 GPUs, .device-carry carried):
+#   OUT=dir [SIZES=64K,64M,256M] [SINGLE=keys] [MPI=keys] bash scripts/device/wire_witness.sh
+# SINGLE and MPI replace the single-process and 2-rank selections (e.g. the ping-pongs:
+# SINGLE=nccl.single.pingpong,gpu.copy_latency MPI=ipc.pingpong,mpi.gpu_aware.pingpong,...).
 # Writes $OUT/{single,mpi}-{real,swapped}.jsonl, logs, table.txt, logs.tgz.
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
 export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on the lent machines
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 mkdir -p "$OUT"
 start=$SECONDS
-{ cmake -B build-dev -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_BUILD_TESTS=OFF &&
-  cmake --build build-dev -j16; } > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-echo "build: $((SECONDS - start)) s"
-E=$PWD/build-dev/engine/commatlas-engine
+# The CUDA-aware Open MPI of .device-carry: its mpirun comes first on PATH, so GPU-aware MPI runs.
+source scripts/device/build_engine.sh build-wire "$OUT/build.log" || exit 1
+E=$COMMATLAS_ENGINE
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
 nvidia-smi nvlink -gt d > "$OUT/nvlink_before.txt" 2>&1
 SIZES=${SIZES:-64K,64M,256M}
-SINGLE='gpu.copy_ce,gpu.copy_sm,gpu.stream_copy,gpu.stream_write,gpu.stream_read,gpu.prefetch'
-MPI='ipc.bandwidth,mpi.staged.bandwidth,mpi.gpu_aware.bandwidth'
+SINGLE=${SINGLE:-gpu.copy_ce,gpu.copy_sm,gpu.stream_copy,gpu.stream_write,gpu.stream_read,gpu.prefetch}
+MPI=${MPI:-ipc.bandwidth,mpi.staged.bandwidth,mpi.gpu_aware.bandwidth}
 common=(--time-budget 0.01 --watchdog 30 --progress none)
 
 run_logged() {  # limit, name, command...
