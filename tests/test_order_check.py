@@ -547,8 +547,10 @@ def test_a_benchmark_whose_jobs_fall_in_two_states_cannot_widen_the_tolerance_th
     # jobs split in a third of checks by chance, so the point moves between jobs.
     assert graph[65536].verdict == "differs" and "a gap of 4.75x" in graph[65536].why, graph[65536].why
     assert graph[8].verdict == "unstable" and "lie apart by less" in graph[8].why, graph[8].why
+    # At 4 KiB both jobs alone read slower (13.6 and 51.8 us against 8.6-8.8), but 54% apart from the
+    # run's side against a 3.8x spread of their own: two rounds cannot tell that from their states.
+    assert graph[4096].verdict == "unstable" and "a gap of 54%" in graph[4096].why, graph[4096].why
     for size, p in graph.items():
-        assert p.verdict in ("differs", "unstable"), (size, p.why)
         assert p.ratio > 3, (size, p.ratio)
     # The other launch modes moved 3-16% between the sides, each judged on its own spread now that
     # the graph's states no longer set the range's tolerance.
