@@ -14,7 +14,7 @@
 # order (after what preceded it in the run's job), so the run's side has a job-to-job spread too;
 # IN_ORDER="FAMILY ..." adds it to those families only.
 #   OUT=/some/dir [DEADLINE=330] [ROUNDS=2] [IN_ORDER=1] [RUN_ARGS=--quick] \
-#     [FAMILIES="gpu_aware staged ipc nccl nccl_single copy mpi_host nccl_device gpu_initiated"] \
+#     [FAMILIES="gpu_aware staged ipc nccl nccl_single copy mpi_host nccl_device gpu_initiated pingpong"] \
 #     [REUSE_BASE=1] [AGAIN=1] \
 #     scripts/device/order_check.sh
 # Every GPU family with jobs in the run's order, 3 rounds, on 2x H100 takes two calls (about 400 s
@@ -81,6 +81,10 @@ declare -A ONLY=(
   # small messages (about 4.5 or 10 us a half round trip) and a small copy's latency (about 7.2
   # or 8.1 us), for rounds enough to tell those states from an order dependence.
   [gpu_aware_p2p]='mpi.gpu_aware.pingpong,mpi.gpu_aware.bandwidth,mpi.gpu_aware.bibw' [copy_latency]='gpu.copy_latency'
+  # The ping-pongs of the MPI job that no family above checks on its own, since each got a wire
+  # pass before its smaller sizes (GPU-aware, GPU-initiated and NCCL device-API ping-pongs are in
+  # their families).
+  [pingpong]='ipc.pingpong,mpi.staged.pingpong,nccl.pingpong,nccl.pingpong_launch'
 )
 declare -A EXCLUDE=([nccl]='nccl.single.*' [mpi_host]='mpi.staged.*,mpi.gpu_aware.*' [mpi_job]='nccl.single.*'
   [gpu_aware_nccl]='nccl.single.*')
@@ -205,7 +209,7 @@ pack order-gpu-initiated nccl_device gpu_initiated
 pack order-mpi-job mpi_job
 pack order-process-job process_job
 pack order-pattern-reference pattern reference
-pack order-states gpu_aware_nccl first_op gpu_aware_p2p copy_latency
+pack order-states gpu_aware_nccl first_op gpu_aware_p2p copy_latency pingpong
 tar czf "$OUT/logs.tar.gz" -C "$W" order_check.log build.log engine-info.json nvidia-smi.csv commands.txt \
   default.time 2>/dev/null
 echo "total $((SECONDS - start)) s"
