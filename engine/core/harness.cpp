@@ -6,6 +6,8 @@
 #include <limits>
 #include <numeric>
 
+#include "core/placement.h"
+
 namespace commatlas {
 namespace {
 
@@ -235,6 +237,8 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
   // which the max over ranks replaces: sum them on the way.
   double own_sum = 0;
   std::int64_t own_count = 0;
+  // Around the timed batches (a soak's series included), outside every sample.
+  const HostActivityWindow activity;
   auto reduce_over_ranks = [&](std::vector<double>& v) {
     for (double x : v) own_sum += x;
     own_count += static_cast<std::int64_t>(v.size());
@@ -316,6 +320,7 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
   }
   m.cost.timed_s = since(t0) - poison_s;  // poisoning is the data check's cost, not the samples'
   m.finished_at = Clock::now();
+  m.activity = activity.close(group, same_node(group.rank_nodes()));
   if (a.max_over_ranks) m.rank_mean_s =
       group.mean_over_ranks(own_count ? own_sum / static_cast<double>(own_count) : 0.0, own_count > 0) / a.steps_per_op;
 
@@ -365,7 +370,9 @@ Verification confirm(Workload& workload, Context& ctx, Measurement& first) {
   std::vector<double> got;
   workload.begin_timed_batch();
   group.barrier();
+  const HostActivityWindow activity;
   workload.run(samples, ops, got);
+  const HostActivity during = activity.close(group, same_node(group.rank_nodes()));
   if (a.max_over_ranks) group.max_over_ranks(got);
   if (a.steps_per_op > 1)
     for (double& s : got) s /= a.steps_per_op;
@@ -377,6 +384,7 @@ Verification confirm(Workload& workload, Context& ctx, Measurement& first) {
   if (v.ok) {
     first.stability = judge_stability(first, median_of(got), static_cast<std::int64_t>(got.size()));
     first.stability.separation_s = separation;
+    first.stability.activity = during;
   }
   return v;
 }

@@ -14,6 +14,7 @@
 
 #include "core/benchmark.h"
 #include "core/context.h"
+#include "core/host_activity.h"
 #include "core/stats.h"
 
 namespace commatlas {
@@ -80,6 +81,9 @@ struct Stability {
   std::int64_t confirm_samples = 0;
   double tolerance = 0;             // relative: beyond it the two medians disagree
   double separation_s = 0;          // from the end of the first measurement to the confirmation
+  // What the host did during the confirmation batch (the first pass's is Measurement::activity):
+  // where the two passes disagree, the machine's witness of why.
+  std::optional<HostActivity> activity;
 };
 // Medians within max(kRepeatTolerance, the spread the two batches' own sample counts allow) agree.
 inline constexpr double kRepeatTolerance = 0.10;
@@ -109,6 +113,7 @@ struct Measurement {
   std::int64_t warmup_samples = 0;
   Warmup warmup;
   Stability stability;          // set by the runner's confirmation pass
+  std::optional<HostActivity> activity;  // what the host did while the timed batches ran
   std::chrono::steady_clock::time_point finished_at;  // end of the timed batches
   // Benchmarks reduced over ranks (accounting.max_over_ranks): the mean over ranks of each rank's
   // mean per-op time, the OSU micro-benchmarks' collective figure, kept beside the max.

@@ -127,6 +127,10 @@ void write_harness_fields(JsonWriter& w, const Measurement& m) {
   w.field("steady", m.warmup.steady);
   w.field("drift", m.warmup.drift);
   w.end_object();
+  if (m.activity) {
+    w.key("host_activity");
+    write_host_activity(w, *m.activity);
+  }
 }
 
 // Where the point's wall time went (seconds): the end record sums these per benchmark.
@@ -285,6 +289,10 @@ std::string stability_record(const PointId& id, const Stability& st, double conf
     w.field("tolerance", st.tolerance);
     w.field("confirm_samples", st.confirm_samples);
     w.field("separation_s", st.separation_s);
+    if (st.activity) {
+      w.key("host_activity");  // the confirmation batch's; the result's timing has its own batches'
+      write_host_activity(w, *st.activity);
+    }
   }
   w.end_object();
   w.key("confirm_s").fixed(confirm_s, 6);  // the confirmation's wall time (re-warm, batch, check)

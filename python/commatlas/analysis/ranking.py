@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from commatlas.analysis.host_activity import host_witness
 from commatlas.analysis.keys import FIRST_BIN_MAX, Bin
 from commatlas.io.results import Result
 
@@ -106,7 +107,8 @@ def _choice(c: Contender, r: Result) -> dict[str, Any]:
             # synchronisation): contenders of a latency row are timed by different methods.
             "includes": r.latency_includes or None,
             # "unstable": a later batch of the same point disagreed (results.Result.stability).
-            "stability": r.stability}
+            "stability": r.stability,
+            "host_witness": host_witness(r) if r.stability == "unstable" else None}
 
 
 def _cell(b: Bin, contenders: dict[Contender, dict[int, Result]], metric: str) -> dict[str, Any] | None:

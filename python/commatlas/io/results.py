@@ -169,6 +169,9 @@ class Result(Point):
     stability: str | None = None
     # The medians (s per op) of the point's own measurement and of its confirmation batch.
     stability_modes: tuple[float, ...] = ()
+    # What the host did in each of those passes (timing.host_activity, then the stability
+    # record's): the records' dicts, None where a pass has none (commatlas.analysis.host_activity).
+    pass_activity: tuple[dict[str, Any] | None, ...] = ()
     _samples_at: tuple[_Source, int, int] | None = field(default=None, repr=False)
     _samples: np.ndarray | None = field(default=None, repr=False)
 
@@ -314,6 +317,8 @@ def attach_stability(run: Run) -> None:
         if st and st.get("verdict"):
             r.stability = str(st["verdict"])
             r.stability_modes = tuple(_num(x) for x in st.get("passes_median_s") or ())
+            first = r.pass_activity[0] if r.pass_activity else None
+            r.pass_activity = (first, st.get("host_activity")) if first or st.get("host_activity") else ()
 
 
 class _Source:
@@ -486,6 +491,7 @@ def _result(r: dict[str, Any], number: int) -> Result:
         rank_cpus=tuple(map(str, cpus)) if (cpus := (r.get("placement") or {}).get("cpus")) else None,
         stability=str(st["verdict"]) if isinstance(st := t.get("stability"), dict) and st.get("verdict") else None,
         stability_modes=tuple(_num(x) for x in st.get("passes_median_s") or ()) if isinstance(st, dict) else (),
+        pass_activity=(t["host_activity"],) if t.get("host_activity") else (),
         _samples_at=samples if isinstance(samples, tuple) else None,
         _samples=np.array([np.nan if x is None else x for x in samples], dtype=float) if isinstance(samples, list) else None,
     )

@@ -136,6 +136,8 @@ def _detail(cell: dict[str, Any]) -> str:
     if cell.get("unstable"):
         parts.append("did not repeat: a later batch of " + " and ".join(mechanism_name(m) for m in cell["unstable"])
                      + " disagreed with the first, so no winner is claimed here")
+        parts += [f"{mechanism_name(c['mechanism'])}: {c['host_witness']}" for c in (cell["winner"], cell["runner_up"])
+                  if c and c.get("host_witness")]
     if cell["runner_up"]:
         r = cell["runner_up"]
         parts.append(f"runner-up {contender_words(r)} [{r['allocator']}] {_figure(r)}, "

@@ -1,0 +1,78 @@
+"""What the host's own counters say of a point whose two passes disagreed (an "unstable" point):
+whether, in its slower pass, a hypervisor ran something else on the VM's CPUs (steal), other
+processes kept the node's CPUs busy, this job's threads were preempted more, or it faulted pages
+in. The engine reads them around each pass (schema: $defs.host_activity); this module turns the
+two passes into one phrase for the map and the report.
+
+Rules (thresholds below): a share is named when the slower pass's reaches its threshold, as is
+one CPU held by the hypervisor for HELD_CPU_NOTE of the pass or more (a parallel copy waits for
+its slowest thread, so one held vCPU stalls it while the node's share stays small), and then the
+figure's move is called the machine's; counts are named when the slower pass's rate per
+second is at least COUNT_RATIO times the faster's, above a floor, and made of COUNT_FLOOR events
+or more, so the ordinary preemptions of a busy thread pool are not taken for a cause (they are
+stated, not judged: this job's own threads or fresh pages can raise them too).
+Where nothing reaches a rule the phrase says so: the cause is not one the host counts (a state
+of the hardware or of a library, for instance).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from commatlas.io.results import Result
+
+STEAL_NOTE = 0.10    # of the node's CPU time, taken by the hypervisor
+HELD_CPU_NOTE = 0.25  # of the pass's window, taken from one CPU at least (most_stolen_cpu_s)
+OTHERS_NOTE = 0.25   # of the node's CPU time, busy in other processes
+COUNT_RATIO = 3.0    # slower pass's rate against the faster's
+SWITCHES_FLOOR = 200.0  # preemptions a second
+FAULTS_FLOOR = 1000.0   # page faults a second
+COUNT_FLOOR = 20        # events in the slower pass: a rate made of a handful says nothing
+
+
+def _rate(activity: dict[str, Any], key: str) -> float:
+    window = activity.get("window_s") or 0.0
+    return float(activity.get(key) or 0) / window if window > 0 else 0.0
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.0f}%"
+
+
+def host_witness(result: Result) -> str | None:
+    """One phrase on the slower of the point's two passes, or None where the records carry no
+    host activity for both (engines before it, or a point without a confirmation batch)."""
+    modes, passes = result.stability_modes, result.pass_activity
+    if len(modes) != 2 or len(passes) != 2 or not all(passes) or not all(m > 0 and math.isfinite(m) for m in modes):
+        return None
+    slow_i = 0 if modes[0] >= modes[1] else 1
+    slow, fast = passes[slow_i], passes[1 - slow_i]
+    which = "the point's own batches" if slow_i == 0 else "the confirmation batch"
+    causes: list[str] = []
+    counted: list[str] = []
+    steal, others = slow.get("steal_share"), slow.get("others_share")
+    held, window = float(slow.get("most_stolen_cpu_s") or 0.0), float(slow.get("window_s") or 0.0)
+    if steal is not None and steal >= STEAL_NOTE:
+        causes.append(f"the hypervisor took {_percent(steal)} of the VM's CPU time (steal)")
+    elif window > 0 and held >= HELD_CPU_NOTE * window:
+        # A parallel operation waits for its slowest thread: one held vCPU stalls it.
+        cpus = int(slow.get("steal_cpus") or 0)
+        causes.append(f"the hypervisor held a CPU of the VM for at least {held * 1e3:.0f} ms of the pass's "
+                      f"{window * 1e3:.0f} ms (steal, on {cpus} CPU{'s' if cpus != 1 else ''})")
+    if others is not None and others >= OTHERS_NOTE:
+        causes.append(f"other processes used {_percent(others)} of the node's CPU time")
+    for key, floor, words in (("involuntary_switches", SWITCHES_FLOOR, "preemptions of this job's threads"),
+                              ("page_faults", FAULTS_FLOOR, "page faults")):
+        slow_rate, fast_rate = _rate(slow, key), _rate(fast, key)
+        if int(slow.get(key) or 0) >= COUNT_FLOOR and slow_rate >= floor and slow_rate >= COUNT_RATIO * fast_rate:
+            counted.append(f"{words} ran at {slow_rate:,.0f}/s against {fast_rate:,.0f}/s in the faster pass")
+    if causes or counted:
+        # Steal and other processes are the machine's; more preemptions or faults may also come
+        # from this job's own threads or pages, so they are stated, not judged.
+        return (f"in the slower pass ({which}) " + "; ".join(causes + counted)
+                + (": the machine's, not the tool's" if causes else ""))
+    if steal is None:
+        return (f"the slower pass ({which}) was too short for CPU shares ({slow.get('cpu_ticks', 0)} clock ticks), "
+                "and its preemptions and page faults were not above the faster pass's")
+    return (f"in the slower pass ({which}) the host shows no steal, no other process busy, and no more "
+            "preemptions or page faults than in the faster: not a cause the host counts")

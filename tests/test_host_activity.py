@@ -1,0 +1,157 @@
+"""The host's witness of a figure that did not repeat (schema $defs.host_activity,
+commatlas.analysis.host_activity): every harnessed point of a real engine run records what the
+host did in its timed batches and in its confirmation batch, and an unstable point's slower pass
+is described from those numbers: steal and other processes are called the machine's, extra
+preemptions and page faults are stated, and a slower pass with none of them says so."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from commatlas.analysis.answers import compute_answers
+from commatlas.analysis.host_activity import host_witness
+from commatlas.io.results import load_run
+from commatlas.report.bestmap import map_cell
+from conftest import read_lines
+
+KEYS = {"window_s", "cpu_ticks", "steal_share", "others_share", "steal_cpus", "most_stolen_cpu_s", "involuntary_switches",
+        "page_faults"}
+
+
+@pytest.fixture(scope="module")
+def engine_run(engine_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two host benchmarks that each run at 16 MiB and 4 KiB, confirmed (a real engine run)."""
+    out = tmp_path_factory.mktemp("host-activity")
+    done = subprocess.run([str(engine_path), "run", "--only", "host.memcpy,reference.host_memcpy", "--sizes", "4K,16M",
+                           "--threads", "2", "--time-budget", "0.05", "--out", str(out / "results.jsonl")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_every_pass_of_a_real_run_records_the_host(engine_run: Path, validator) -> None:
+    records = read_lines(engine_run / "results.jsonl")
+    for number, record in enumerate(records, 1):
+        problems = [e.message for e in validator.iter_errors(record)]
+        assert not problems, f"line {number} ({record.get('type')}): {problems[:3]}"
+    results = [r for r in records if r["type"] == "result"]
+    confirmed = [r for r in records if r["type"] == "stability" and r["stability"]["verdict"] != "unchecked"]
+    assert results and confirmed
+    for r in results:
+        a = r["timing"]["host_activity"]
+        assert set(a) == KEYS and a["window_s"] > 0
+        # Shares only where the window held enough clock ticks to tell one.
+        assert (a["steal_share"] is None) == (a["cpu_ticks"] < 30)
+    for s in confirmed:
+        assert set(s["stability"]["host_activity"]) == KEYS
+
+
+def _unstable(engine_run: Path, tmp: Path, slow: dict, fast: dict | None = None, point: str | None = None) -> Path:
+    """The real run with a 16 MiB host.memcpy point (the first, or `point`) made unstable (the
+    confirmation batch twice as slow) and the two passes' host activity updated as given."""
+    records = read_lines(engine_run / "results.jsonl")
+    point = point or next(r["point"] for r in records if r["type"] == "result" and r["benchmark"] == "host.memcpy"
+                          and r["bytes"] == 16 << 20)
+    for r in records:
+        if r.get("point") != point:
+            continue
+        if r["type"] == "result":
+            if fast:
+                r["timing"]["host_activity"].update(fast)
+            median = r["stats"]["median_s"]
+        elif r["type"] == "stability":
+            st = r["stability"]
+            st.update(verdict="unstable", passes_median_s=[median, 2 * median], spread=1.0, confirm_samples=5,
+                      tolerance=0.1, separation_s=0.1)
+            st.setdefault("host_activity", {k: 0 for k in KEYS})
+            st["host_activity"].update(slow)
+    out = tmp / "run"
+    out.mkdir(parents=True)
+    (out / "results.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    (out / "planted").write_text(point)
+    return out
+
+
+def _memcpy(run: Path):
+    """The planted point, as the report reads it."""
+    planted = (run / "planted").read_text()
+    return next(r for r in load_run(run).results if r.point == planted)
+
+
+def test_steal_in_the_slower_pass_is_the_machines(engine_run: Path, tmp_path: Path) -> None:
+    r = _memcpy(_unstable(engine_run, tmp_path, {"steal_share": 0.41, "others_share": 0.0, "cpu_ticks": 200,
+                                                 "window_s": 0.05}))
+    words = host_witness(r)
+    assert "hypervisor took 41%" in words and "the confirmation batch" in words
+    assert words.endswith("the machine's, not the tool's")
+
+
+def test_one_held_cpu_is_the_machines_where_the_nodes_share_is_small(engine_run: Path, tmp_path: Path) -> None:
+    """The 2x H100 stall (figures-that-hold-16): a 32-thread copy at 3 ms instead of 50 us in an
+    11 ms confirmation pass whose node-wide steal was too few ticks for a share."""
+    slow = {"window_s": 0.011, "cpu_ticks": 29, "steal_share": None, "others_share": None, "steal_cpus": 2,
+            "most_stolen_cpu_s": 0.01, "involuntary_switches": 3, "page_faults": 0}
+    words = host_witness(_memcpy(_unstable(engine_run, tmp_path, slow, fast={"involuntary_switches": 3})))
+    assert "held a CPU of the VM for at least 10 ms of the pass's 11 ms (steal, on 2 CPUs)" in words
+    assert words.endswith("the machine's, not the tool's")
+    # A tick's worth on a long pass is no stall.
+    slow.update(window_s=0.1, most_stolen_cpu_s=0.01)
+    assert "held a CPU" not in host_witness(_memcpy(_unstable(engine_run, tmp_path / "long", slow)))
+
+
+def test_other_processes_and_preemptions(engine_run: Path, tmp_path: Path) -> None:
+    r = _memcpy(_unstable(engine_run, tmp_path,
+                          {"steal_share": 0.0, "others_share": 0.6, "cpu_ticks": 200, "window_s": 0.1,
+                           "involuntary_switches": 400},
+                          fast={"involuntary_switches": 2, "window_s": 0.1}))
+    words = host_witness(r)
+    assert "other processes used 60%" in words
+    assert "preemptions of this job's threads ran at 4,000/s against 20/s" in words
+
+
+def test_extra_preemptions_alone_are_stated_not_judged(engine_run: Path, tmp_path: Path) -> None:
+    r = _memcpy(_unstable(engine_run, tmp_path,
+                          {"steal_share": 0.0, "others_share": 0.0, "cpu_ticks": 200, "window_s": 0.1,
+                           "involuntary_switches": 400, "page_faults": 0},
+                          fast={"involuntary_switches": 2, "window_s": 0.1, "page_faults": 0}))
+    words = host_witness(r)
+    assert "preemptions" in words and "machine's" not in words
+    # A handful of preemptions is no rate to speak of, however short the window.
+    r = _memcpy(_unstable(engine_run, tmp_path / "few",
+                          {"steal_share": 0.0, "others_share": 0.0, "cpu_ticks": 200, "window_s": 0.001,
+                           "involuntary_switches": 5, "page_faults": 0},
+                          fast={"involuntary_switches": 0, "window_s": 0.1, "page_faults": 0}))
+    assert "preemptions of this job's threads ran" not in host_witness(r)
+
+
+def test_a_quiet_host_says_the_cause_is_not_its_own(engine_run: Path, tmp_path: Path) -> None:
+    r = _memcpy(_unstable(engine_run, tmp_path, {"steal_share": 0.0, "others_share": 0.02, "cpu_ticks": 200,
+                                                 "involuntary_switches": 0, "page_faults": 0},
+                          fast={"involuntary_switches": 0, "page_faults": 0}))
+    assert "not a cause the host counts" in host_witness(r)
+    short = _memcpy(_unstable(engine_run, tmp_path / "short", {"steal_share": None, "others_share": None,
+                                                                "cpu_ticks": 3, "involuntary_switches": 0,
+                                                                "page_faults": 0},
+                              fast={"involuntary_switches": 0, "page_faults": 0}))
+    assert "too short for CPU shares (3 clock ticks)" in host_witness(short)
+
+
+def test_the_map_cell_of_an_unstable_winner_carries_the_witness(engine_run: Path, tmp_path: Path) -> None:
+    def choices_of(answers: dict) -> list:
+        return [(c, c["winner"] or c["cache_figure"]) for m in answers["movements"] for c in m["cells"]]
+
+    # The memcpy point the map shows at 16 MiB (a cell's winner, or its cache figure).
+    point = next(x["point"] for _, x in choices_of(compute_answers(load_run(engine_run)))
+                 if x and x["benchmark"] == "host.memcpy" and "|16777216|" in x["point"])
+    run = _unstable(engine_run, tmp_path, {"steal_share": 0.5, "cpu_ticks": 200, "window_s": 0.05}, point=point)
+    choices = choices_of(compute_answers(load_run(run)))
+    cell, choice = next((c, x) for c, x in choices if x and x["point"] == point)
+    assert choice["stability"] == "unstable"
+    assert "hypervisor took 50%" in choice["host_witness"]
+    if cell["winner"]:  # a cache figure has no winner to crown, so no map detail speaks for it
+        assert "hypervisor took 50%" in map_cell(cell).detail
+    # A repeatable point has no witness to give.
+    assert all(x["host_witness"] is None for _, x in choices if x and x["stability"] != "unstable")
