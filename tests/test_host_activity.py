@@ -127,11 +127,21 @@ def test_extra_preemptions_alone_are_stated_not_judged(engine_run: Path, tmp_pat
     assert "preemptions of this job's threads ran" not in host_witness(r)
 
 
+def test_a_little_steal_is_reported_never_called_none(engine_run: Path, tmp_path: Path) -> None:
+    """Call 4's stall (figures-that-hold-16): 3 ms a copy in a 15 ms pass with 2 of 52 ticks stolen,
+    spread so that no CPU surely lost any."""
+    slow = {"window_s": 0.015, "cpu_ticks": 52, "steal_share": 2 / 52, "others_share": 0.06, "steal_cpus": 0,
+            "most_stolen_cpu_s": 0.0, "involuntary_switches": 3, "page_faults": 0}
+    words = host_witness(_memcpy(_unstable(engine_run, tmp_path, slow, fast={"involuntary_switches": 3})))
+    assert "steal 4% of the VM's CPU time (2 of 52 ticks, no CPU surely held)" in words
+    assert "machine's" not in words
+
+
 def test_a_quiet_host_says_the_cause_is_not_its_own(engine_run: Path, tmp_path: Path) -> None:
     r = _memcpy(_unstable(engine_run, tmp_path, {"steal_share": 0.0, "others_share": 0.02, "cpu_ticks": 200,
                                                  "involuntary_switches": 0, "page_faults": 0},
                           fast={"involuntary_switches": 0, "page_faults": 0}))
-    assert "not a cause the host counts" in host_witness(r)
+    assert "the host's counters name no cause: steal 0% of the VM's CPU time (0 of 200 ticks" in host_witness(r)
     short = _memcpy(_unstable(engine_run, tmp_path / "short", {"steal_share": None, "others_share": None,
                                                                 "cpu_ticks": 3, "involuntary_switches": 0,
                                                                 "page_faults": 0},

@@ -11,8 +11,9 @@ figure's move is called the machine's; counts are named when the slower pass's r
 second is at least COUNT_RATIO times the faster's, above a floor, and made of COUNT_FLOOR events
 or more, so the ordinary preemptions of a busy thread pool are not taken for a cause (they are
 stated, not judged: this job's own threads or fresh pages can raise them too).
-Where nothing reaches a rule the phrase says so: the cause is not one the host counts (a state
-of the hardware or of a library, for instance).
+Where nothing reaches a rule the phrase says so, with what the counters read (a little steal is
+reported as such, never as none): the cause is then not one the host counts clearly (a state of
+the hardware or of a library, for instance, or steal too brief for its clock ticks to show).
 """
 from __future__ import annotations
 
@@ -74,5 +75,10 @@ def host_witness(result: Result) -> str | None:
     if steal is None:
         return (f"the slower pass ({which}) was too short for CPU shares ({slow.get('cpu_ticks', 0)} clock ticks), "
                 "and its preemptions and page faults were not above the faster pass's")
-    return (f"in the slower pass ({which}) the host shows no steal, no other process busy, and no more "
-            "preemptions or page faults than in the faster: not a cause the host counts")
+    # Nothing reached a rule: say what the counters read, small steal included, not "none".
+    ticks = int(slow.get("cpu_ticks") or 0)
+    stolen = round(steal * ticks)
+    held_words = f", one CPU held for at least {held * 1e3:.0f} ms" if held > 0 else ", no CPU surely held"
+    return (f"in the slower pass ({which}) the host's counters name no cause: steal {_percent(steal)} of the VM's "
+            f"CPU time ({stolen} of {ticks} ticks{held_words}), other processes {_percent(others or 0.0)}, "
+            "no more preemptions or page faults than in the faster pass")
