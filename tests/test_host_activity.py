@@ -17,8 +17,8 @@ from commatlas.io.results import load_run
 from commatlas.report.bestmap import map_cell
 from conftest import read_lines
 
-KEYS = {"window_s", "cpu_ticks", "steal_share", "others_share", "steal_cpus", "most_stolen_cpu_s", "involuntary_switches",
-        "page_faults"}
+KEYS = {"window_s", "cpu_ticks", "steal_share", "others_share", "steal_cpus", "most_stolen_cpu_s",
+        "involuntary_switches", "page_faults"}
 
 
 @pytest.fixture(scope="module")
@@ -147,6 +147,17 @@ def test_a_quiet_host_says_the_cause_is_not_its_own(engine_run: Path, tmp_path: 
                                                                 "page_faults": 0},
                               fast={"involuntary_switches": 0, "page_faults": 0}))
     assert "too short for CPU shares (3 clock ticks)" in host_witness(short)
+    # Records from before the per-CPU fields (figures-that-hold-16, call 3) claim nothing per CPU.
+    run = _unstable(engine_run, tmp_path / "older", {"steal_share": 0.02, "others_share": 0.0, "cpu_ticks": 200})
+    for f in (run / "results.jsonl",):
+        lines = [json.loads(x) for x in f.read_text().splitlines()]
+        for r in lines:
+            for a in ((r.get("timing") or {}).get("host_activity"), (r.get("stability") or {}).get("host_activity")):
+                if a:
+                    a.pop("steal_cpus"), a.pop("most_stolen_cpu_s")
+        f.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    words = host_witness(_memcpy(run))
+    assert "steal 2% of the VM's CPU time (4 of 200 ticks)" in words and "CPU surely" not in words
 
 
 def test_the_map_cell_of_an_unstable_winner_carries_the_witness(engine_run: Path, tmp_path: Path) -> None:

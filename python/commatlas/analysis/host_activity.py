@@ -73,12 +73,15 @@ def host_witness(result: Result) -> str | None:
         return (f"in the slower pass ({which}) " + "; ".join(causes + counted)
                 + (": the machine's, not the tool's" if causes else ""))
     if steal is None:
-        return (f"the slower pass ({which}) was too short for CPU shares ({slow.get('cpu_ticks', 0)} clock ticks), "
-                "and its preemptions and page faults were not above the faster pass's")
+        ticks = int(slow.get("cpu_ticks") or 0)
+        return (f"the slower pass ({which}) was too short for CPU shares ({ticks} clock tick"
+                f"{'' if ticks == 1 else 's'}), and its preemptions and page faults were not above the faster pass's")
     # Nothing reached a rule: say what the counters read, small steal included, not "none".
     ticks = int(slow.get("cpu_ticks") or 0)
     stolen = round(steal * ticks)
-    held_words = f", one CPU held for at least {held * 1e3:.0f} ms" if held > 0 else ", no CPU surely held"
+    # Records before the per-CPU fields say nothing of single CPUs, so neither does the phrase.
+    held_words = ("" if "most_stolen_cpu_s" not in slow else
+                  f", one CPU held for at least {held * 1e3:.0f} ms" if held > 0 else ", no CPU surely held")
     return (f"in the slower pass ({which}) the host's counters name no cause: steal {_percent(steal)} of the VM's "
             f"CPU time ({stolen} of {ticks} ticks{held_words}), other processes {_percent(others or 0.0)}, "
             "no more preemptions or page faults than in the faster pass")
