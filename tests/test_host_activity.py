@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from commatlas.analysis.answers import compute_answers
-from commatlas.analysis.host_activity import host_witness
+from commatlas.analysis.compare import compare_runs
+from commatlas.analysis.host_activity import host_witness, interference
 from commatlas.io.results import load_run
 from commatlas.report.bestmap import map_cell
-from conftest import read_lines
+from conftest import fixture_run, read_lines, slowed
 
 KEYS = {"window_s", "cpu_ticks", "steal_share", "others_share", "steal_cpus", "most_stolen_cpu_s",
         "involuntary_switches", "page_faults"}
@@ -176,3 +177,77 @@ def test_the_map_cell_of_an_unstable_winner_carries_the_witness(engine_run: Path
         assert "hypervisor took 50%" in map_cell(cell).detail
     # A repeatable point has no witness to give.
     assert all(x["host_witness"] is None for _, x in choices if x and x["stability"] != "unstable")
+
+
+# --- real records from 2x H100 (figures-that-hold-16, call 3) ---------------------------------------
+
+WITNESS = fixture_run("h100x2-host-witness")
+
+
+def test_the_stall_on_2x_h100_is_laid_to_the_hypervisor() -> None:
+    """memcpy-3: the 32-thread copies at 64 KiB - 16 MiB took 3 ms each in their own batches, with
+    12-15% of the VM's CPU time stolen, and 7-57 us in their confirmation batches."""
+    run = load_run(WITNESS / "memcpy-3")
+    stalled = [r for r in run.results if r.benchmark == "host.memcpy" and r.point.count("threads=32")
+               and r.stability == "unstable" and r.stability_modes[0] > 1e-3]
+    assert {r.bytes for r in stalled} == {64 << 10, 1 << 20, 16 << 20}
+    for r in stalled:
+        words = host_witness(r)
+        assert words.startswith("in the slower pass (the point's own batches) the hypervisor took 1"), words
+        assert words.endswith("the machine's, not the tool's")
+
+
+DEFAULT = fixture_run("h100x2-witness-default") / "default"
+
+
+def _busy_copy(out: Path, factor: float, activity_from: Path | None) -> Path:
+    """Call 5's default run with its 32-thread host.memcpy points `factor` times slower; with
+    `activity_from`, their host activity is what the job with every CPU kept busy recorded for the
+    same points (real readings of a busy host), else left as it was (a quiet host)."""
+    def ours(r: dict) -> bool:
+        return r.get("benchmark") == "host.memcpy" and "threads=32" in r.get("point", "")
+    busy = {}
+    if activity_from:
+        for r in read_lines(activity_from / "results.jsonl"):
+            if ours(r) and r["type"] == "result":
+                busy[(r["bytes"], "result")] = r["timing"]["host_activity"]
+            elif ours(r) and r["type"] == "stability":
+                busy[(r["bytes"], "stability")] = r["stability"].get("host_activity")
+    lines = []
+    for r in read_lines(DEFAULT / "results.jsonl"):
+        if ours(r):
+            r = slowed(r, factor)
+            if (r["bytes"], "result") in busy and r["type"] == "result":
+                r["timing"]["host_activity"] = busy[(r["bytes"], "result")]
+            elif busy.get((r["bytes"], "stability")) and r["type"] == "stability":
+                r["stability"]["host_activity"] = busy[(r["bytes"], "stability")]
+        lines.append(r)
+    out.mkdir(parents=True)
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return out
+
+
+def test_compare_lays_a_move_under_a_busy_host_to_the_machine(tmp_path: Path) -> None:
+    """A default run against itself with its 32-thread copies 4x as slow: where their records
+    carry what the busy job's host showed (other processes on 68-100% of the node), compare calls
+    them unstable and says why; where the host stayed quiet, they have changed."""
+    def moved(c) -> list:
+        return [p for p in c.points if p.benchmark == "host.memcpy" and "threads=32" in p.variant]
+
+    [quiet] = compare_runs([DEFAULT, _busy_copy(tmp_path / "quiet", 4.0, None)])
+    changed = [p for p in moved(quiet) if p.verdict.different]
+    assert len(changed) >= 4 and all(p.improvement < 1 for p in changed), [p.verdict.why for p in moved(quiet)]
+    assert not [p for p in quiet.points if "host got in the way" in p.verdict.why]
+    [busy] = compare_runs([DEFAULT, _busy_copy(tmp_path / "busy", 4.0, WITNESS / "hog-1")])
+    laid = [p for p in moved(busy) if "worse in the other run, where the host got in the way: in its own batches "
+            "other processes used" in p.verdict.why]
+    assert len(laid) >= 2 and all(p.verdict.unstable and not p.verdict.different for p in laid), \
+        [p.verdict.why for p in moved(busy)]
+    # The others stay changed: at their sizes the busy job's passes were too short for shares.
+    records = {(r.benchmark, r.bytes): r for r in load_run(tmp_path / "busy").results if "threads=32" in r.point}
+    for p in moved(busy):
+        if p.key in {q.key for q in changed} and p not in laid:
+            assert p.verdict.different and interference(records[(p.benchmark, p.size)]) is None, p.verdict.why
+    # The other way round the busy run is the faster one: its host cannot explain the other's slowness.
+    [reverse] = compare_runs([_busy_copy(tmp_path / "busy-base", 0.25, WITNESS / "hog-1"), DEFAULT])
+    assert {p.key for p in moved(reverse) if p.verdict.different} == {p.key for p in changed}

@@ -33,6 +33,12 @@ two sides' ranges overlap, is not called changed when its medians moved: identic
 different states on both sides, and the medians only count the jobs that drew each. It is said to
 move between jobs (unstable). Sides whose jobs do not overlap at all have changed, however wide.
 
+A point that would have changed is unstable instead where the worse run's own records say the
+host got in the way of its passes: the hypervisor took 10% of the VM's CPU time or held a CPU for a
+quarter of a pass, or other processes used a quarter of the node (`timing.host_activity`, the
+rules of commatlas.analysis.host_activity). The verdict says what the host did. Only the worse
+run's host can explain a move, and a run whose host stayed quiet is judged as before.
+
 A changed point whose movement other code measured too (its bare reference loop, the OSU method;
 for a reference, the benchmark it checks: `witnesses`) says whether that measurement moved alike
 (the machine or the library ran differently between the runs) or held (the move lies in the loop
@@ -52,6 +58,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from commatlas.analysis.answers import compute_answers
+from commatlas.analysis.host_activity import interference
 from commatlas.analysis.ranking import ratio, value_of
 from commatlas.errors import UsageError
 from commatlas.io.engine import normalise_mpi_name
@@ -713,6 +720,18 @@ def between_jobs(a: list[Result], b: list[Result], tolerance: float) -> tuple[bo
                   f"spread {amount(spread)} beyond ±{amount(tolerance)})")
 
 
+def host_interfered(verdict: Verdict, worse: list[Result], side: str) -> Verdict:
+    """A changed point whose worse side's records say the machine got in the way of its passes
+    (steal, a held CPU, other processes: commatlas.analysis.host_activity) is unstable, not
+    changed: the runs themselves show why it moved, and it is not the tool or the settings. The
+    verdict says what the host did. A point on a host that left it alone keeps its verdict."""
+    words = next((w for w in map(interference, worse) if w), None)
+    if not words:
+        return verdict
+    return Verdict(False, f"worse in {side}, where the host got in the way: {words} "
+                          f"(moved: {verdict.why})", unstable=True)
+
+
 def passes(results: list[Result]) -> list[float]:
     """Every pass a side's records measured, seconds per op: each record's measurement and
     confirmation medians (timing.stability), or its one median where it has none."""
@@ -801,9 +820,11 @@ def compare_two(base: Run, other: Run) -> RunComparison:
         improvement = ratio if r.metric == "bandwidth" else 1 / ratio
         variant = ", ".join([f"{k}={v}" for k, v in key[1]] + ([f"{r.ranks} ranks"] if r.ranks > 1 else []))
         where = unstable_in(a, results)
+        worse, worse_name = (a, "the baseline") if improvement > 1 else (results, "the other run")
         if where:
             apart = passes_apart(a, results, point_tolerance(r.metric, r.bytes, rule))
-            verdict = Verdict(True, apart) if apart else Verdict(False, f"unstable in {where}", unstable=True)
+            verdict = (host_interfered(Verdict(True, apart), worse, worse_name) if apart
+                       else Verdict(False, f"unstable in {where}", unstable=True))
         else:
             # An outvoted job's own disagreement is not the point's spread: the jobs that repeated
             # set it (its median still counts among the jobs').
@@ -812,6 +833,8 @@ def compare_two(base: Run, other: Run) -> RunComparison:
             if verdict.different:
                 unstable, words = between_jobs(a, results, point_tolerance(r.metric, r.bytes, rule, own))
                 verdict = Verdict(False, words, unstable=True) if unstable else Verdict(True, verdict.why + words)
+            if verdict.different:
+                verdict = host_interfered(verdict, worse, worse_name)
             verdict = replace(verdict, why=verdict.why + outvoted(a, results))
         out.points.append(PointDelta(r.benchmark, variant or "-", r.bytes, r.metric, va, vb, ratio, improvement,
                                      verdict, key))

@@ -40,6 +40,37 @@ def _percent(share: float) -> str:
     return f"{100 * share:.0f}%"
 
 
+def _machine_causes(activity: dict[str, Any]) -> list[str]:
+    """What in one pass's host activity is the machine's by the rules above: steal (of the node,
+    or one CPU held), other processes busy."""
+    causes: list[str] = []
+    steal, others = activity.get("steal_share"), activity.get("others_share")
+    held, window = float(activity.get("most_stolen_cpu_s") or 0.0), float(activity.get("window_s") or 0.0)
+    if steal is not None and steal >= STEAL_NOTE:
+        causes.append(f"the hypervisor took {_percent(steal)} of the VM's CPU time (steal)")
+    elif window > 0 and held >= HELD_CPU_NOTE * window:
+        # A parallel operation waits for its slowest thread: one held vCPU stalls it.
+        cpus = int(activity.get("steal_cpus") or 0)
+        causes.append(f"the hypervisor held a CPU of the VM for at least {held * 1e3:.0f} ms of the pass's "
+                      f"{window * 1e3:.0f} ms (steal, on {cpus} CPU{'s' if cpus != 1 else ''})")
+    if others is not None and others >= OTHERS_NOTE:
+        causes.append(f"other processes used {_percent(others)} of the node's CPU time")
+    return causes
+
+
+def interference(result: Result) -> str | None:
+    """Where the machine got in the way of a record's passes by those rules, in words ("in its
+    confirmation batch the hypervisor took 15% ..."); None where neither pass shows it. compare
+    asks this of the worse run's records of a changed point: a figure the host interfered with
+    cannot be held against one it left alone."""
+    names = ("its own batches", "its confirmation batch")
+    for name, activity in zip(names, result.pass_activity):
+        causes = _machine_causes(activity) if activity else []
+        if causes:
+            return f"in {name} " + "; ".join(causes)
+    return None
+
+
 def host_witness(result: Result) -> str | None:
     """One phrase on the slower of the point's two passes, or None where the records carry no
     host activity for both (engines before it, or a point without a confirmation batch)."""
@@ -49,19 +80,10 @@ def host_witness(result: Result) -> str | None:
     slow_i = 0 if modes[0] >= modes[1] else 1
     slow, fast = passes[slow_i], passes[1 - slow_i]
     which = "the point's own batches" if slow_i == 0 else "the confirmation batch"
-    causes: list[str] = []
+    causes = _machine_causes(slow)
     counted: list[str] = []
     steal, others = slow.get("steal_share"), slow.get("others_share")
-    held, window = float(slow.get("most_stolen_cpu_s") or 0.0), float(slow.get("window_s") or 0.0)
-    if steal is not None and steal >= STEAL_NOTE:
-        causes.append(f"the hypervisor took {_percent(steal)} of the VM's CPU time (steal)")
-    elif window > 0 and held >= HELD_CPU_NOTE * window:
-        # A parallel operation waits for its slowest thread: one held vCPU stalls it.
-        cpus = int(slow.get("steal_cpus") or 0)
-        causes.append(f"the hypervisor held a CPU of the VM for at least {held * 1e3:.0f} ms of the pass's "
-                      f"{window * 1e3:.0f} ms (steal, on {cpus} CPU{'s' if cpus != 1 else ''})")
-    if others is not None and others >= OTHERS_NOTE:
-        causes.append(f"other processes used {_percent(others)} of the node's CPU time")
+    held = float(slow.get("most_stolen_cpu_s") or 0.0)
     for key, floor, words in (("involuntary_switches", SWITCHES_FLOOR, "preemptions of this job's threads"),
                               ("page_faults", FAULTS_FLOOR, "page faults")):
         slow_rate, fast_rate = _rate(slow, key), _rate(fast, key)
