@@ -368,9 +368,10 @@ Verification confirm(Workload& workload, Context& ctx, Measurement& first) {
   workload.run(rewarm, ops, warm);
   const std::int64_t samples = group.broadcast(clamp64(kConfirmBudgetShare * opt.time_budget_s / t_sample, 3, kConfirmSamples));
   std::vector<double> got;
+  // Opened before the barrier: its reads would otherwise hold rank 0 back while the others start.
+  const HostActivityWindow activity;
   workload.begin_timed_batch();
   group.barrier();
-  const HostActivityWindow activity;
   workload.run(samples, ops, got);
   const HostActivity during = activity.close(group, same_node(group.rank_nodes()));
   if (a.max_over_ranks) group.max_over_ranks(got);
