@@ -11,6 +11,11 @@ itself. The four verdicts keep those apart:
 - one pass: outside the rule, and with one pass the spread is unknown (`--repeat 3` measures it);
 - slower / faster beyond its spread: outside the rule and outside the spread, in every sense a
   difference of the tool.
+
+Before the spread is asked, a fifth: the host got in the way. Outside the rule, where the records
+themselves say the hypervisor or other processes took the machine during a pass of either figure
+(`timing.host_activity`, commatlas.analysis.host_activity), the miss is the machine's, whatever
+the spread: the verdict names what the host did.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ class Kind(Enum):
     AGREES = "agrees"
     DID_NOT_REPEAT = "did not repeat"
     ONE_PASS = "one pass"
+    HOST = "host in the way"
     DIFFERS = "differs"
 
 
@@ -31,6 +37,7 @@ class Kind(Enum):
 MEANING = {
     Kind.DID_NOT_REPEAT: "did not repeat: the figures' own pass-to-pass spread is wider than the difference",
     Kind.ONE_PASS: f"one pass: the spread is unknown, {REPEAT_HINT}",
+    Kind.HOST: "host in the way: the records show the hypervisor or other processes taking the machine during a pass",
     Kind.DIFFERS: "beyond spread: a difference of the tool, wider than the machine's own spread",
 }
 
@@ -48,14 +55,17 @@ class Verdict:
 
 
 def judge(*, within_rule: bool, difference: float, spread: float | None, slower: bool,
-          subject: str, reference: str, rule: str = "") -> Verdict:
+          subject: str, reference: str, rule: str = "", host: str = "") -> Verdict:
     """`difference`: the tool's figure over the reference's, minus one. `spread`: (max - min) /
     median over the passes of the figures compared (the wider of the two), None with one pass.
     `slower`: the tool took longer (fewer GB/s, more us). `rule`: said after "agrees" when the rule
-    that decided is not the plain 3%."""
+    that decided is not the plain 3%. `host`: what the host did to a pass of either figure, where
+    the records show it taking the machine (commatlas.analysis.host_activity.interference)."""
     if within_rule:
         agrees = "agrees" + (f" ({rule})" if rule else "")
         return Verdict(Kind.AGREES, agrees, agrees)
+    if host:
+        return Verdict(Kind.HOST, f"the host got in the way: {host}", "host in the way")
     if spread is None:
         return Verdict(Kind.ONE_PASS, f"one pass: spread unknown, {REPEAT_HINT}", "one pass")
     if abs(difference) <= spread:

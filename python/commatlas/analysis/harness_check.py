@@ -37,6 +37,7 @@ from typing import Any
 
 from commatlas.analysis import osu
 from commatlas.analysis.agreement import Kind, Verdict, judge
+from commatlas.analysis.host_activity import interference
 from commatlas.io.points import ParamsKey, SeriesKey, series_key
 from commatlas.io.results import Endpoint, Movement, Result, Run
 from commatlas.units import format_ratio, format_size, format_value
@@ -68,6 +69,9 @@ class Pair:
     agree: bool
     note: str = ""  # how the partner was matched, where it needed saying
     spread: float | None = None  # the loops' own run-to-run spread over the passes; None with one pass
+    # What the host did to a pass of either loop, where its records show it taking the machine
+    # (commatlas.analysis.host_activity.interference); "" where they do not.
+    host: str = ""
 
     @property
     def verdict(self) -> Verdict:
@@ -77,7 +81,7 @@ class Pair:
         slower = d > 0 if self.metric == "latency" else d < 0
         return judge(within_rule=self.agree, difference=d, spread=self.spread, slower=slower,
                      subject="the harness", reference="the bare loop",
-                     rule=f"within {self.rule}" if self.rule != f"{AGREE_FRACTION:.0%}" else "")
+                     rule=f"within {self.rule}" if self.rule != f"{AGREE_FRACTION:.0%}" else "", host=self.host)
 
     @property
     def within_spread(self) -> bool:
@@ -151,6 +155,10 @@ class HarnessCheck:
             parts.append(f"at {len(spread)} the machine did not repeat: the loops' own run-to-run spread "
                          f"(up to {widest.spread:.0%}: {widest.benchmark} at {format_size(widest.bytes)}) "
                          f"is wider than the difference")
+        host = [p for p in self.pairs if p.verdict.kind is Kind.HOST]
+        if host:
+            first = host[0]
+            parts.append(f"at {len(host)} the host got in the way (at {format_size(first.bytes)}: {first.host})")
         one_pass = [p for p in self.pairs if p.verdict.kind is Kind.ONE_PASS]
         if one_pass:
             # On a VM host a memcpy or a 1-byte ping-pong can move 10-50% between passes: without
@@ -265,8 +273,9 @@ def _pair(name: str, target: str, variant: str, size: int, harnessed: list[Resul
     within_time = small and abs(h_us - b_us) <= AGREE_US
     rule = f"{AGREE_US:g} us" if small and not within_fraction else f"{AGREE_FRACTION:.0%}"
     spread = max(_spread(harnessed, metric), _spread(bare, metric)) if len(bare) > 1 else None
+    host = next((f"{r.benchmark} {words}" for r in harnessed + bare if (words := interference(r))), "")
     return Pair(name, target, variant, size, metric, h, b, h_us, b_us, len(bare), rule,
-                bool(within_fraction or within_time), note, spread)
+                bool(within_fraction or within_time), note, spread, host)
 
 
 def _figure(point: Result, metric: str) -> float:
