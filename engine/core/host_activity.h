@@ -2,8 +2,9 @@
 // witness for a figure that does not repeat. A point whose two passes disagree (core/harness.h,
 // Stability) may have met a hypervisor that ran another guest on its vCPUs (steal), other
 // processes busy on the same CPUs, its own threads preempted, or pages faulted in mid-batch.
-// Those are the machine's, not the tool's, and the records say so by numbers, per pass; where
-// none of them moved, the records show that too (the cause is then not one the host counts).
+// Steal and other processes are the machine's, not the tool's; preemptions and faults can come
+// from this job's own threads and pages too. The records give the numbers, per pass, and where
+// none of them moved they show that too (the cause is then not one the host counts).
 //
 // Read from /proc/stat (every CPU of the node, clock ticks) and getrusage (this process, every
 // thread). Two reads of each around a window, a few tens of microseconds, outside the timed
