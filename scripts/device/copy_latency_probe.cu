@@ -17,14 +17,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                                  \
-  do {                                                                                            \
-    cudaError_t check_rc_ = (x);                                                                  \
-    if (check_rc_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(check_rc_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
+#include "probe_check.h"
 
 namespace {
 

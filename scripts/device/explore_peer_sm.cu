@@ -12,14 +12,7 @@
 #include <string>
 #include <vector>
 
-#define CHECK(x)                                                                                 \
-  do {                                                                                           \
-    cudaError_t check_rc_ = (x);                                                                         \
-    if (check_rc_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(check_rc_));    \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
+#include "probe_check.h"
 
 constexpr std::size_t kBytes = 1ull << 30;
 constexpr int kIters = 20;
