@@ -19,7 +19,7 @@ from commatlas.report.bestmap import map_cell
 from conftest import fixture_run, read_lines, slowed
 
 KEYS = {"window_s", "cpu_ticks", "steal_share", "others_share", "steal_cpus", "most_stolen_cpu_s",
-        "involuntary_switches", "page_faults"}
+        "involuntary_switches", "page_faults", "cpu_pair"}
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,18 @@ std::string read_cpu_lines() {
 
 double tick_s() { return 1.0 / static_cast<double>(std::max(1L, sysconf(_SC_CLK_TCK))); }
 
+void write_counters(JsonWriter& w, const HostActivity& a) {
+  w.field("cpu_ticks", a.cpu_ticks);
+  w.key("steal_share");
+  if (a.steal_share) w.value(*a.steal_share); else w.null();
+  w.key("others_share");
+  if (a.others_share) w.value(*a.others_share); else w.null();
+  w.field("steal_cpus", a.steal_cpus);
+  w.field("most_stolen_cpu_s", a.most_stolen_cpu_s);
+  w.field("involuntary_switches", a.involuntary_switches);
+  w.field("page_faults", a.page_faults);
+}
+
 }  // namespace
 
 std::optional<CpuTicks> parse_cpu_ticks(const std::string& proc_stat) {
@@ -118,21 +130,29 @@ HostActivity HostActivityWindow::close(Group& group, bool single_node) const {
   const std::int64_t cpu_us = group.sum(end.own_cpu_us - begin_.own_cpu_us);
   const std::int64_t switches = group.sum(end.switches - begin_.switches);
   const std::int64_t faults = group.sum(end.faults - begin_.faults);
-  return activity_between(begin_, end, cpu_us, switches, faults, single_node);
+  HostActivity a = activity_between(begin_, end, cpu_us, switches, faults, single_node);
+  // After the sums, which bring the ranks together: the pair's two sides arrive close in time.
+  a.cpu_pair = cpu_pair_round_trip(group);
+  return a;
 }
 
 void write_host_activity(JsonWriter& w, const HostActivity& a) {
   w.begin_object();
   w.field("window_s", a.window_s);
-  w.field("cpu_ticks", a.cpu_ticks);
-  w.key("steal_share");
-  if (a.steal_share) w.value(*a.steal_share); else w.null();
-  w.key("others_share");
-  if (a.others_share) w.value(*a.others_share); else w.null();
-  w.field("steal_cpus", a.steal_cpus);
-  w.field("most_stolen_cpu_s", a.most_stolen_cpu_s);
-  w.field("involuntary_switches", a.involuntary_switches);
-  w.field("page_faults", a.page_faults);
+  if (a.counted) write_counters(w, a);
+  w.key("cpu_pair");
+  if (a.cpu_pair) {
+    w.begin_object();
+    w.key("cpus");
+    w.begin_array();
+    w.value(static_cast<std::int64_t>(a.cpu_pair->cpu_a));
+    w.value(static_cast<std::int64_t>(a.cpu_pair->cpu_b));
+    w.end_array();
+    w.field("round_trip_ns", a.cpu_pair->round_trip_ns);
+    w.end_object();
+  } else {
+    w.null();
+  }
   w.end_object();
 }
 

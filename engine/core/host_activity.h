@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_pair.h"
+
 namespace commatlas {
 
 class Group;
@@ -53,6 +55,12 @@ struct HostActivity {
   // This job's processes (every rank): threads preempted by the scheduler, and page faults.
   std::int64_t involuntary_switches = 0;
   std::int64_t page_faults = 0;
+  // Where the host had put the job's CPUs just after the window: a cache line's round trip
+  // between two of them (core/cpu_pair.h). Absent where the job has no such pair.
+  std::optional<CpuRoundTrip> cpu_pair;
+  // False where only the window and the CPU pair were read, by a program outside the harness (the
+  // OSU method's, whose records come in through core/ingest.h): the counters above were not.
+  bool counted = true;
 };
 
 // What one process reads at each end of a window.
@@ -76,8 +84,8 @@ inline constexpr std::int64_t kMinTicksForShares = 30;
 HostActivity activity_between(const HostSample& begin, const HostSample& end, std::int64_t job_cpu_us,
                               std::int64_t job_switches, std::int64_t job_faults, bool single_node);
 
-// Opened on every rank before a window, closed on every rank after it (closing sums over ranks:
-// a collective). `single_node`: every rank of the job shares rank 0's node.
+// Opened on every rank before a window, closed on every rank after it (closing sums over ranks
+// and reads the CPU pair: a collective). `single_node`: every rank of the job shares rank 0's node.
 class HostActivityWindow {
  public:
   HostActivityWindow() : begin_(sample_host()) {}

@@ -156,6 +156,27 @@ std::optional<CollectiveOp> collective_of(Operation op) {
   }
 }
 
+// A pass's "host_activity" as a program outside the harness reads it: the pass's window and where
+// the host had put the job's CPUs ({"window_s": s, "cpu_pair": {"cpus": [a, b], "round_trip_ns":
+// ns} or null}, as the OSU-method reference prints); its counters were not read (counted = false).
+std::optional<HostActivity> activity_of(const JsonValue* v, const std::string& where) {
+  if (!v || v->is(Kind::Null)) return std::nullopt;
+  if (!v->is(Kind::Object)) throw UsageError("'" + where + "' must be an object");
+  HostActivity a;
+  a.counted = false;
+  a.window_s = positive_number(need(*v, "window_s"), where + ".window_s");
+  const JsonValue& pair = need(*v, "cpu_pair");
+  if (pair.is(Kind::Null)) return a;
+  if (!pair.is(Kind::Object)) throw UsageError("'" + where + ".cpu_pair' must be an object or null");
+  const JsonValue& cpus = need(pair, "cpus");
+  if (!cpus.is(Kind::Array) || cpus.items.size() != 2)
+    throw UsageError("'" + where + ".cpu_pair.cpus' must be two CPU numbers");
+  a.cpu_pair = CpuRoundTrip{static_cast<int>(whole(cpus.items[0], where + ".cpu_pair.cpus", -1)),
+                            static_cast<int>(whole(cpus.items[1], where + ".cpu_pair.cpus", -1)),
+                            positive_number(need(pair, "round_trip_ns"), where + ".cpu_pair.round_trip_ns")};
+  return a;
+}
+
 Measurement measurement_of(const JsonValue& in, const std::optional<Movement>& movement) {
   Measurement m;
   m.harnessed = false;
@@ -177,6 +198,7 @@ Measurement measurement_of(const JsonValue& in, const std::optional<Movement>& m
   m.ops_per_sample = whole(need(timing, "ops_per_sample"), "timing.ops_per_sample", 1);
   m.warmup_samples = optional_whole(timing, "warmup_samples", 0).value_or(0);
   a.max_over_ranks = flag(timing, "max_over_ranks", false);
+  m.activity = activity_of(timing.get("host_activity"), "timing.host_activity");
   a.latency_includes = text_or(in, "latency_includes", "");
   if (movement && movement->participants)
     if (const auto op = collective_of(movement->operation))
@@ -237,6 +259,7 @@ std::vector<std::string> records_of(const JsonValue& in) {
     Stability st = judge_stability(m, median, whole(need(*c, "samples"), "confirmation.samples", 1));
     if (const JsonValue* sep = c->get("separation_s"); sep && !sep->is(Kind::Null))
       st.separation_s = positive_number(*sep, "confirmation.separation_s");
+    st.activity = activity_of(c->get("host_activity"), "confirmation.host_activity");
     out.push_back(stability_record(id, st, 0.0));
   }
   return out;

@@ -12,7 +12,11 @@
 //    "time": unix seconds (optional: when it was measured; default now),
 //    result only:
 //    "samples_s": [per-operation seconds of every sample], "bytes_per_op": X,
-//    "timing": {"method": "...", "ops_per_sample": N, "warmup_samples": N, "max_over_ranks": bool},
+//    "timing": {"method": "...", "ops_per_sample": N, "warmup_samples": N, "max_over_ranks": bool,
+//               "host_activity": {"window_s": s, "cpu_pair": {"cpus": [a, b], "round_trip_ns": ns} | null}
+//               (optional: where the host had put the job's CPUs after the pass, core/cpu_pair.h)},
+//    "confirmation": {"median_s": per op, "samples": N, "separation_s": s (optional),
+//                     "host_activity": {...} (optional, as timing's)} (optional: a second pass),
 //    "latency_includes": "..." (optional),
 //    "verified": {"ok": bool, "bytes_checked": N, "method": "bytes" | ..., "detail": "..." (on failure)},
 //    skip: "reason": "...";  error: "message": "..."}

@@ -127,10 +127,6 @@ void write_harness_fields(JsonWriter& w, const Measurement& m) {
   w.field("steady", m.warmup.steady);
   w.field("drift", m.warmup.drift);
   w.end_object();
-  if (m.activity) {
-    w.key("host_activity");
-    write_host_activity(w, *m.activity);
-  }
 }
 
 // Where the point's wall time went (seconds): the end record sums these per benchmark.
@@ -198,6 +194,11 @@ std::string result_record(const PointId& id, const Measurement& m, const PointFa
   w.field("warmup_samples", m.warmup_samples);
   w.field("max_over_ranks", a.max_over_ranks);
   if (m.harnessed) write_harness_fields(w, m);
+  // The harness's reading, or an ingested one (the OSU-method program reads its CPU pair).
+  if (m.activity) {
+    w.key("host_activity");
+    write_host_activity(w, *m.activity);
+  }
   w.end_object();
   if (m.harnessed) write_cost(w, m.cost);
   w.key("stats").begin_object();

@@ -118,7 +118,7 @@ TEST(HostActivity, RecordsNullForWhatItCouldNotTell) {
   write_host_activity(w, a);
   EXPECT_EQ(w.str(),
             "{\"window_s\":0.01,\"cpu_ticks\":3,\"steal_share\":null,\"others_share\":null,"
-            "\"steal_cpus\":0,\"most_stolen_cpu_s\":0,\"involuntary_switches\":2,\"page_faults\":0}");
+            "\"steal_cpus\":0,\"most_stolen_cpu_s\":0,\"involuntary_switches\":2,\"page_faults\":0,\"cpu_pair\":null}");
 }
 
 }  // namespace

@@ -60,6 +60,27 @@ TEST(Ingest, CollectivesGetTheBusFactor) {
   EXPECT_TRUE(contains(records[0], "\"bus_factor\":1.5")) << records[0];
 }
 
+// The OSU-method program reads where the host had put its ranks' CPUs after each pass, and no
+// host counters: the records carry the window and the pair, nothing they were not given.
+TEST(Ingest, APassOfAnotherProgramCarriesItsCpuPairOnly) {
+  std::string line = kCopy;
+  line.replace(line.find("\"max_over_ranks\":false}"), 23,
+               R"("max_over_ranks":false,"host_activity":{"window_s":0.002,"cpu_pair":{"cpus":[0,1],"round_trip_ns":381.5}}})");
+  line.replace(line.find("\"verified\""), 10,
+               R"("confirmation":{"median_s":2e-6,"samples":1,"host_activity":{"window_s":0.003,"cpu_pair":null}},"verified")");
+  const auto records = ingest(line);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_TRUE(contains(records[0], R"("host_activity":{"window_s":0.002,"cpu_pair":{"cpus":[0,1],"round_trip_ns":381.5}})"))
+      << records[0];
+  EXPECT_TRUE(contains(records[1], R"("host_activity":{"window_s":0.003,"cpu_pair":null})")) << records[1];
+  EXPECT_FALSE(contains(records[0], "cpu_ticks")) << records[0];
+  // Without one, none: a program that did not read the pair says nothing of it.
+  EXPECT_FALSE(contains(ingest(kCopy)[0], "host_activity"));
+  std::string three = line;
+  three.replace(three.find("[0,1]"), 5, "[0,1,2]");
+  EXPECT_THROW(ingest(three), UsageError);
+}
+
 TEST(Ingest, BadInputNamesTheLineAndWritesNothing) {
   std::string unknown = kCopy;
   unknown.replace(unknown.find("\"mechanism\":\"torch\""), 19, "\"mechanism\":\"pigeon\"");

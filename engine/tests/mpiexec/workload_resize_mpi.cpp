@@ -16,16 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "backends/mpi/mpi_group.h"
 #include "core/error.h"
 #include "core/harness.h"
 #include "core/registry.h"
 #include "core/verification.h"
+#include "tests/mpiexec/world.h"
 
 namespace commatlas {
 namespace {
-
-Group* world = nullptr;
 
 struct Case {
   const Benchmark* benchmark;
@@ -165,14 +163,3 @@ TEST_F(WorkloadResize, APlantedNoOpAfterAResizeFailsTheCheck) {
 
 }  // namespace
 }  // namespace commatlas
-
-int main(int argc, char** argv) {
-  std::unique_ptr<commatlas::Group> group = commatlas::mpi::start_mpi_group(&argc, &argv);
-  commatlas::world = group.get();
-  // Rank 0 reports everything; the others only their failures (gtest's --gtest_brief).
-  if (group->rank() != 0) ::testing::GTEST_FLAG(brief) = true;
-  ::testing::InitGoogleTest(&argc, argv);
-  const int failed = RUN_ALL_TESTS();
-  // A failure on any rank fails every rank's exit code, and mpiexec's with it.
-  return group->all(failed == 0) ? 0 : 1;
-}
