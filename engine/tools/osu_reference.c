@@ -35,6 +35,12 @@
  * the second pass, after the whole first sweep, says whether the first repeats, as the engine's
  * confirmation batch does for its own points (OSU times each size once).
  *
+ * After each (test, size) of a pass, outside its loop, the two ranks hand one cache line back and
+ * forth through a shared-memory window: where the host had put their CPUs ("cpu_pair"), the
+ * reading the engine takes beside each of its passes (engine/core/cpu_pair.h: on a VM the host
+ * moves the vCPUs, and a shared-memory ping-pong moves 3-4x with them). This job is a job of its
+ * own, so it carries its own reading.
+ *
  * One JSON line per (test, size) on rank 0's stdout, e.g.
  *   {"test":"osu_latency","bytes":8,"buffers":"host","latency_us":0.47,"seconds":0.0094,...}
  * A usage error is one line on stderr and exit status 2.
@@ -50,10 +56,12 @@
 #endif
 #endif
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 /* OSU micro-benchmarks 7.x defaults (osu_util_mpi.h). */
@@ -280,6 +288,86 @@ static void pin_to_first_cpu(void) {
     sched_setaffinity(0, sizeof one, &one);
 }
 
+/* The CPU-pair reading, as engine/core/cpu_pair.h takes it: 2 warm-up and 3 timed batches of 64
+ * round trips, the best timed batch's mean; a side that hears nothing for a second ends the job's
+ * readings (both ranks agree on that after every reading). */
+#define PAIR_TRIPS 64
+#define PAIR_BATCHES 3
+#define PAIR_WARMUP_BATCHES 2
+struct pair_page {
+    _Alignas(64) atomic_llong flag;  /* rank 0's odd values, rank 1's even answers */
+    _Alignas(64) atomic_int partner_cpu;
+};
+static struct pair_page *pair = NULL; /* NULL: the ranks share no node, or a reading failed */
+static MPI_Win pair_win = MPI_WIN_NULL;
+static long long pair_seq = 0; /* each rank's count of the flag's values, equal between readings */
+
+static long long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void pair_setup(int myid) {
+    MPI_Comm node;
+    int ranks = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &ranks);
+    if (ranks == 2) {
+        void *base = NULL;
+        MPI_Aint bytes = 0;
+        int unit = 0;
+        MPI_Win_allocate_shared(myid == 0 ? (MPI_Aint)sizeof(struct pair_page) : 0, 1, MPI_INFO_NULL, node, &base,
+                                &pair_win);
+        MPI_Win_shared_query(pair_win, 0, &bytes, &unit, &base);
+        pair = base;
+        if (myid == 0) {
+            atomic_init(&pair->flag, 0);
+            atomic_init(&pair->partner_cpu, -1);
+        }
+        MPI_Barrier(node);
+    }
+    MPI_Comm_free(&node);
+}
+
+static int pair_wait(long long want, long long deadline) {
+    for (unsigned spins = 1;; ++spins) {
+        if (atomic_load_explicit(&pair->flag, memory_order_acquire) == want) return 1;
+        if ((spins & 1023) == 0 && now_ns() > deadline) return 0;
+    }
+}
+
+/* Both ranks call it. Rank 0 gets the round trip in ns and the two CPUs; 0 where there is none. */
+static double pair_round_trip(int myid, int *cpu_a, int *cpu_b) {
+    int ok = 1, all_ok = 0;
+    double best = 0;
+    if (pair) {
+        const long long deadline = now_ns() + 1000000000LL;
+        if (myid == 1) {
+            atomic_store_explicit(&pair->partner_cpu, sched_getcpu(), memory_order_relaxed);
+            for (int k = 0; ok && k < PAIR_TRIPS * (PAIR_WARMUP_BATCHES + PAIR_BATCHES); ++k) {
+                ok = pair_wait(++pair_seq, deadline);
+                if (ok) atomic_store_explicit(&pair->flag, ++pair_seq, memory_order_release);
+            }
+        } else {
+            *cpu_a = sched_getcpu();
+            for (int b = 0; ok && b < PAIR_WARMUP_BATCHES + PAIR_BATCHES; ++b) {
+                const long long t0 = now_ns();
+                for (int k = 0; ok && k < PAIR_TRIPS; ++k) {
+                    atomic_store_explicit(&pair->flag, ++pair_seq, memory_order_release);
+                    ok = pair_wait(++pair_seq, deadline);
+                }
+                const double ns = (double)(now_ns() - t0) / PAIR_TRIPS;
+                if (b >= PAIR_WARMUP_BATCHES && (best == 0 || ns < best)) best = ns;
+            }
+            *cpu_b = atomic_load_explicit(&pair->partner_cpu, memory_order_relaxed);
+        }
+    }
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_ok) pair = NULL; /* the two counts may differ now: no later reading */
+    return pair ? best : 0;
+}
+
 /* The rank's index on its node, from MPI itself (no launcher variable needed). */
 static int node_local_rank(void) {
     MPI_Comm node;
@@ -431,6 +519,7 @@ int main(int argc, char *argv[]) {
     }
 #endif
     pin_to_first_cpu(); /* after the CUDA context: its threads keep the whole set */
+    pair_setup(myid);
     int gpu_of[2] = {gpu, gpu};
     MPI_Gather(&gpu, 1, MPI_INT, gpu_of, 1, MPI_INT, 0, MPI_COMM_WORLD);
 
@@ -486,6 +575,8 @@ int main(int argc, char *argv[]) {
                 long bad[2] = {first_bad_received(r_buf, expect, check), 0};
                 long all_bad[4] = {-1, 0, -1, 0};
                 MPI_Gather(bad, 2, MPI_LONG, all_bad, 2, MPI_LONG, 0, MPI_COMM_WORLD);
+                int cpu_a = -1, cpu_b = -1;
+                const double pair_ns = pair_round_trip(myid, &cpu_a, &cpu_b);
                 if (myid != 0) continue;
                 printf("{\"test\":\"osu_%s\",\"bytes\":%d,\"buffers\":\"%s\",", test_names[t], size,
                        on_device ? "device" : "host");
@@ -500,6 +591,10 @@ int main(int argc, char *argv[]) {
                     printf("\"mb_per_s\":%.6g,\"window\":%d,",
                            size / 1e6 * iterations * WINDOW_SIZE * (t == BIBW ? 2 : 1) / seconds, WINDOW_SIZE);
                 printf("\"seconds\":%.9g,\"iterations\":%d,\"skip\":%d,", seconds, iterations, skip);
+                if (pair_ns > 0)
+                    printf("\"cpu_pair\":{\"cpus\":[%d,%d],\"round_trip_ns\":%.1f},", cpu_a, cpu_b, pair_ns);
+                else
+                    printf("\"cpu_pair\":null,");
                 if (all_bad[0] >= 0 || all_bad[2] >= 0) {
                     const int rank = all_bad[0] >= 0 ? 0 : 1;
                     printf("\"verified\":false,\"detail\":\"rank %d: byte %ld of the message differs from what was sent\"}\n",
@@ -521,6 +616,7 @@ int main(int argc, char *argv[]) {
         free(s_buf);
         free(r_buf);
     }
+    if (pair_win != MPI_WIN_NULL) MPI_Win_free(&pair_win);
     MPI_Finalize();
     return device_refused ? 3 : 0;
 }

@@ -282,13 +282,14 @@ def reference_measurements(lines: Iterable[str], ranks: int, repeat: int | None 
         iterations, window = int(out["iterations"]), out.get("window")
         per_op = _per_op(out)
         bytes_per_op = float(size if test == "osu_latency" else size * window * (2 if test == "osu_bibw" else 1))
-        confirmation = ({"confirmation": {"median_s": _per_op(again), "samples": 1}}
+        confirmation = ({"confirmation": {"median_s": _per_op(again), "samples": 1, **_activity(again)}}
                         if again is not None and again.get("verified") else {})
         measurements.append({**confirmation,
             "type": "result", **identity, "bytes_per_op": bytes_per_op,
             "timing": {"method": _method(test, iterations, int(out["skip"]), window, buffers, bool(out.get("gpu_context")),
                                          out.get("context_made")),
-                       "ops_per_sample": iterations, "warmup_samples": int(out["skip"]), "max_over_ranks": False},
+                       "ops_per_sample": iterations, "warmup_samples": int(out["skip"]), "max_over_ranks": False,
+                       **_activity(out)},
             # One sample: OSU times the whole loop once.
             "samples_s": [per_op],
             "latency_includes": ("half a round trip, bare osu_latency loop" if test == "osu_latency"
@@ -298,6 +299,15 @@ def reference_measurements(lines: Iterable[str], ranks: int, repeat: int | None 
             "verified": {"ok": True, "bytes_checked": int(out.get("bytes_checked", 0)), "method": "bytes_once"},
         })
     return measurements
+
+
+def _activity(out: dict[str, Any]) -> dict[str, Any]:
+    """Where the host had put the two ranks' CPUs right after one of the reference's passes, as the
+    engine records it beside its own (`host_activity` with the pass's window and its `cpu_pair`;
+    the program reads no host counters). Empty for lines of a program that did not say."""
+    if "cpu_pair" not in out:
+        return {}
+    return {"host_activity": {"window_s": float(out["seconds"]), "cpu_pair": out["cpu_pair"]}}
 
 
 def _per_op(out: dict[str, Any]) -> float:
