@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How `commatlas compare` judges identical runs, and whether it still sees a planted slowdown.
 
-    scripts/compare_tolerance.py RUN_A1 RUN_B1 [RUN_A2 RUN_B2 ...]
+    scripts/compare_tolerance.py [--without-cpu-pair] RUN_A1 RUN_B1 [RUN_A2 RUN_B2 ...]
 
 Each pair is two identical runs made back to back (same command, same machine). For each pair it
 prints how many points compare calls "no change", changed or unstable, its rule (each tolerance
@@ -9,10 +9,15 @@ and where it came from), the winner changes, and then the same comparison agains
 second run with every time 15% longer (every sample and statistic scaled, as a real uniform
 slowdown would leave them): how many of its points are called changed. The goal: at least 95%
 "no change" on every identical pair, and the planted slowdown flagged.
+
+--without-cpu-pair judges as compare did before the CPU-pair witness: no two readings ever lie
+apart (commatlas.analysis.host_activity.PLACEMENT_APART), so no move is laid to the host's
+placement of the CPUs and every point counts towards the tolerance.
 """
 from __future__ import annotations
 
 import copy
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -21,6 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
+import commatlas.analysis.host_activity as host_activity  # noqa: E402
 from commatlas.analysis.compare import compare_two  # noqa: E402
 from commatlas.io.results import Run, Stats, load_run  # noqa: E402
 
@@ -44,6 +50,9 @@ def slowed(run: Run, factor: float) -> Run:
 
 
 def main(paths: list[str]) -> int:
+    if paths[:1] == ["--without-cpu-pair"]:
+        paths = paths[1:]
+        host_activity.PLACEMENT_APART = math.inf
     if len(paths) < 2 or len(paths) % 2:
         print(__doc__, file=sys.stderr)
         return 2
@@ -52,8 +61,11 @@ def main(paths: list[str]) -> int:
         c = compare_two(a, b)
         n, same, judged = len(c.points), len(c.unchanged), len(c.points) - len(c.unstable)
         real = [w for w in c.winners if w.beyond_noise]
+        # Unstable because the runs' CPU-pair readings lie apart (commatlas.analysis.host_activity).
+        placed = [p for p in c.unstable if "placed the job's CPUs apart" in p.verdict.why]
         print(f"{a_path} vs {b_path}: {same} of {judged} judged points 'no change' ({same / max(judged, 1):.1%}), "
-              f"{len(c.different)} changed; {len(c.unstable)} of {n} unstable in a run (not judged); "
+              f"{len(c.different)} changed; {len(c.unstable)} of {n} unstable (not judged; {len(placed)} of them "
+              f"where the host had put the CPUs apart); "
               f"{len(real)} winners changed beyond the noise "
               f"({len(c.winners) - len(real)} more within it){'; ' + c.winners_note if c.winners_note else ''}")
         print(f"  rule ({c.rule.kind}): {c.rule.text}")

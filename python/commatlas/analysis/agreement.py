@@ -13,9 +13,10 @@ itself. The four verdicts keep those apart:
   difference of the tool.
 
 Before the spread is asked, a fifth: the host got in the way. Outside the rule, where the records
-themselves say the hypervisor or other processes took the machine during a pass of either figure
-(`timing.host_activity`, commatlas.analysis.host_activity), the miss is the machine's, whatever
-the spread: the verdict names what the host did.
+themselves say the hypervisor or other processes took the machine during a pass of either figure,
+or that the host had moved the job's CPUs between the two figures' passes (`timing.host_activity`,
+commatlas.analysis.host_activity), the miss is the machine's, whatever the spread: the verdict
+names what the host did.
 """
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ class Kind(Enum):
 MEANING = {
     Kind.DID_NOT_REPEAT: "did not repeat: the figures' own pass-to-pass spread is wider than the difference",
     Kind.ONE_PASS: f"one pass: the spread is unknown, {REPEAT_HINT}",
-    Kind.HOST: "host in the way: the records show the hypervisor or other processes taking the machine during a pass",
+    Kind.HOST: ("host in the way: the records show the hypervisor or other processes taking the machine during a "
+                "pass, or moving the job's CPUs between passes"),
     Kind.DIFFERS: "beyond spread: a difference of the tool, wider than the machine's own spread",
 }
 

@@ -58,7 +58,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from commatlas.analysis.answers import compute_answers
-from commatlas.analysis.host_activity import interference
+from commatlas.analysis.host_activity import interference, placement_moved
 from commatlas.analysis.ranking import ratio, value_of
 from commatlas.errors import UsageError
 from commatlas.io.engine import normalise_mpi_name
@@ -613,19 +613,33 @@ def runs_tolerances(moves: dict[Band, list[tuple[str, float]]]) -> list[Toleranc
 
 def choose_rule(base: Groups, other: Groups) -> Rule:
     moves: dict[Band, list[tuple[str, float]]] = {}
+    placed: dict[Band, list[tuple[str, float]]] = {}  # where the host had put the job's CPUs apart
     for key in sorted(set(base) & set(other), key=str):
         a, b = base[key], other[key]
         band = band_of(BANDS, a[0].metric, key[3])
-        if band is not None and not is_unstable(a + b):
-            moves.setdefault(band, []).append((key[0], signed_move(center(a), center(b))))
+        if band is None or is_unstable(a + b):
+            continue
+        # A move the host made (host_moved_cpus) is the machine's: counted here, it would widen the
+        # tolerance every other point is judged by (2-core VM: a 15% slowdown planted on a run
+        # whose host had the CPUs apart was seen at 2-6 of 55 points).
+        apart_cpus = placement_moved(a, b, ("", ""))
+        (placed if apart_cpus else moves).setdefault(band, []).append((key[0], signed_move(center(a), center(b))))
+    # Where the host moved every point's CPUs no range is left (host_moved_cpus then says so).
+    n_placed = sum(map(len, placed.values()))
+    left_out = (f" ({n_placed} point{'s' if n_placed != 1 else ''} left out: the host had put the job's CPUs "
+                "apart between the runs)" if n_placed else "")
     runs = {t.band: t for t in runs_tolerances(moves)}
     pooled = repeat_deviations([*base.items(), *other.items()])
+    if not pooled and not runs and n_placed:
+        return Rule("runs", (), f"none: the host had put the job's CPUs apart between the runs at every point that "
+                                f"repeated in both ({n_placed}), so these runs show no variation of their own to tell "
+                                "a change by")
     if not pooled:
         tolerances = [runs[b] for b in BANDS if b in runs]
         text = (f"run-to-run variation shown by these two runs: per metric and size range, the "
                 f"{RUNS_QUANTILE:.1%} quantile of how far its points moved around the range's common move "
                 f"(a point that wandered more inside its own run keeps its own spread): "
-                + "; ".join(t.text for t in tolerances))
+                + "; ".join(t.text for t in tolerances) + left_out)
         return Rule("runs", tuple(tolerances), text)
     tolerances = []
     for band in BANDS:
@@ -732,6 +746,24 @@ def host_interfered(verdict: Verdict, worse: list[Result], side: str) -> Verdict
                           f"(moved: {verdict.why})", unstable=True)
 
 
+def host_moved_cpus(verdict: Verdict, a: list[Result], b: list[Result], rule: Rule) -> Verdict:
+    """A changed point whose two runs' CPU-pair readings lie apart (the host had put the job's
+    CPUs elsewhere: commatlas.analysis.host_activity.placement_moved) is unstable, not changed:
+    the runs show the machine itself moved under it. A point measured where the host left the
+    CPUs keeps its verdict, so a slowdown of the tool or of a setting is still flagged. Where
+    the host moved every point (the rule has no range left), none can be judged: a 15% slowdown
+    would hide among the machine's 2-4x moves, and "no change" would say what the runs cannot."""
+    if not verdict.different and (rule.tolerances or not verdict.unstable):
+        return verdict
+    words = placement_moved(a, b, ("the baseline", "the other run"))
+    if not words:
+        return verdict
+    if not rule.tolerances:
+        return Verdict(False, f"{words}, as at every point judged: these runs show no variation of their own "
+                              "to tell a change by", unstable=True)
+    return Verdict(False, f"{words} (moved: {verdict.why})", unstable=True)
+
+
 def passes(results: list[Result]) -> list[float]:
     """Every pass a side's records measured, seconds per op: each record's measurement and
     confirmation medians (timing.stability), or its one median where it has none."""
@@ -823,8 +855,8 @@ def compare_two(base: Run, other: Run) -> RunComparison:
         worse, worse_name = (a, "the baseline") if improvement > 1 else (results, "the other run")
         if where:
             apart = passes_apart(a, results, point_tolerance(r.metric, r.bytes, rule))
-            verdict = (host_interfered(Verdict(True, apart), worse, worse_name) if apart
-                       else Verdict(False, f"unstable in {where}", unstable=True))
+            verdict = (host_moved_cpus(host_interfered(Verdict(True, apart), worse, worse_name), a, results, rule)
+                       if apart else Verdict(False, f"unstable in {where}", unstable=True))
         else:
             # An outvoted job's own disagreement is not the point's spread: the jobs that repeated
             # set it (its median still counts among the jobs').
@@ -833,8 +865,8 @@ def compare_two(base: Run, other: Run) -> RunComparison:
             if verdict.different:
                 unstable, words = between_jobs(a, results, point_tolerance(r.metric, r.bytes, rule, own))
                 verdict = Verdict(False, words, unstable=True) if unstable else Verdict(True, verdict.why + words)
-            if verdict.different:
-                verdict = host_interfered(verdict, worse, worse_name)
+            verdict = host_moved_cpus(host_interfered(verdict, worse, worse_name) if verdict.different else verdict,
+                                      a, results, rule)
             verdict = replace(verdict, why=verdict.why + outvoted(a, results))
         out.points.append(PointDelta(r.benchmark, variant or "-", r.bytes, r.metric, va, vb, ratio, improvement,
                                      verdict, key))

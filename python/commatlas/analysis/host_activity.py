@@ -14,10 +14,19 @@ stated, not judged: this job's own threads or fresh pages can raise them too).
 Where nothing reaches a rule the phrase says so, with what the counters read (a little steal is
 reported as such, never as none): the cause is then not one the host counts clearly (a state of
 the hardware or of a library, for instance, or steal too brief for its clock ticks to show).
+
+Each pass also carries where the host had put the job's CPUs (`cpu_pair`: a cache line's round
+trip between two of them, engine/core/cpu_pair.h). Readings that lie PLACEMENT_APART or more
+apart, between a point's passes or between two runs, say the host moved the CPUs in between: on
+the 2-core VM its vCPUs sat where the pair read 54-139 ns, or where it read 311-435 ns, and a
+shared-memory MPI ping-pong, the small MPI collectives and a 2-thread 16 B copy moved 3-6x with
+them. Over 28 pairs of 8 identical runs there (results/cpu-2core/cpu-pair-witness), the gap
+between two runs' readings of one point (2632 of them) was at most 2.0x or at least 2.5x.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from commatlas.io.results import Result
@@ -29,6 +38,7 @@ COUNT_RATIO = 3.0    # slower pass's rate against the faster's
 SWITCHES_FLOOR = 200.0  # preemptions a second
 FAULTS_FLOOR = 1000.0   # page faults a second
 COUNT_FLOOR = 20        # events in the slower pass: a rate made of a handful says nothing
+PLACEMENT_APART = 2.2   # between two sets of CPU-pair round trips: the nearer ends this far apart
 
 
 def _rate(activity: dict[str, Any], key: str) -> float:
@@ -58,6 +68,42 @@ def _machine_causes(activity: dict[str, Any]) -> list[str]:
     return causes
 
 
+def pair_readings(results: list[Result]) -> list[tuple[float, tuple[int, ...]]]:
+    """Every pass's CPU-pair round trip (ns) among these records, with the pair's CPUs."""
+    out = []
+    for r in results:
+        for activity in r.pass_activity:
+            pair = (activity or {}).get("cpu_pair")
+            if pair and pair.get("round_trip_ns", 0) > 0:
+                out.append((float(pair["round_trip_ns"]), tuple(pair.get("cpus") or ())))
+    return out
+
+
+def _ns_range(readings: list[tuple[float, tuple[int, ...]]]) -> str:
+    lo, hi = min(r[0] for r in readings), max(r[0] for r in readings)
+    return f"{lo:.0f} ns" if round(lo) == round(hi) else f"{lo:.0f}-{hi:.0f} ns"
+
+
+def placement_moved(a: list[Result], b: list[Result], names: tuple[str, str]) -> str | None:
+    """Where every CPU-pair reading of one side lies PLACEMENT_APART or more beyond every reading
+    of the other: the host had moved the job's CPUs between them, in words ("the host placed the
+    job's CPUs apart: a cache line's round trip between CPUs 0 and 1 read 79-91 ns in the
+    baseline, 668-743 ns in the other run"); None where either side has no reading or they do
+    not lie apart."""
+    ra, rb = pair_readings(a), pair_readings(b)
+    if not ra or not rb:
+        return None
+    lo_a, hi_a = min(x for x, _ in ra), max(x for x, _ in ra)
+    lo_b, hi_b = min(x for x, _ in rb), max(x for x, _ in rb)
+    if lo_b < PLACEMENT_APART * hi_a and lo_a < PLACEMENT_APART * hi_b:
+        return None
+    cpus = sorted({c for _, pair in ra + rb for c in pair})
+    between = (f"CPUs {cpus[0]} and {cpus[1]}" if len(cpus) == 2 else
+               "the job's CPU pair (CPUs " + ", ".join(map(str, cpus)) + ")")
+    return (f"the host placed the job's CPUs apart: a cache line's round trip between {between} read "
+            f"{_ns_range(ra)} in {names[0]}, {_ns_range(rb)} in {names[1]}")
+
+
 def interference(result: Result) -> str | None:
     """Where the machine got in the way of a record's passes by those rules, in words ("in its
     confirmation batch the hypervisor took 15% ..."); None where neither pass shows it. compare
@@ -81,6 +127,10 @@ def host_witness(result: Result) -> str | None:
     slow, fast = passes[slow_i], passes[1 - slow_i]
     which = "the point's own batches" if slow_i == 0 else "the confirmation batch"
     causes = _machine_causes(slow)
+    moved = placement_moved([_one_pass(result, 1 - slow_i)], [_one_pass(result, slow_i)],
+                            ("the faster pass", "the slower"))
+    if moved:
+        causes.append(moved)
     counted: list[str] = []
     steal, others = slow.get("steal_share"), slow.get("others_share")
     held = float(slow.get("most_stolen_cpu_s") or 0.0)
@@ -94,6 +144,12 @@ def host_witness(result: Result) -> str | None:
         # from this job's own threads or pages, so they are stated, not judged.
         return (f"in the slower pass ({which}) " + "; ".join(causes + counted)
                 + (": the machine's, not the tool's" if causes else ""))
+    if "cpu_ticks" not in slow:
+        # A program outside the harness (the OSU method's) reads only where the host put its CPUs.
+        readings = pair_readings([_one_pass(result, 0), _one_pass(result, 1)])
+        where = (f"; the job's CPU pair read {_ns_range(readings)} in both passes, so the host had not moved "
+                 "them" if len(readings) == 2 else "")
+        return f"the slower pass ({which}) is a program's that reads no host counters{where}"
     if steal is None:
         ticks = int(slow.get("cpu_ticks") or 0)
         return (f"the slower pass ({which}) was too short for CPU shares ({ticks} clock tick"
@@ -107,3 +163,8 @@ def host_witness(result: Result) -> str | None:
     return (f"in the slower pass ({which}) the host's counters name no cause: steal {_percent(steal)} of the VM's "
             f"CPU time ({stolen} of {ticks} ticks{held_words}), other processes {_percent(others or 0.0)}, "
             "no more preemptions or page faults than in the faster pass")
+
+
+def _one_pass(result: Result, i: int) -> Result:
+    """The record with only its pass `i`'s host activity (0: its own batches, 1: its confirmation)."""
+    return replace(result, pass_activity=(result.pass_activity[i],))
