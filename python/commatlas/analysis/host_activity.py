@@ -127,10 +127,10 @@ def host_witness(result: Result) -> str | None:
     slow, fast = passes[slow_i], passes[1 - slow_i]
     which = "the point's own batches" if slow_i == 0 else "the confirmation batch"
     causes = _machine_causes(slow)
+    # Between the passes, not in one of them: where the host had put the CPUs after each.
     moved = placement_moved([_one_pass(result, 1 - slow_i)], [_one_pass(result, slow_i)],
                             ("the faster pass", "the slower"))
-    if moved:
-        causes.append(moved)
+    between = f"between the point's two passes {moved}" if moved else ""
     counted: list[str] = []
     steal, others = slow.get("steal_share"), slow.get("others_share")
     held = float(slow.get("most_stolen_cpu_s") or 0.0)
@@ -142,8 +142,10 @@ def host_witness(result: Result) -> str | None:
     if causes or counted:
         # Steal and other processes are the machine's; more preemptions or faults may also come
         # from this job's own threads or pages, so they are stated, not judged.
-        return (f"in the slower pass ({which}) " + "; ".join(causes + counted)
-                + (": the machine's, not the tool's" if causes else ""))
+        return (f"in the slower pass ({which}) " + "; ".join(causes + counted) + (f"; {between}" if between else "")
+                + (": the machine's, not the tool's" if causes or between else ""))
+    if between:
+        return f"{between}: the machine's, not the tool's"
     if "cpu_ticks" not in slow:
         # A program outside the harness (the OSU method's) reads only where the host put its CPUs.
         readings = pair_readings([_one_pass(result, 0), _one_pass(result, 1)])
