@@ -125,6 +125,21 @@ def test_a_planted_15_percent_slowdown_where_the_host_stayed_is_flagged(tmp_path
     assert not [p for p in c.points if WORDS in p.verdict.why]
 
 
+def test_a_move_far_beyond_the_placement_s_own_stays_a_change(tmp_path: Path) -> None:
+    """The far run with its 8 B allgather (4x slower with the placement alone) 50x as slow again:
+    its CPU pair moved about 5x, and a placement explains a move of that size, not 200x
+    (PLACEMENT_EXPLAINS), so it is a change even where no other point can be judged."""
+    far = _rewritten(FAR, tmp_path / "far-50x",
+                     lambda r: slowed(r, 50.0) if r.get("benchmark") == "mpi.allgather" and r.get("bytes") == 8 else r)
+    [c] = compare_runs([NEAR, far])
+    [point] = [p for p in c.points if p.benchmark == "mpi.allgather" and p.size == 8]
+    assert point.verdict.different and "more than the host's placement of the CPUs explains" in point.verdict.why, \
+        point.verdict.why
+    # Its neighbours, moved by the placement alone, stay the host's.
+    others = [p for p in c.points if p.benchmark == "mpi.allgather" and p.size != 8]
+    assert others and all(p.verdict.unstable and not p.verdict.different for p in others)
+
+
 def test_the_rule_is_apart_by_placement_apart() -> None:
     record = next(r for r in load_run(NEAR).results if r.benchmark == "mpi.pingpong")
 
@@ -156,6 +171,26 @@ def test_an_unstable_point_whose_passes_met_two_placements_says_so(tmp_path: Pat
     words = host_witness(result)
     assert words and words.startswith("between the point's two passes " + WORDS), words
     assert words.endswith(": the machine's, not the tool's"), words
+
+
+def test_a_pass_far_beyond_the_placement_s_move_is_not_laid_to_it(tmp_path: Path) -> None:
+    """The same point with its confirmation 40x as fast: the pair moved about 5x, too little to
+    explain that, so the phrase does not lay the move to the placement."""
+    point = next(r.point for r in load_run(FAR).results if r.benchmark == "host.memcpy" and r.bytes == 16
+                 and "threads=2" in r.point)
+    near_ns = _median_reading(NEAR, 1)
+
+    def edit(record: dict) -> dict:
+        if record.get("point") == point and record["type"] == "stability":
+            st = record["stability"]
+            st.update(verdict="unstable", passes_median_s=[st["passes_median_s"][0], st["passes_median_s"][0] / 40],
+                      spread=39.0)
+            st["host_activity"]["cpu_pair"]["round_trip_ns"] = near_ns
+        return record
+    run = load_run(_rewritten(FAR, tmp_path / "far-unstable-40x", edit))
+    [result] = [r for r in run.results if r.point == point]
+    words = host_witness(result)
+    assert words and WORDS not in words, words
 
 
 def test_the_harness_check_lays_a_miss_across_placements_to_the_host(tmp_path: Path) -> None:

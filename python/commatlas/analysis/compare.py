@@ -58,7 +58,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from commatlas.analysis.answers import compute_answers
-from commatlas.analysis.host_activity import interference, placement_moved
+from commatlas.analysis.host_activity import PLACEMENT_EXPLAINS, interference, pair_move, placement_moved
 from commatlas.analysis.ranking import ratio, value_of
 from commatlas.errors import UsageError
 from commatlas.io.engine import normalise_mpi_name
@@ -758,6 +758,14 @@ def host_moved_cpus(verdict: Verdict, a: list[Result], b: list[Result], rule: Ru
     words = placement_moved(a, b, ("the baseline", "the other run"))
     if not words:
         return verdict
+    # A placement explains a move of the size it made, not more (host_activity.PLACEMENT_EXPLAINS).
+    pair, fa, fb = pair_move(a, b), center(a).median, center(b).median
+    move = max(fa / fb, fb / fa) if fa > 0 and fb > 0 else math.inf
+    if pair is not None and move > PLACEMENT_EXPLAINS * pair:
+        beyond = (f"moved {move:.3g}x, more than {PLACEMENT_EXPLAINS:g}x as far as its CPU pair "
+                  f"({pair:.2g}x): more than the host's placement of the CPUs explains")
+        return (Verdict(True, f"{verdict.why}; {beyond}") if verdict.different
+                else Verdict(True, f"{beyond} ({words})"))
     if not rule.tolerances:
         return Verdict(False, f"{words}, as at every point judged: these runs show no variation of their own "
                               "to tell a change by", unstable=True)

@@ -37,7 +37,7 @@ from typing import Any
 
 from commatlas.analysis import osu
 from commatlas.analysis.agreement import Kind, Verdict, judge
-from commatlas.analysis.host_activity import interference, placement_moved
+from commatlas.analysis.host_activity import interference, placement_explains
 from commatlas.io.points import ParamsKey, SeriesKey, series_key
 from commatlas.io.results import Endpoint, Movement, Result, Run
 from commatlas.units import format_ratio, format_size, format_value
@@ -274,7 +274,8 @@ def _pair(name: str, target: str, variant: str, size: int, harnessed: list[Resul
     rule = f"{AGREE_US:g} us" if small and not within_fraction else f"{AGREE_FRACTION:.0%}"
     spread = max(_spread(harnessed, metric), _spread(bare, metric)) if len(bare) > 1 else None
     host = (next((f"{r.benchmark} {words}" for r in harnessed + bare if (words := interference(r))), "")
-            or placement_moved(harnessed, bare, ("the harness's passes", "the bare loop's")) or "")
+            or (h > 0 and b > 0 and placement_explains(harnessed, bare, max(h / b, b / h),
+                                                       ("the harness's passes", "the bare loop's"))) or "")
     return Pair(name, target, variant, size, metric, h, b, h_us, b_us, len(bare), rule,
                 bool(within_fraction or within_time), note, spread, host)
 
