@@ -620,8 +620,8 @@ def choose_rule(base: Groups, other: Groups) -> Rule:
         if band is None or is_unstable(a + b):
             continue
         # A move the host made (host_moved_cpus) is the machine's: counted here, it would widen the
-        # tolerance every other point is judged by (2-core VM: a 15% slowdown planted on a run
-        # whose host had the CPUs apart was seen at 2-6 of 55 points).
+        # tolerance every other point is judged by, and pass as a detection (2-core VM, runs whose
+        # MPI job moved: 11-19 of the 16-27 points a planted 15% slowdown "flagged" were these).
         apart_cpus = placement_moved(a, b, ("", ""))
         (placed if apart_cpus else moves).setdefault(band, []).append((key[0], signed_move(center(a), center(b))))
     # Where the host moved every point's CPUs no range is left (host_moved_cpus then says so).
@@ -752,7 +752,7 @@ def host_moved_cpus(verdict: Verdict, a: list[Result], b: list[Result], rule: Ru
     the runs show the machine itself moved under it. A point measured where the host left the
     CPUs keeps its verdict, so a slowdown of the tool or of a setting is still flagged. Where
     the host moved every point (the rule has no range left), none can be judged: a 15% slowdown
-    would hide among the machine's 2-4x moves, and "no change" would say what the runs cannot."""
+    would hide among the machine's 3-6x moves, and "no change" would say what the runs cannot."""
     if not verdict.different and (rule.tolerances or not verdict.unstable):
         return verdict
     words = placement_moved(a, b, ("the baseline", "the other run"))
