@@ -30,10 +30,16 @@ static_assert(std::atomic<std::int64_t>::is_always_lock_free, "the flag must be 
 
 constexpr double kAnswerWithin_s = 1.0;
 
-// Spins until `line.flag` reads `want`; false when the whole call has run past its deadline.
+// The flag's value for "the other side gave up": the counts only ever grow from 0.
+constexpr std::int64_t kGaveUp = -1;
+
+// Spins until `line.flag` reads `want`; false when the other side gave up or the whole call has
+// run past its deadline.
 bool wait_for(const PairLine& line, std::int64_t want, Clock::time_point deadline) {
   for (std::uint32_t spins = 1;; ++spins) {
-    if (line.flag.load(std::memory_order_acquire) == want) return true;
+    const std::int64_t v = line.flag.load(std::memory_order_acquire);
+    if (v == want) return true;
+    if (v == kGaveUp) return false;
     if ((spins & 1023) == 0 && Clock::now() > deadline) return false;
   }
 }
@@ -81,10 +87,13 @@ bool pin_this_thread(int cpu) {
   return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
 }
 
-// A single process: a helper thread on each CPU of the pair, the caller waiting for both.
+// A single process: a helper thread on each CPU of the pair, the caller waiting for both. A
+// reading that fails (a CPU it cannot pin to, a helper that never answers) ends the process's
+// readings, so no later pass waits out the deadline again.
 std::optional<CpuRoundTrip> within_this_process() {
+  static bool failed = false;
   const auto pair = first_two_cpus();
-  if (!pair) return std::nullopt;
+  if (!pair || failed) return std::nullopt;
   PairLine line;
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(kAnswerWithin_s));
@@ -93,20 +102,25 @@ std::optional<CpuRoundTrip> within_this_process() {
   // Each side's count lives on its own thread's stack: two counters side by side in the caller's
   // frame shared a cache line, which the pair then bounced on every trip beside the flag (700-790
   // ns against 420 from a pair without them).
+  // A side that cannot pin, or stops waiting, says so on the flag, and the other stops too.
   std::thread follower([&] {
     std::int64_t seq = 0;
     follow_pinned = pin_this_thread(pair->b);
     followed = follow_pinned && follow_reading(line, seq, deadline);
-    // A follower that could not pin still answers nothing: the leader times out at the deadline.
+    if (!followed) line.flag.store(kGaveUp, std::memory_order_release);
   });
   std::thread leader([&] {
     std::int64_t seq = 0;
     lead_pinned = pin_this_thread(pair->a);
     if (lead_pinned) ns = lead_reading(line, seq, deadline);
+    if (!ns) line.flag.store(kGaveUp, std::memory_order_release);
   });
   leader.join();
   follower.join();
-  if (!lead_pinned || !follow_pinned || !followed || !ns) return std::nullopt;
+  if (!lead_pinned || !follow_pinned || !followed || !ns) {
+    failed = true;
+    return std::nullopt;
+  }
   return CpuRoundTrip{pair->a, pair->b, *ns};
 }
 
@@ -194,6 +208,7 @@ std::optional<CpuRoundTrip> cpu_pair_round_trip(Group& group) {
   } else if (c.role == 2) {
     ok = follow_reading(*c.line, c.seq, deadline);
   }
+  if (!ok && c.role != 0) c.line->flag.store(kGaveUp, std::memory_order_release);  // the other stops too
   // A side that gave up leaves the flag's count behind the other's: no later reading can be trusted.
   c.usable = group.all(ok);
   if (!c.usable || c.role != 1) return std::nullopt;
