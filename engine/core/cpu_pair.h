@@ -37,11 +37,12 @@ inline constexpr int kPairBatches = 3;
 inline constexpr int kPairWarmupBatches = 2;
 
 // Collective: every rank of `group` calls it, in the same order. The reading reaches rank 0 (the
-// others get nullopt). A partner that does not answer within a second (a rank gone, a clock
-// stopped) ends the job's readings: every later call returns nullopt on every rank.
+// others get nullopt). A reading that fails (a partner silent for a second, a CPU a helper cannot
+// pin to) ends the job's readings: every later call returns nullopt on every rank.
 std::optional<CpuRoundTrip> cpu_pair_round_trip(Group& group);
 
-// The first two CPUs of `allowed` in ascending order, or nullopt with fewer than two.
+// The first two CPUs the calling thread may run on (its affinity mask), in ascending order, or
+// nullopt with fewer than two.
 struct CpuPairChoice {
   int a = -1, b = -1;
 };
