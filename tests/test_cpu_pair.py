@@ -152,9 +152,9 @@ def test_the_rule_is_apart_by_placement_apart() -> None:
     assert placement_moved(at(100), [], ("a", "b")) is None
 
 
-def test_an_unstable_point_whose_passes_met_two_placements_says_so(tmp_path: Path) -> None:
-    """The far run's 2-thread copy at 16 B made unstable (its confirmation as fast as the near
-    run's) with the confirmation's reading from the near run: the map's phrase names the move."""
+def _far_copy_made_unstable(tmp_path: Path, faster: float) -> str | None:
+    """The far run's 2-thread copy at 16 B made unstable, its confirmation `faster` times as fast
+    and read where the near run had the CPUs: the map's phrase for that point."""
     point = next(r.point for r in load_run(FAR).results if r.benchmark == "host.memcpy" and r.bytes == 16
                  and "threads=2" in r.point)
     near_ns = _median_reading(NEAR, 1)
@@ -162,34 +162,26 @@ def test_an_unstable_point_whose_passes_met_two_placements_says_so(tmp_path: Pat
     def edit(record: dict) -> dict:
         if record.get("point") == point and record["type"] == "stability":
             st = record["stability"]
-            st.update(verdict="unstable", passes_median_s=[st["passes_median_s"][0], st["passes_median_s"][0] / 4],
-                      spread=3.0)
+            first = st["passes_median_s"][0]
+            st.update(verdict="unstable", passes_median_s=[first, first / faster], spread=faster - 1)
             st["host_activity"]["cpu_pair"]["round_trip_ns"] = near_ns
         return record
-    run = load_run(_rewritten(FAR, tmp_path / "far-unstable", edit))
+    run = load_run(_rewritten(FAR, tmp_path / f"far-unstable-{faster:g}x", edit))
     [result] = [r for r in run.results if r.point == point]
-    words = host_witness(result)
+    return host_witness(result)
+
+
+def test_an_unstable_point_whose_passes_met_two_placements_says_so(tmp_path: Path) -> None:
+    """4x between the passes, the pair about 5x: the map's phrase names the move."""
+    words = _far_copy_made_unstable(tmp_path, 4.0)
     assert words and words.startswith("between the point's two passes " + WORDS), words
     assert words.endswith(": the machine's, not the tool's"), words
 
 
 def test_a_pass_far_beyond_the_placement_s_move_is_not_laid_to_it(tmp_path: Path) -> None:
-    """The same point with its confirmation 40x as fast: the pair moved about 5x, too little to
-    explain that, so the phrase does not lay the move to the placement."""
-    point = next(r.point for r in load_run(FAR).results if r.benchmark == "host.memcpy" and r.bytes == 16
-                 and "threads=2" in r.point)
-    near_ns = _median_reading(NEAR, 1)
-
-    def edit(record: dict) -> dict:
-        if record.get("point") == point and record["type"] == "stability":
-            st = record["stability"]
-            st.update(verdict="unstable", passes_median_s=[st["passes_median_s"][0], st["passes_median_s"][0] / 40],
-                      spread=39.0)
-            st["host_activity"]["cpu_pair"]["round_trip_ns"] = near_ns
-        return record
-    run = load_run(_rewritten(FAR, tmp_path / "far-unstable-40x", edit))
-    [result] = [r for r in run.results if r.point == point]
-    words = host_witness(result)
+    """40x between the passes: the pair moved about 5x, too little to explain that, so the phrase
+    does not lay the move to the placement."""
+    words = _far_copy_made_unstable(tmp_path, 40.0)
     assert words and WORDS not in words, words
 
 
