@@ -185,11 +185,14 @@ def test_a_second_pass_becomes_the_points_stability_record(reference: Path, engi
         st = stability[r["point"]]
         assert st["verdict"] in ("repeatable", "unstable") and len(st["passes_median_s"]) == 2
         assert st["passes_median_s"][0] == pytest.approx(r["stats"]["median_s"])  # the figure is pass 1's
+    # Twice pass 1's time, not twice its own: on a VM whose host moved the ranks' CPUs between the
+    # passes (tests/test_cpu_pair.py), pass 2 alone can read 2-4x apart from pass 1 either way.
+    first = {(o["test"], o["bytes"]): o["seconds"] for o in map(json.loads, lines) if o["pass"] == 1}
     slower = []
     for line in lines:
         out = json.loads(line)
         if out["pass"] == 2:
-            out["seconds"] *= 2
+            out["seconds"] = 2 * first[(out["test"], out["bytes"])]
         slower.append(json.dumps(out))
     planted = osu.reference_records(engine, slower, 2)
     assert {r["stability"]["verdict"] for r in planted if r["type"] == "stability"} == {"unstable"}
