@@ -26,6 +26,7 @@
 #define cudaDeviceGetP2PAttribute hipDeviceGetP2PAttribute
 #define cudaDeviceGetPCIBusId hipDeviceGetPCIBusId
 #define cudaDeviceProp hipDeviceProp_t
+#define cudaDeviceSynchronize hipDeviceSynchronize
 #define cudaDriverGetVersion hipDriverGetVersion
 #define cudaErrorAssert hipErrorAssert
 #define cudaErrorECCUncorrectable hipErrorECCNotCorrectable

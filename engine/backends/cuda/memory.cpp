@@ -1,13 +1,39 @@
 #include "backends/cuda/memory.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <sched.h>
 #include <unistd.h>
 
 #include "backends/host/first_touch.h"
 #include "core/process_state.h"
+#include "core/reuse_pool.h"
 
 namespace commatlas::cuda {
+namespace {
+
+// Pinned buffers kept for reuse (core/reuse_pool.h says why): up to 1 GiB, or a 64th of the host's
+// memory where that is less, so that the locked pages every rank's pool holds (eight ranks on a
+// node: an eighth of its memory at most) never crowd out what a benchmark asks for. Never destroyed: at exit the CUDA runtime may be gone before a static
+// destructor could free through it, and the process's end unpins everything anyway.
+ReusePool& pinned_pool() {
+  static ReusePool* const pool = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    std::size_t cap = std::size_t{1} << 30;
+    if (pages > 0 && page > 0) cap = std::min(cap, static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 64);
+    return new ReusePool(cap, [](void* p) { cudaFreeHost(p); });
+  }();
+  return *pool;
+}
+
+// The NUMA node the calling thread runs on (where cudaHostAlloc's pages land); -1 if unknown.
+int current_node() {
+  unsigned cpu = 0, node = 0;
+  return getcpu(&cpu, &node) == 0 ? static_cast<int>(node) : -1;
+}
+
+}  // namespace
 
 Allocator allocator_of(MemoryKind kind) {
   switch (kind) {
@@ -93,7 +119,9 @@ GpuBuffer::GpuBuffer(MemoryKind kind, std::size_t bytes, int device) : kind_(kin
       break;
     }
     case MemoryKind::Pinned:
-      COMMATLAS_GPU_CHECK(cudaHostAlloc(&ptr_, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
+      node_ = current_node();
+      ptr_ = pinned_pool().take(bytes, node_);
+      if (!ptr_) COMMATLAS_GPU_CHECK(cudaHostAlloc(&ptr_, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
       break;
     case MemoryKind::Registered: {
       const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -160,7 +188,12 @@ void GpuBuffer::release() noexcept {
       }
       break;
     }
-    case MemoryKind::Pinned: cudaFreeHost(ptr_); break;
+    case MemoryKind::Pinned:
+      // What cudaFreeHost does first: nothing queued on the buffer's GPU may still copy into or out
+      // of it once the next workload has it.
+      cudaDeviceSynchronize();
+      pinned_pool().give(ptr_, bytes_, node_);
+      break;
     case MemoryKind::Registered:
       cudaHostUnregister(ptr_);
       unmap_pages(ptr_, bytes_);
@@ -173,7 +206,7 @@ void GpuBuffer::release() noexcept {
 GpuBuffer::~GpuBuffer() { release(); }
 
 GpuBuffer::GpuBuffer(GpuBuffer&& other) noexcept
-    : kind_(other.kind_), bytes_(other.bytes_), device_(other.device_), ptr_(other.ptr_) {
+    : kind_(other.kind_), bytes_(other.bytes_), device_(other.device_), node_(other.node_), ptr_(other.ptr_) {
   other.ptr_ = nullptr;
 }
 

@@ -114,6 +114,7 @@ class GpuBuffer {
   MemoryKind kind_;
   std::size_t bytes_ = 0;
   int device_ = 0;
+  int node_ = -1;  // Pinned: the NUMA node it was asked for on (its key in the reuse pool)
   void* ptr_ = nullptr;
 };
 
