@@ -81,6 +81,9 @@ declare -A ONLY=(
   # small messages (about 4.5 or 10 us a half round trip) and a small copy's latency (about 7.2
   # or 8.1 us), for rounds enough to tell those states from an order dependence.
   [gpu_aware_p2p]='mpi.gpu_aware.pingpong,mpi.gpu_aware.bandwidth,mpi.gpu_aware.bibw' [copy_latency]='gpu.copy_latency'
+  # Every GPU-aware MPI figure the first table compares alone and inside the run: the
+  # benchmarks and the patterns over GPU-aware MPI.
+  [gpu_aware_all]='mpi.gpu_aware.*,pattern.*.gpu_aware'
   # The ping-pongs of the MPI job that no family above checks on its own, since each got a wire
   # pass before its smaller sizes (GPU-aware, GPU-initiated and NCCL device-API ping-pongs are in
   # their families).
