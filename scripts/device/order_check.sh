@@ -213,6 +213,7 @@ pack order-mpi-job mpi_job
 pack order-process-job process_job
 pack order-pattern-reference pattern reference
 pack order-states gpu_aware_nccl first_op gpu_aware_p2p copy_latency pingpong
+pack order-gpu-aware-all gpu_aware_all
 tar czf "$OUT/logs.tar.gz" -C "$W" order_check.log build.log engine-info.json nvidia-smi.csv commands.txt \
   default.time 2>/dev/null
 echo "total $((SECONDS - start)) s"
