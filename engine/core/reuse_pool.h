@@ -1,9 +1,9 @@
 // Buffers kept after use for the next request of the same size in the same place, up to a cap.
 //
 // Page-locked host memory costs most where it is made and unmade: the driver pins every page at
-// cudaHostAlloc and unpins at cudaFreeHost, about 0.1 s for 256 MiB on 2x H100, and a default run
-// makes and unmakes a dozen such buffers (each pinned variant of the copies, the stream kernels and
-// the chases). What a pinned buffer is does not depend on how many workloads used it before: its
+// cudaHostAlloc and unpins at cudaFreeHost. A default run makes and unmakes a dozen 256 MiB ones
+// (each pinned variant of the copies, the stream kernels and the chases); on 2x H100 pinning alone
+// took 1.6-2.1 s of its preparation (results/nvidia-h100-x2/figures-that-hold-18). What a pinned buffer is does not depend on how many workloads used it before: its
 // pages stay locked and mapped, and every workload fills its source and poisons its destination
 // before it times anything. So a released buffer is kept here, and the next workload that asks for
 // the same bytes on the same NUMA node gets it back.
