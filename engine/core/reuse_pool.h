@@ -3,10 +3,11 @@
 // Page-locked host memory costs most where it is made and unmade: the driver pins every page at
 // cudaHostAlloc and unpins at cudaFreeHost. A default run makes and unmakes a dozen 256 MiB ones
 // (each pinned variant of the copies, the stream kernels and the chases); on 2x H100 pinning alone
-// took 1.6-2.1 s of its preparation (results/nvidia-h100-x2/figures-that-hold-18). What a pinned buffer is does not depend on how many workloads used it before: its
-// pages stay locked and mapped, and every workload fills its source and poisons its destination
-// before it times anything. So a released buffer is kept here, and the next workload that asks for
-// the same bytes on the same NUMA node gets it back.
+// took 1.6-2.1 s of its preparation (results/nvidia-h100-x2/figures-that-hold-18). What a pinned
+// buffer is does not depend on how many workloads used it before: its pages stay locked and
+// mapped, and every workload fills its source and poisons its destination before it times
+// anything. So a released buffer is kept here, and the next workload that asks for the same bytes
+// on the same NUMA node gets it back.
 //
 // The pool knows nothing of the GPU runtime: `release` unmakes a buffer it does not keep.
 #pragma once

@@ -15,13 +15,15 @@ namespace {
 
 // Pinned buffers kept for reuse (core/reuse_pool.h says why): up to 1 GiB, or a 64th of the host's
 // memory where that is less, so that the locked pages every rank's pool holds (eight ranks on a
-// node: an eighth of its memory at most) never crowd out what a benchmark asks for. Never destroyed: at exit the CUDA runtime may be gone before a static
-// destructor could free through it, and the process's end unpins everything anyway.
+// node: an eighth of its memory at most) never crowd out what a benchmark asks for. Never
+// destroyed: at exit the CUDA runtime may be gone before a static destructor could free through
+// it, and the process's end unpins everything anyway.
 ReusePool& pinned_pool() {
   static ReusePool* const pool = [] {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     std::size_t cap = std::size_t{1} << 30;
-    if (pages > 0 && page > 0) cap = std::min(cap, static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 64);
+    if (pages > 0 && page > 0)
+      cap = std::min(cap, static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 64);
     return new ReusePool(cap, [](void* p) { cudaFreeHost(p); });
   }();
   return *pool;
@@ -192,7 +194,11 @@ void GpuBuffer::release() noexcept {
       // What cudaFreeHost does first: nothing queued on the buffer's GPU may still copy into or out
       // of it once the next workload has it.
       cudaDeviceSynchronize();
-      pinned_pool().give(ptr_, bytes_, node_);
+      try {
+        pinned_pool().give(ptr_, bytes_, node_);
+      } catch (...) {
+        cudaFreeHost(ptr_);  // no memory left to keep it with: free it as before
+      }
       break;
     case MemoryKind::Registered:
       cudaHostUnregister(ptr_);
