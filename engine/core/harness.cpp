@@ -110,7 +110,7 @@ std::string to_string(StopReason r) {
   return "fixed";
 }
 
-Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
+Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint, const BeforeWarmup& before_warmup) {
   const RunOptions& opt = ctx.options;
   Group& group = ctx.group;
   Measurement m;
@@ -159,6 +159,15 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint) {
   if (!a.one_op_per_sample) ops = clamp64(std::ceil(min_sample_s / t_op_estimate), 1, opt.max_ops_per_sample);
   ops = group.broadcast(ops);
   m.cost.calibration_s = since(t0);
+  if (before_warmup) {
+    m.seconds_per_op = t_op_estimate;
+    m.ops_per_sample = ops;
+    // Every rank asks, and every rank must get the same answer (the wire check broadcasts its verdict).
+    if (!before_warmup(m)) {
+      m.stopped_before_warmup = true;
+      return m;
+    }
+  }
 
   // Warm-up: a tenth of the budget at the batch size the timed samples will have, spent as the
   // timed batches spend theirs: the larger of the samples' own time and the wall time they took.

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <optional>
 #include <vector>
@@ -131,7 +132,16 @@ struct Measurement {
   // False for measurements taken outside the engine and written through it (core/ingest.h): their
   // records carry no precision, warm-up or cost fields, which only this harness can fill.
   bool harnessed = true;
+  // measure()'s before_warmup said stop: no warm-up, no samples and no data check followed.
+  bool stopped_before_warmup = false;
 };
+
+// Asked by measure() once the first op and the probe have sized a sample, before the warm-up, on
+// every rank: `sized` holds that estimate in seconds_per_op and ops_per_sample. The runner's wire
+// check runs its pass here (core/wire.h), so a variant whose bytes take another route is not
+// warmed up and timed in full first (managed GPU-aware MPI, which crosses PCIe, cost the 2x H100
+// `--quick` run 0.55 s that way). False ends the point there (Measurement::stopped_before_warmup).
+using BeforeWarmup = std::function<bool(const Measurement& sized)>;
 
 // A soak keeps every sample: this bounds the record (two numbers per sample).
 inline constexpr std::int64_t kMaxSoakSamples = 500000;
@@ -141,8 +151,9 @@ inline constexpr std::int64_t kMaxSoakSamples = 500000;
 // in growing batches (the total doubles each time, one Workload::run per batch) until the median's
 // 95% interval is within RunOptions::precision, the budget of timed time is spent, or max_samples;
 // with precision 0, one batch fills the budget. `hint` (the previous size of the same variant)
-// skips the probe that sizes a sample.
-Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint = nullptr);
+// skips the probe that sizes a sample; `before_warmup`, where given, runs between the two.
+Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint = nullptr,
+                    const BeforeWarmup& before_warmup = nullptr);
 
 // The confirmation batch of a point measured earlier by measure(), in the same workload (resized
 // back to the point's size): a short re-warm, then up to kConfirmSamples samples of the first

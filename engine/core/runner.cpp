@@ -327,32 +327,37 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
           if (!workload) workload = plan.benchmark->prepare(ctx, params, bytes);
           workload_bytes = bytes;
           const double prepare_s = seconds_since(t0);
-          Measurement m = measure(*workload, ctx, hint ? &*hint : nullptr);
+          // The GPUs' link counters as a second witness (core/wire.h), once per variant: at its first
+          // point, its largest size, once its first op and probe have sized a sample and before the
+          // warm-up. The link a variant's bytes cross is the variant's, and a pass at every size cost
+          // the default run seconds; a failed route fails every size, this one unwarmed and untimed.
+          std::optional<WireCheck> wire;
+          BeforeWarmup ask_wire;
+          if (!wire_asked) {
+            ask_wire = [&](const Measurement& sized) {
+              wire = witness_wire(*workload, ctx, movement, sized);
+              wire_asked = true;
+              return !(wire && wire->verdict == WireVerdict::Failed);
+            };
+          }
+          Measurement m = measure(*workload, ctx, hint ? &*hint : nullptr, ask_wire);
           m.cost.prepare_s = prepare_s;
           m.cost.wall_s = seconds_since(t0);
+          if (wire && wire->verdict == WireVerdict::Failed) variant_wire_failure = *wire;
           // Only a verified time may size the next point: a loop that moved nothing times in
           // nanoseconds, and the next size's untimed warm-up (which does move bytes) would be given
           // a million operations per sample (staged MPI at 64 KiB ran into the watchdog that way).
           hint.reset();
           if (m.verification.ok) hint = MeasureHint{m.seconds_per_op, m.accounting.bytes_per_op};
-          // The GPUs' link counters as a second witness (core/wire.h), once per variant: at its first
-          // verified point, its largest size. The link a variant's bytes cross is the variant's, and
-          // a pass at every size cost the default run seconds; a failed route fails every size.
-          std::optional<WireCheck> wire;
-          if (m.verification.ok && !wire_asked) {
-            wire = witness_wire(*workload, ctx, movement, m);
-            wire_asked = true;
-            if (wire && wire->verdict == WireVerdict::Failed) variant_wire_failure = *wire;
-          }
-          if (!m.verification.ok) {
+          if (variant_wire_failure) {
+            write(error_record(id, "wire check failed: " + variant_wire_failure->detail, &*wire));
+            ++summary.errors;
+            progress.point(plan.info, &params, bytes, "wire check FAILED", nullptr);
+          } else if (!m.verification.ok) {
             workload.reset();  // what it holds is not known to be right any more
             write(error_record(id, "data check failed: " + m.verification.detail));
             ++summary.errors;
             progress.point(plan.info, &params, bytes, "data check FAILED", nullptr);
-          } else if (variant_wire_failure) {
-            write(error_record(id, "wire check failed: " + variant_wire_failure->detail, &*wire));
-            ++summary.errors;
-            progress.point(plan.info, &params, bytes, "wire check FAILED", nullptr);
           } else {
             Pending p{bytes, std::move(m), movement};
             if (root) {

@@ -2,9 +2,10 @@
 // point claims.
 //
 // The data check proves that the destination holds what a batch wrote; it cannot tell which link
-// carried it. After a point is measured and checked, the runner asks witness_wire() for one more
-// untimed pass of the same workload, with the traffic counters of the GPUs on its route read before
-// and after. A route crosses NVLink or PCIe (the topology says which, from the movement); the
+// carried it. At a variant's first point, once its first op and probe have sized a sample and
+// before the warm-up (core/harness.h, BeforeWarmup), the runner asks witness_wire() for an untimed
+// pass of the same workload, with the traffic counters of the GPUs on its route read before and
+// after. A route crosses NVLink or PCIe (the topology says which, from the movement); the
 // counters of that link must have seen at least half the claimed bytes. Other traffic can only add
 // to a counter, so a count far below the claim, or the bytes showing up on the other link, is a
 // failed check: the point becomes an error record, like a failed data check.
@@ -110,9 +111,10 @@ WireCheck judge_wire(const WireRoute& route, double claimed_bytes, const std::ve
 // ping-pong (a round trip, the message once each way, bytes_per_op being one message), else once.
 int wire_crossings_per_op(const Movement& movement);
 
-// Runs the witness pass of a measured, verified point on every rank (rank 0 reads the counters) and
-// returns the check on every rank (other ranks get the verdict only); nullopt where no witness is
-// registered or the route does not apply. `witness` null: the registered one.
+// Runs the witness pass of a point on every rank (rank 0 reads the counters), sized on `m`'s
+// seconds_per_op and ops_per_sample (the probe's estimate, where the runner asks), and returns the
+// check on every rank (other ranks get the verdict only); nullopt where no witness is registered or
+// the route does not apply. `witness` null: the registered one.
 std::optional<WireCheck> witness_wire(Workload& workload, Context& ctx, const Movement& movement,
                                       const Measurement& m, WireWitness* witness = nullptr);
 

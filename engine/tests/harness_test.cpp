@@ -340,6 +340,36 @@ TEST(Harness, SlowFirstOpSizesThePointWithoutAProbe) {
   EXPECT_EQ(measure(hinted, ctx, &hint).warmup.sized_on, SizedOn::PreviousSize);
 }
 
+// The runner's wire check runs between the probe and the warm-up, on the probe's estimate: a hook
+// that says stop leaves the point unwarmed and untimed; one that says go changes nothing after it.
+TEST(Harness, BeforeWarmupRunsAfterTheProbeAndCanEndThePoint) {
+  RecordingGroup group;
+  Context ctx(precision_options(0.005, 0.1), group, HostFacts{});
+  FakeWorkload stopped(2e-6);
+  int asked = 0;
+  const Measurement m = measure(stopped, ctx, nullptr, [&](const Measurement& sized) {
+    ++asked;
+    EXPECT_EQ(stopped.runs.size(), 2u);  // the first op and the 3-op probe, nothing more yet
+    EXPECT_DOUBLE_EQ(sized.seconds_per_op, 2e-6);
+    EXPECT_GT(sized.ops_per_sample, 1);
+    return false;
+  });
+  EXPECT_EQ(asked, 1);
+  EXPECT_TRUE(m.stopped_before_warmup);
+  EXPECT_EQ(stopped.runs.size(), 2u);
+  EXPECT_EQ(m.sample_count, 0);
+  EXPECT_FALSE(m.verification.ok);  // no data check ran: never a figure
+
+  FakeWorkload plain(2e-6), asked_on(2e-6);
+  const Measurement without = measure(plain, ctx);
+  const Measurement with = measure(asked_on, ctx, nullptr, [](const Measurement&) { return true; });
+  EXPECT_FALSE(with.stopped_before_warmup);
+  EXPECT_TRUE(with.verification.ok);
+  EXPECT_EQ(with.sample_count, without.sample_count);
+  EXPECT_EQ(with.ops_per_sample, without.ops_per_sample);
+  EXPECT_EQ(with.warmup_samples, without.warmup_samples);
+}
+
 // A first op slowed by set-up (mappings, connections) looks like a slow op; once warm the op is
 // 50x faster, and the warm-up is topped up to its tenth of the budget at the warm time.
 TEST(Harness, WarmupSizedOnASlowFirstOpIsToppedUpOnceWarm) {

@@ -479,9 +479,24 @@ TEST(WireRecord, ResultRecordCarriesTheWireObject) {
 
 // A GPU-to-GPU copy benchmark whose bytes never reach the link counters: the runner must write an
 // error record with the wire object, never a bandwidth.
+// Hands the sample counts of every run it made to `runs` when it goes.
+class CountedWorkload final : public FakeWorkload {
+ public:
+  CountedWorkload(double seconds_per_op, Accounting a, std::vector<std::int64_t>* runs)
+      : FakeWorkload(seconds_per_op, std::move(a)), runs_(runs) {}
+  ~CountedWorkload() override {
+    if (runs_)
+      for (const Call& c : runs) runs_->push_back(c.samples);
+  }
+
+ private:
+  std::vector<std::int64_t>* runs_;
+};
+
 class PeerCopy final : public Benchmark {
  public:
-  explicit PeerCopy(std::vector<std::uint64_t> sizes = {64 << 20}) : sizes_(std::move(sizes)) {}
+  explicit PeerCopy(std::vector<std::uint64_t> sizes = {64 << 20}, std::vector<std::int64_t>* runs = nullptr)
+      : sizes_(std::move(sizes)), runs_(runs) {}
   BenchmarkInfo info() const override {
     return BenchmarkInfo{"test.peer_copy", Category::ExplicitCopy, "test", "", Metric::Bandwidth,
                          RankRange{1, 1}, sizes_, sizes_};
@@ -491,11 +506,12 @@ class PeerCopy final : public Benchmark {
     Accounting a;
     a.bytes_per_op = static_cast<double>(bytes);
     a.timing = "made-up times (tests/fake_workload.h)";
-    return std::make_unique<FakeWorkload>(2e-4, a);
+    return std::make_unique<CountedWorkload>(2e-4, a, runs_);
   }
 
  private:
   std::vector<std::uint64_t> sizes_;
+  std::vector<std::int64_t>* runs_;
 };
 
 // COMMATLAS_WIRE_FIXTURES=dir keeps a record for tests/test_wire_schema.py (tests/fixtures/wire/).
@@ -546,6 +562,24 @@ TEST(WireRunner, ACopyOnTheWireKeepsItsResultAndSaysSo) {
   EXPECT_NE(record.find("\"wire\":{\"source\":\"fake counters\",\"link\":\"nvlink\""), std::string::npos) << record;
   EXPECT_NE(record.find("\"verdict\":\"ok\""), std::string::npos) << record;
   keep_fixture(record, "result_wire_ok.json");
+}
+
+// The check runs once the first op and the probe have sized a sample, before the warm-up: a copy
+// off its route is neither warmed up nor timed (managed GPU-aware MPI crosses PCIe on every run).
+TEST(WireRunner, ARouteThatFailsIsNotWarmedUpOrTimed) {
+  std::vector<std::int64_t> failed_runs, ok_runs;
+  FakeWitness silent;
+  const std::string failed = run_with(silent, PeerCopy({64 << 20}, &failed_runs));
+  EXPECT_NE(failed.find("wire check failed"), std::string::npos) << failed;
+  // The first op (a fifth of run_with's 1 ms budget: no probe follows) and the wire pass, 256 MiB of
+  // 64 MiB copies.
+  EXPECT_EQ(failed_runs, (std::vector<std::int64_t>{1, 4}));
+  FakeWitness seen;
+  seen.nvlink_per_pass = 1024 * kMiB;
+  const std::string ok = run_with(seen, PeerCopy({64 << 20}, &ok_runs));
+  EXPECT_NE(ok.find("\"type\":\"result\""), std::string::npos) << ok;
+  ASSERT_GT(ok_runs.size(), 4u);  // the warm-up, the timed batch and the confirmation follow the pass
+  EXPECT_EQ(std::vector<std::int64_t>(ok_runs.begin(), ok_runs.begin() + 2), (std::vector<std::int64_t>{1, 4}));
 }
 
 // The route is the variant's: its counters are read once, at its largest size, and a route that
