@@ -11,6 +11,7 @@
 //                        [--record-env NAMES] [--repeat-index N] [--skip-points FILE]
 //   commatlas-engine ingest --out FILE [--in FILE|-]  (measurements taken outside the engine -> records:
 //                        core/ingest.h)
+//   commatlas-engine hold  (starts the GPU driver, then waits for its standard input to close: cmd_hold)
 //   (argument parsing: core/arguments.cpp)
 #include <sys/utsname.h>
 
@@ -309,6 +310,29 @@ int cmd_run(Args& a, Context& ctx) {
   return 0;
 }
 
+// Keeps the GPU driver started while `commatlas run` starts its engine processes one after another.
+// On 2x H100 (driver 580, persistence mode on) the first process to initialise CUDA pays about
+// 0.45 s, and so does the next one once the last has gone; with one process holding it, `info`
+// took 0.06 s instead of 0.52 (results/nvidia-h100-x2/figures-that-hold-19). A held driver has no
+// context and no memory on any GPU, and nothing it keeps is a measured state: every figure is
+// taken after its own process's first operation and warm-up. Prints one line once the driver is
+// up, then reads its standard input until the end (the CLI closes it, or dies), and exits.
+int cmd_hold() {
+  for (const auto& probe : BackendRegistry::instance().all()) {
+    try {
+      probe->start_driver();
+    } catch (const std::exception&) {
+      // Nothing held: the engine processes start as they would without this one.
+    }
+  }
+  std::printf("holding\n");
+  std::fflush(stdout);
+  char buffer[256];
+  while (std::fread(buffer, 1, sizeof buffer, stdin) > 0) {
+  }
+  return 0;
+}
+
 // Every line is read and checked before the first record is written: bad input writes nothing.
 int cmd_ingest(const Args& a) {
   if (a.out.empty()) throw UsageError("ingest needs --out FILE");
@@ -338,6 +362,7 @@ int main_inner(int argc, char** argv) {
   Args args = parse_args(argc, argv);
   if (args.command == "vocabulary") return cmd_vocabulary(args);  // no host, no MPI: names only
   if (args.command == "ingest") return cmd_ingest(args);      // nothing measured: no host, no MPI
+  if (args.command == "hold") return cmd_hold();              // no host, no MPI: the driver only
   HostFacts host = discover_host();
   validate_against_host(args, host);
 

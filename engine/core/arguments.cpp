@@ -103,11 +103,11 @@ std::set<std::string> read_point_keys(const std::string& path) {
 
 Args parse_args(int argc, const char* const* argv) {
   Args a;
-  if (argc < 2) throw UsageError("usage: commatlas-engine {list|info|topo|vocabulary|run|ingest} [options]");
+  if (argc < 2) throw UsageError("usage: commatlas-engine {list|info|topo|vocabulary|run|ingest|hold} [options]");
   a.command = argv[1];
   if (a.command != "list" && a.command != "info" && a.command != "topo" && a.command != "vocabulary" &&
-      a.command != "run" && a.command != "ingest")
-    throw UsageError("unknown command '" + a.command + "' (use list, info, topo, vocabulary, run or ingest)");
+      a.command != "run" && a.command != "ingest" && a.command != "hold")
+    throw UsageError("unknown command '" + a.command + "' (use list, info, topo, vocabulary, run, ingest or hold)");
   bool budget_given = false;
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];

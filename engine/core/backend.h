@@ -17,6 +17,9 @@ class BackendProbe {
   virtual std::string name() const = 0;
   // Writes the backend's facts as fields of an already-open JSON object.
   virtual void describe(JsonWriter& out) const = 0;
+  // Brings the backend's driver up in this process without taking a device (no GPU context, no
+  // memory): `commatlas-engine hold` (app/main.cpp). Nothing for a backend with no driver to start.
+  virtual void start_driver() const {}
 };
 
 class BackendRegistry {

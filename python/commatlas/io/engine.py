@@ -6,6 +6,7 @@ then as the binary `pip install .` puts inside this package.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -15,7 +16,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from commatlas.errors import CommatlasError, UsageError
 
@@ -26,6 +27,8 @@ ENGINE_ERROR_PREFIX = "commatlas-engine: error: "
 ENGINE_USAGE_STATUS = 2
 # Queries (info, list, topo) answer in well under a second; a hung driver must not hang us.
 QUERY_TIMEOUT_S = 120
+# `commatlas-engine hold` ends as soon as its standard input closes; one stuck in the driver is killed.
+HOLD_EXIT_TIMEOUT_S = 5
 
 
 def locate_engine() -> Path:
@@ -103,6 +106,24 @@ class Engine:
         except json.JSONDecodeError as e:
             raise CommatlasError(f"commatlas-engine {args[0]} printed something that is not JSON: {e}") from None
 
+    @contextlib.contextmanager
+    def driver_held(self) -> Iterator[None]:
+        """While the block runs, one `commatlas-engine hold` keeps the GPU driver started, so that
+        each engine process started meanwhile (the queries, each phase, the OSU-method job) finds it
+        up instead of paying for it again: about 0.45 s a process on 2x H100 (engine/app/main.cpp,
+        cmd_hold). It holds no GPU context and no memory. Nothing depends on it: an engine that
+        cannot start it still measures, only later."""
+        try:
+            holder: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [str(self.path), "hold"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except OSError:
+            holder = None
+        try:
+            yield
+        finally:
+            if holder is not None:
+                _release(holder)
+
     def ingest(self, measurements: list[dict[str, Any]], out: Path) -> None:
         """Appends to `out` the records of measurements taken outside the engine (the OSU-method
         program, the torch suite), written by the engine's own record code (engine/core/ingest.h)."""
@@ -145,6 +166,20 @@ class Engine:
         info, topology, benchmarks = self._queries([("info", "--json"), ("topo", "--json"),
                                                     ("list", "--json", *(run_arguments or []))])
         return info(), _topology(topology), benchmarks()
+
+
+def _release(holder: subprocess.Popen[bytes]) -> None:
+    """Closes the holder's standard input, which ends it; kills one that does not end."""
+    try:
+        if holder.stdin is not None:
+            holder.stdin.close()
+    except OSError:
+        pass  # it has gone already
+    try:
+        holder.wait(timeout=HOLD_EXIT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        holder.kill()
+        holder.wait()
 
 
 def _finished(process: subprocess.Popen, deadline: float) -> tuple[int, str, str] | subprocess.TimeoutExpired:

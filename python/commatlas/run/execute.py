@@ -610,10 +610,10 @@ def write_end_record(results: Path, status: str, started: float) -> list[dict[st
     return records
 
 
-def execute(options: RunOptions, engine: Engine, console: Console, progress_console: Console,
-            resume: Path | None = None, report: bool = True) -> int:
-    """Runs the selection; with `resume`, continues that run directory instead of a new one;
-    `report=False` leaves the HTML report out (runs made only to be compared)."""
+def measure_selection(options: RunOptions, engine: Engine, progress_console: Console, resume: Path | None,
+                      report: bool) -> tuple[Path, Path, list[dict[str, Any]], str, CommatlasError | None]:
+    """execute()'s engine work: the queries, the plan, every pass and phase, the end record.
+    Returns the run directory, its results file, the records, the run's status and its failure."""
     start = utc_now()
     started = STARTED  # the command's start, imports included, as `time` counts it
     writer_loaded = start_loading_writer() if report else (lambda: None)
@@ -678,6 +678,15 @@ def execute(options: RunOptions, engine: Engine, console: Console, progress_cons
     finally:
         signal.signal(signal.SIGTERM, previous)
         records = write_end_record(results, status, started)
+    return run_dir, results, records, status, failure
+
+
+def execute(options: RunOptions, engine: Engine, console: Console, progress_console: Console,
+            resume: Path | None = None, report: bool = True) -> int:
+    """Runs the selection; with `resume`, continues that run directory instead of a new one;
+    `report=False` leaves the HTML report out (runs made only to be compared)."""
+    with engine.driver_held():  # for the engine processes only: the summary and report need no GPU
+        run_dir, results, records, status, failure = measure_selection(options, engine, progress_console, resume, report)
 
     if any(r.get("type") in ("result", "skip", "error") for r in records):
         print_summary(console, records)
