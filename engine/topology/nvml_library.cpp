@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace commatlas {
@@ -110,6 +111,20 @@ struct NvmlLibrary::Api {
 
   std::string error(nvmlReturn_t rc) const {
     return error_string ? error_string(rc) : "NVML error " + std::to_string(rc);
+  }
+  // nvmlDeviceGetFieldValues for `fields` (fieldId and scopeId set), read into a buffer with
+  // kSpareFields elements of room behind them. Driver 580's NVML writes the element after an
+  // NVLink throughput total as well: three engines on 2x H100 died freeing a heap chunk whose
+  // size field held that total's timestamp, the 40 bytes behind a 4-field read ending with it
+  // (results/nvidia-h100-x2/figures-that-hold-19, heap-hunt). nullopt: no such entry point.
+  static constexpr std::size_t kSpareFields = 2;
+  std::optional<nvmlReturn_t> read_fields(nvmlDevice_t dev, std::vector<nvmlFieldValue_t>& fields) const {
+    if (!field_values) return std::nullopt;
+    const std::size_t asked = fields.size();
+    fields.resize(asked + kSpareFields);
+    const nvmlReturn_t rc = field_values(dev, static_cast<int>(asked), fields.data());
+    fields.resize(asked);
+    return rc;
   }
   // The NVLinks NVML says are up on `dev` (one state query per possible link).
   std::vector<unsigned> active_links(nvmlDevice_t dev) const {
@@ -216,10 +231,11 @@ void NvmlLibrary::describe(GpuAnswers& gpu) const {
   if (gpu.nvlinks.empty()) return;
 
   for (unsigned field : {NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON, NVML_FI_DEV_NVLINK_SPEED_MBPS_L0}) {
-    nvmlFieldValue_t value{};
-    value.fieldId = field;
-    if (a.ask(a.field_values, dev, 1, &value) && value.nvmlReturn == NVML_SUCCESS && field_as_double(value) > 0) {
-      gpu.nvlink_speed_gbps = field_as_double(value) / 1000.0;  // MB/s -> GB/s
+    std::vector<nvmlFieldValue_t> values(1);
+    values[0].fieldId = field;
+    if (a.read_fields(dev, values) == NVML_SUCCESS && values[0].nvmlReturn == NVML_SUCCESS &&
+        field_as_double(values[0]) > 0) {
+      gpu.nvlink_speed_gbps = field_as_double(values[0]) / 1000.0;  // MB/s -> GB/s
       break;
     }
   }
@@ -276,7 +292,7 @@ GpuWire NvmlLibrary::traffic(int gpu, const std::string& bus_id) const {
         ask_field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, link);
       }
     }
-    const nvmlReturn_t rc = a.field_values(source.dev, static_cast<int>(fields.size()), fields.data());
+    const nvmlReturn_t rc = *a.read_fields(source.dev, fields);  // field_values was found (above)
     if (rc != NVML_SUCCESS) return unreadable("nvmlDeviceGetFieldValues: " + a.error(rc));
 
     // A pair of fields (tx, rx) in units of `unit` bytes, or why not.

@@ -2,9 +2,10 @@
  * NvmlLibrary::traffic() calls, with NVLink and PCIe counters that the test moves, and a count of
  * what the engine asked for. Layouts follow the NVML API reference, as nvml_library.cpp declares
  * them. One GPU, bus id "00000000:18:00.0". */
+#include <malloc.h>
 #include <string.h>
 
-enum { kSuccess = 0, kNotSupported = 3, kNotFound = 6 };
+enum { kSuccess = 0, kNotSupported = 3, kNotFound = 6, kNoRoomBehind = 999 };
 enum { kFieldNvlinkTx = 138, kFieldNvlinkRx = 139, kFieldPcieTx = 197, kFieldPcieRx = 198 };
 enum { kValueUnsignedLongLong = 3 };
 #define ALL_LINKS 0xffffffffu
@@ -56,7 +57,10 @@ long fake_nvml_handle_queries(void) { return handle_queries; }
 
 int nvmlInit_v2(void) { return kSuccess; }
 int nvmlShutdown(void) { return kSuccess; }
-const char* nvmlErrorString(int rc) { return rc == kNotSupported ? "Not Supported" : "fake NVML error"; }
+const char* nvmlErrorString(int rc) {
+  if (rc == kNoRoomBehind) return "no room behind the values for the element driver 580 writes there";
+  return rc == kNotSupported ? "Not Supported" : "fake NVML error";
+}
 
 int nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, void** dev) {
   ++handle_queries;
@@ -83,6 +87,12 @@ int nvmlDeviceGetFieldValues(void* dev, int count, FieldValue* values) {
   (void)dev;
   ++field_reads;
   fields_asked += count;
+  /* As driver 580's NVML does after an NVLink throughput total asked last (three core dumps on
+   * 2x H100): the element behind the array gets its timestamp and latency too. Where the caller
+   * left no room there, that would be the next heap chunk's header; here it is refused. */
+  const int spills = count > 0 && values[count - 1].scopeId == ALL_LINKS &&
+                     (values[count - 1].fieldId == kFieldNvlinkTx || values[count - 1].fieldId == kFieldNvlinkRx);
+  if (spills && malloc_usable_size(values) < (size_t)(count + 1) * sizeof(FieldValue)) return kNoRoomBehind;
   for (int i = 0; i < count; ++i) {
     FieldValue* f = &values[i];
     f->valueType = kValueUnsignedLongLong;
@@ -103,6 +113,16 @@ int nvmlDeviceGetFieldValues(void* dev, int count, FieldValue* values) {
     } else {
       f->nvmlReturn = kNotSupported;
     }
+    f->timestamp = 1795830131586914LL + i;
+    f->latencyUsec = 330;
+  }
+  if (spills) {
+    FieldValue* behind = &values[count];
+    behind->timestamp = values[count - 1].timestamp;
+    behind->latencyUsec = values[count - 1].latencyUsec;
+    behind->valueType = 0;
+    behind->nvmlReturn = kSuccess;
+    behind->value.ullVal = 0;
   }
   return kSuccess;
 }
