@@ -3,8 +3,11 @@
 # MPI_Comm_free, when a variant's workload is torn down (1 of 7 `ipc.pingpong` jobs alone on 2x H100,
 # figures-that-hold-17). Open MPI 4.1.4's frame is infosubscriber_destruct, freeing the strdup'd
 # default value of one of the communicator's info subscriptions: a small chunk whose size field
-# something overwrote. This repeats the job that died, alone, JOBS times, and keeps what each
-# death leaves:
+# something overwrote. Found in session 27 (figures-that-hold-19): driver 580's NVML writes one
+# element past the field array of the wire check's read; the engine now leaves room behind it
+# (engine/topology/nvml_library.cpp), and 0 of 30 jobs died after 3 of 20 before. AddressSanitizer
+# cannot see it: NVML is not instrumented, and its write lands in a redzone. This repeats the job
+# that died, alone, JOBS times, and keeps what each death leaves:
 #   plain  this checkout built RelWithDebInfo on glibc's heap: a core per death, read by cuda-gdb
 #          (the device image has no gdb): the backtrace with the engine's lines, the chunk that
 #          failed and the bytes before it (what overran into its size field)
