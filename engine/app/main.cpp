@@ -313,10 +313,11 @@ int cmd_run(Args& a, Context& ctx) {
 // Keeps the GPU driver started while `commatlas run` starts its engine processes one after another.
 // On 2x H100 (driver 580, persistence mode on) the first process to initialise CUDA pays about
 // 0.45 s, and so does the next one once the last has gone; with one process holding it, `info`
-// took 0.06 s instead of 0.52 (results/nvidia-h100-x2/figures-that-hold-19). A held driver has no
-// context and no memory on any GPU, and nothing it keeps is a measured state: every figure is
-// taken after its own process's first operation and warm-up. Prints one line once the driver is
-// up, then reads its standard input until the end (the CLI closes it, or dies), and exits.
+// took 0.06-0.08 s instead of 0.51-0.63 (results/nvidia-h100-x2/figures-that-hold-19). A held
+// driver has no context and no memory on any GPU, and nothing it keeps is a measured state: every
+// figure is taken after its own process's first operation and warm-up, and fresh runs with and
+// without the holder read alike. Prints one line once the driver is up, then reads its standard
+// input until the end (the CLI closes it, or dies), and exits.
 int cmd_hold() {
   for (const auto& probe : BackendRegistry::instance().all()) {
     try {

@@ -139,8 +139,9 @@ struct Measurement {
 // Asked by measure() once the first op and the probe have sized a sample, before the warm-up, on
 // every rank: `sized` holds that estimate in seconds_per_op and ops_per_sample. The runner's wire
 // check runs its pass here (core/wire.h), so a variant whose bytes take another route is not
-// warmed up and timed in full first (managed GPU-aware MPI, which crosses PCIe, cost the 2x H100
-// `--quick` run 0.55 s that way). False ends the point there (Measurement::stopped_before_warmup).
+// warmed up and timed in full first (managed GPU-aware MPI, which crosses PCIe, spent about 0.5 s
+// of a 2x H100 `--quick` run that way, now 0.15 s). False ends the point there
+// (Measurement::stopped_before_warmup).
 using BeforeWarmup = std::function<bool(const Measurement& sized)>;
 
 // A soak keeps every sample: this bounds the record (two numbers per sample).

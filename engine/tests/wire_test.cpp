@@ -477,8 +477,6 @@ TEST(WireRecord, ResultRecordCarriesTheWireObject) {
   EXPECT_NE(json.find("\"gpus\":[{\"gpu\":0,\"nvlink\":{\"tx_bytes\":268435456"), std::string::npos) << json;
 }
 
-// A GPU-to-GPU copy benchmark whose bytes never reach the link counters: the runner must write an
-// error record with the wire object, never a bandwidth.
 // Hands the sample counts of every run it made to `runs` when it goes.
 class CountedWorkload final : public FakeWorkload {
  public:
@@ -493,6 +491,8 @@ class CountedWorkload final : public FakeWorkload {
   std::vector<std::int64_t>* runs_;
 };
 
+// A GPU-to-GPU copy benchmark whose bytes never reach the link counters: the runner must write an
+// error record with the wire object, never a bandwidth.
 class PeerCopy final : public Benchmark {
  public:
   explicit PeerCopy(std::vector<std::uint64_t> sizes = {64 << 20}, std::vector<std::int64_t>* runs = nullptr)
