@@ -37,7 +37,9 @@ for index in range(count.value):
         ids = [(197, 0), (198, 0), (138, 0xFFFFFFFF), (139, 0xFFFFFFFF)]
         if per_link:
             ids += [(f, link) for link in links for f in (138, 139)]
-        arr = (FieldValue * len(ids))()
+        # Two spare elements: driver 580 writes one behind an NVLink total asked last
+        # (engine/topology/nvml_library.cpp, read_fields).
+        arr = (FieldValue * (len(ids) + 2))()
         for k, (f, s) in enumerate(ids):
             arr[k].fieldId, arr[k].scopeId = f, s
         return arr, len(ids)
