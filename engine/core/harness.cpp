@@ -163,10 +163,7 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint, c
     m.seconds_per_op = t_op_estimate;
     m.ops_per_sample = ops;
     // Every rank asks, and every rank must get the same answer (the wire check broadcasts its verdict).
-    if (!before_warmup(m)) {
-      m.stopped_before_warmup = true;
-      return m;
-    }
+    if (!before_warmup(m)) return m;
   }
 
   // Warm-up: a tenth of the budget at the batch size the timed samples will have, spent as the

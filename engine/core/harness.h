@@ -132,16 +132,14 @@ struct Measurement {
   // False for measurements taken outside the engine and written through it (core/ingest.h): their
   // records carry no precision, warm-up or cost fields, which only this harness can fill.
   bool harnessed = true;
-  // measure()'s before_warmup said stop: no warm-up, no samples and no data check followed.
-  bool stopped_before_warmup = false;
 };
 
 // Asked by measure() once the first op and the probe have sized a sample, before the warm-up, on
 // every rank: `sized` holds that estimate in seconds_per_op and ops_per_sample. The runner's wire
 // check runs its pass here (core/wire.h), so a variant whose bytes take another route is not
 // warmed up and timed in full first (managed GPU-aware MPI, which crosses PCIe, spent about 0.5 s
-// of a 2x H100 `--quick` run that way, now 0.15 s). False ends the point there
-// (Measurement::stopped_before_warmup).
+// of a 2x H100 `--quick` run that way, now 0.15 s). False ends the point there: the measurement
+// returned has no samples and no passed data check, so it can never become a figure.
 using BeforeWarmup = std::function<bool(const Measurement& sized)>;
 
 // A soak keeps every sample: this bounds the record (two numbers per sample).
