@@ -101,3 +101,42 @@ def test_an_engine_that_cannot_hold_changes_nothing(tmp_path: Path, path: str) -
     with Engine(script).driver_held():
         ran.append(True)
     assert ran == [True]
+
+
+def test_run_starts_its_holder_before_the_cli_is_imported(tmp_path: Path) -> None:
+    """The driver's start overlaps the CLI's imports: `commatlas run` asks for the holder before
+    commatlas.cli is imported, and no other command asks."""
+    code = ("import sys\nimport commatlas.io.engine as e\n"
+            "e.hold_driver_early = lambda argv: print('asked', argv[:1], 'commatlas.cli' in sys.modules)\n"
+            "import commatlas.__main__ as m\n"
+            "for argv in (['run', '--no-such-option'], ['compare']):\n"
+            "    sys.argv = ['commatlas', *argv]\n    m.run()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    asked = [line for line in done.stdout.splitlines() if line.startswith("asked")]
+    assert asked == ["asked ['run'] False", "asked ['compare'] True"], done.stdout + done.stderr
+
+
+def test_a_run_takes_the_holder_it_started_early(tmp_path: Path) -> None:
+    """One holder for the whole command: the one started before the imports is the one the run
+    holds and lets go."""
+    engine = holding_engine(tmp_path, "open(held + '.all', 'a').write(str(os.getpid()) + '\\n')\n"
+                                      "sys.stdin.read()\nos.remove(held)\nsys.exit(0)")
+    done = run_cli("run", "--out", str(tmp_path / "r"), env={"COMMATLAS_ENGINE": str(engine)})
+    assert done.returncode == 0, done.stderr
+    said = (tmp_path / "run.log").read_text()
+    assert (tmp_path / "held.all").read_text().split() == [said.split()[-1]]
+    assert not alive(int(said.split()[-1]))
+
+
+def test_an_early_holder_of_another_engine_is_let_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+    first = holding_engine(tmp_path / "first", "sys.stdin.read()\nos.remove(held)\nsys.exit(0)")
+    monkeypatch.setenv("COMMATLAS_ENGINE", str(first))
+    engine_module.hold_driver_early(["run"])
+    early = engine_module._early_holder
+    assert early is not None
+    with Engine(holding_engine(tmp_path / "second", "sys.stdin.read()\nsys.exit(0)")).driver_held():
+        assert early.poll() is not None  # let go before the block ran
+    assert engine_module._early_holder is None
