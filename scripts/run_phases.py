@@ -78,11 +78,6 @@ def follow_with_marks() -> None:
 
 
 def main() -> int:
-    import commatlas.io.engine as engine
-    # As the `commatlas` script does: a run's driver holder starts before the CLI's imports (a
-    # version without it starts its holder later, in the run).
-    if hasattr(engine, "hold_driver_early"):
-        engine.hold_driver_early(sys.argv[1:])
     import commatlas.cli as cli
     import commatlas.run.execute  # noqa: F401 - its import is part of every run
     SPANS.append((T0, time.perf_counter(), "imports (cli, run)"))

@@ -53,17 +53,6 @@ TEST(MpiPointToPoint, BytesPerOpCountEachDirectionOnce) {
   EXPECT_EQ(p2p_bytes_per_op(Protocol::Bibw, 4096, 1), 2.0 * 4096);
 }
 
-TEST(MpiPointToPoint, WindowsKeepOsuCountUpToItsLargestMessageThenCarry64MiB) {
-  EXPECT_EQ(mpi_window_messages(1), kMessageWindow);
-  EXPECT_EQ(mpi_window_messages(1ull << 20), kMessageWindow);
-  EXPECT_EQ(mpi_window_messages(kOsuLargestMessage), kMessageWindow);  // the reference checks it
-  EXPECT_EQ(mpi_window_messages(kOsuLargestMessage + 1), 15);
-  EXPECT_EQ(mpi_window_messages(8ull << 20), 8);
-  EXPECT_EQ(mpi_window_messages(16ull << 20), 4);
-  EXPECT_EQ(mpi_window_messages(64ull << 20), 1);
-  EXPECT_EQ(mpi_window_messages(1ull << 30), 1);  // at least one message
-}
-
 // What each rank's receive buffer holds after the MPI call, computed from the MPI standard's
 // definition of the call over every rank's send buffer.
 std::vector<double> simulate(CollectiveOp op, const CollectiveShape& s, int ranks, int rank) {

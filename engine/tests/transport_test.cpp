@@ -30,7 +30,7 @@ class LoopbackTransport final : public Transport {
     for (auto& e : ends_) e.send.assign(send_bytes, 0), e.recv.assign(recv_bytes, 0);
   }
   std::string describe() const override { return "host vectors of one process"; }
-  ProtocolWords words(Protocol p, std::size_t) const override { return {"host steady_clock", std::string(protocol_name(p)) + " by memcpy"}; }
+  ProtocolWords words(Protocol p) const override { return {"host steady_clock", std::string(protocol_name(p)) + " by memcpy"}; }
   std::vector<int> local_ends() const override { return {kOriginEnd, kPeerEnd}; }
 
   void fill_send(int end, std::size_t bytes, std::uint64_t seed) override { fill_pattern(ends_[end].send.data(), bytes, seed); }

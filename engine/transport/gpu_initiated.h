@@ -186,9 +186,9 @@ class GpuInitiatedTransport : public Transport {
     bytes_ = bytes;
     return true;
   }
-  ProtocolWords words(Protocol p, std::size_t bytes) const override {
+  ProtocolWords words(Protocol p) const override {
     const Accounting a =
-        p == Protocol::PingPong ? pingpong_accounting(mode_, bytes, mapping_) : stream_accounting(bytes, mapping_);
+        p == Protocol::PingPong ? pingpong_accounting(mode_, bytes_, mapping_) : stream_accounting(bytes_, mapping_);
     return {a.timing, a.latency_includes};
   }
   double min_sample_s() const override { return pingpong_accounting(mode_, 0, mapping_).min_sample_s; }
@@ -386,7 +386,7 @@ class PatternTransport : public OnDeviceArena<Transport> {
   PatternTransport(int rank, int device, std::size_t send_bytes, std::size_t recv_bytes, std::string mapping);
 
   std::string describe() const override { return pattern_words(arena_.device(), mapping_); }
-  ProtocolWords words(Protocol, std::size_t) const override { refuse("protocol"); }
+  ProtocolWords words(Protocol) const override { refuse("protocol"); }
   std::vector<int> local_ends() const override { return {}; }
   void fill_send(int, std::size_t, std::uint64_t) override { refuse("protocol buffer"); }
   void poison_recv(int, std::size_t) override { refuse("protocol buffer"); }

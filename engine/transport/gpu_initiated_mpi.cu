@@ -52,8 +52,8 @@ class IpcTransport final : public GpuInitiatedTransport {
     }
   }
 
-  ProtocolWords words(Protocol p, std::size_t bytes) const override {
-    ProtocolWords w = GpuInitiatedTransport::words(p, bytes);
+  ProtocolWords words(Protocol p) const override {
+    ProtocolWords w = GpuInitiatedTransport::words(p);
     w.timing += "; one MPI rank per GPU, rank 0's figure";
     return w;
   }

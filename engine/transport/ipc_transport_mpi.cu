@@ -83,7 +83,7 @@ class IpcTransport final : public OnDeviceArena<Transport> {
   // The copy into the receiver's memory is the sender's work alone.
   bool times(Protocol p, int end) const override { return p != Protocol::Bandwidth || end == kOriginEnd; }
 
-  ProtocolWords words(Protocol p, std::size_t) const override {
+  ProtocolWords words(Protocol p) const override {
     const std::string copy = sm_copy_ ? "SM copy kernel (16-byte vectors)" : "cudaMemcpyAsync (copy engine)";
     if (p == Protocol::Bandwidth)
       return {"CUDA events on rank 0's stream around back-to-back copies queued behind a start-blocking kernel "

@@ -33,9 +33,6 @@ class GpuAwareTransport final : public GpuMpiTransport {
  public:
   using GpuMpiTransport::GpuMpiTransport;
   std::string describe() const override { return where() + " handed to MPI directly (GPU-aware)"; }
-  // osu_bw's 64 at every size: the OSU-method reference checks device buffers up to 16 MiB, and over
-  // NVLink a 16 MiB message takes 47 us, so a window of 4 would carry its ack's cost as percents.
-  int window_messages(std::size_t) const override { return kMessageWindow; }
 };
 
 class StagedTransport final : public GpuMpiTransport {
@@ -90,17 +87,13 @@ std::optional<std::string> pattern_unavailable(const Context& ctx) {
 
 int this_rank_gpu(const Context& ctx) { return mpi::rank_gpu(ctx.group); }
 
-// What one operation is, in the order of Protocol's values; staged windows carry 64 MiB past 4 MiB
-// (mpi_window_messages), GPU-aware ones keep 64 messages.
+// What one operation is, in the order of Protocol's values.
 constexpr const char* kProtocolWords[] = {
     "MPI_Send/MPI_Recv ping-pong, half round trip (osu_latency)",
     "windows of 64 MPI_Isend 0 -> 1 (osu_bw)",
     "windows of 64 messages each way at once (osu_bibw)",
 };
-std::string protocol_words(Protocol p, bool staged) {
-  return std::string(kProtocolWords[static_cast<int>(p)]) +
-         (staged && p != Protocol::PingPong ? ", of 64 MiB past 4 MiB" : "");
-}
+const char* protocol_words(Protocol p) { return kProtocolWords[static_cast<int>(p)]; }
 
 std::vector<ProtocolBenchmark> protocols(mpi::GpuMessagePath path) {
   const bool staged = path == mpi::GpuMessagePath::Staged;
@@ -108,12 +101,11 @@ std::vector<ProtocolBenchmark> protocols(mpi::GpuMessagePath path) {
   for (Protocol p : kProtocols) {
     BenchmarkInfo i{std::string(staged ? "mpi.staged." : "mpi.gpu_aware.") + protocol_name(p), Category::PointToPoint,
                     "mpi-gpu",
-                    protocol_words(p, staged) + " between ranks 0 and 1 on GPU-allocated buffers, " +
+                    std::string(protocol_words(p)) + " between ranks 0 and 1 on GPU-allocated buffers, " +
                         (staged ? "staged through pinned host memory" : "handed to MPI directly (GPU-aware)"),
                     protocol_metric(p), RankRange{2, 0}, {}, {8, 4096, 1ull << 20}};
-    // The defaults end at 16 MiB, where a GPU-aware window of 64 messages already moves 1 GiB (when
-    // staged windows were 64 messages too, those of 64 MiB took 12 s of a two-GPU default run);
-    // --sizes reaches further.
+    // A window is 64 messages: at 16 MiB one operation already moves 1 GiB (the 64 MiB windows
+    // took 12 s of host-staged MPI in a two-GPU default run; --sizes reaches them).
     i.default_sizes = transfer_sizes(8, p == Protocol::PingPong ? 1ull << 20 : 16ull << 20);
     i.full_tier = mpi::gpu_message_tier_rules(path, p == Protocol::Bibw);
     out.push_back({p, i});

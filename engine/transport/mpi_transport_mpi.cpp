@@ -2,7 +2,6 @@
 // protocols' and patterns' MPI calls every MPI transport shares.
 #include "transport/mpi_transport_mpi.h"
 
-#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -29,14 +28,8 @@ std::vector<int> MpiTransport::local_ends() const {
   return {};
 }
 
-int mpi_window_messages(std::size_t bytes) {
-  if (bytes <= kOsuLargestMessage) return kMessageWindow;
-  return static_cast<int>(std::max<std::size_t>(1, kLargeWindowBytes / bytes));
-}
-
-ProtocolWords MpiTransport::words(Protocol protocol, std::size_t bytes) const {
+ProtocolWords MpiTransport::words(Protocol protocol) const {
   const std::string where = buffers_->describe();
-  const std::string messages = std::to_string(window_messages(bytes));
   switch (protocol) {
     case Protocol::PingPong:
       return {"host steady_clock on rank 0 around a batch of round trips; per-op time halved",
@@ -44,12 +37,12 @@ ProtocolWords MpiTransport::words(Protocol protocol, std::size_t bytes) const {
                   where};
     case Protocol::Bandwidth:
       return {"host steady_clock on rank 0 around a batch of windows",
-              "one window (osu_bw): " + messages + " MPI_Isend 0->1 + MPI_Waitall, then a 4-byte ack 1->0, " +
+              "one window (osu_bw): " + std::to_string(kMessageWindow) + " MPI_Isend 0->1 + MPI_Waitall, then a 4-byte ack 1->0, " +
                   where};
     case Protocol::Bibw:
       return {"host steady_clock on rank 0 around a batch of windows",
-              "one window each way at once (osu_bibw): " + messages + " MPI_Irecv + " + messages +
-                  " MPI_Isend per rank + MPI_Waitall, " + where};
+              "one window each way at once (osu_bibw): " + std::to_string(kMessageWindow) + " MPI_Irecv + " +
+                  std::to_string(kMessageWindow) + " MPI_Isend per rank + MPI_Waitall, " + where};
   }
   return {};
 }
@@ -101,54 +94,54 @@ void MpiTransport::transfer(int from, int to, std::size_t bytes) {
 
 // All messages of a window share one buffer, as in osu_bw: the footprint stays one message
 // (64 MiB messages would need 4 GiB otherwise) and every message carries the same bytes.
-void MpiTransport::post_sends(MPI_Request* requests, int to, int count, int messages) {
-  for (int w = 0; w < messages; ++w) {
+void MpiTransport::post_sends(MPI_Request* requests, int to, int count) {
+  for (int w = 0; w < kMessageWindow; ++w) {
     if (stages_) buffers_->stage_before_send();
     COMMATLAS_MPI(MPI_Isend(send_, count, MPI_BYTE, to, kPayloadTag, comm_.get(), &requests[w]));
   }
 }
 
-void MpiTransport::post_receives(MPI_Request* requests, int from, int count, int messages) {
-  for (int w = 0; w < messages; ++w)
+void MpiTransport::post_receives(MPI_Request* requests, int from, int count) {
+  for (int w = 0; w < kMessageWindow; ++w)
     COMMATLAS_MPI(MPI_Irecv(recv_, count, MPI_BYTE, from, kPayloadTag, comm_.get(), &requests[w]));
 }
 
 void MpiTransport::wait(MPI_Request* requests, int n) { COMMATLAS_MPI(MPI_Waitall(n, requests, MPI_STATUSES_IGNORE)); }
 
-void MpiTransport::unstage_receives(int messages) {
+void MpiTransport::unstage_receives() {
   if (!stages_) return;
-  for (int w = 0; w < messages; ++w) buffers_->stage_after_receive();
+  for (int w = 0; w < kMessageWindow; ++w) buffers_->stage_after_receive();
 }
 
 void MpiTransport::window(int from, int to, std::size_t bytes) {
-  const int me = comm_.rank(), count = static_cast<int>(bytes), messages = window_messages(bytes);
+  const int me = comm_.rank(), count = static_cast<int>(bytes);
   send_ = buffers_->send_data();
   recv_ = buffers_->recv_data();
   if (me == from) {
-    post_sends(requests_.data(), to, count, messages);
-    wait(requests_.data(), messages);
+    post_sends(requests_.data(), to, count);
+    wait(requests_.data(), kMessageWindow);
     // The ack: the window is done only when the receiver has every message.
     COMMATLAS_MPI(MPI_Recv(&ack_, 1, MPI_INT, to, kAckTag, comm_.get(), MPI_STATUS_IGNORE));
   } else if (me == to) {
-    post_receives(requests_.data(), from, count, messages);
-    wait(requests_.data(), messages);
-    unstage_receives(messages);
+    post_receives(requests_.data(), from, count);
+    wait(requests_.data(), kMessageWindow);
+    unstage_receives();
     COMMATLAS_MPI(MPI_Send(&ack_, 1, MPI_INT, from, kAckTag, comm_.get()));
   }
 }
 
 // As osu_bibw: the sends' MPI_Waitall, then the receives'.
 void MpiTransport::window_both(int a, int b, std::size_t bytes) {
-  const int me = comm_.rank(), count = static_cast<int>(bytes), messages = window_messages(bytes);
+  const int me = comm_.rank(), count = static_cast<int>(bytes);
   if (me != a && me != b) return;
   const int peer = me == a ? b : a;
   send_ = buffers_->send_data();
   recv_ = buffers_->recv_data();
-  post_receives(requests_.data(), peer, count, messages);
-  post_sends(requests_.data() + messages, peer, count, messages);
-  wait(requests_.data() + messages, messages);
-  wait(requests_.data(), messages);
-  unstage_receives(messages);
+  post_receives(requests_.data(), peer, count);
+  post_sends(requests_.data() + kMessageWindow, peer, count);
+  wait(requests_.data() + kMessageWindow, kMessageWindow);
+  wait(requests_.data(), kMessageWindow);
+  unstage_receives();
 }
 
 void mpi_exchange(MPI_Comm comm, std::vector<MPI_Request>& requests, const void* send_base, void* recv_base,
@@ -264,14 +257,12 @@ const bool registered = register_transport(TransportSpec{
                    Metric::Latency, {1, 64, 4096, 64ull << 10, 1ull << 20},
                    {8, 4096})},  // the sizes the OSU comparison uses
         {Protocol::Bandwidth,
-         host_info("mpi.bandwidth",
-                   "windows of 64 MPI_Isend rank 0 -> 1 on host buffers (of 64 MiB past 4 MiB), acked (osu_bw)",
+         host_info("mpi.bandwidth", "windows of 64 MPI_Isend rank 0 -> 1 on host buffers, acked (osu_bw)",
                    Metric::Bandwidth, {1, 64, 4096, 64ull << 10, 1ull << 20, 16ull << 20}, {4096, 1ull << 20})},
         {Protocol::Bibw,
          host_info(
              "mpi.bibw",
-             "windows of 64 messages each way between ranks 0 and 1 at once on host buffers (of 64 MiB past 4 "
-             "MiB), sum of both (osu_bibw)",
+             "windows of 64 messages each way between ranks 0 and 1 at once on host buffers, sum of both (osu_bibw)",
              Metric::Bandwidth, {1, 64, 4096, 64ull << 10, 1ull << 20, 16ull << 20}, {4096, 1ull << 20})},
     },
     nullptr,

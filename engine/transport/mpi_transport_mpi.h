@@ -19,28 +19,14 @@ namespace commatlas {
 
 // Messages in flight per window (osu_bw's default window size).
 inline constexpr int kMessageWindow = 64;
-// OSU's largest default message (MAX_MESSAGE_SIZE): the largest host size the OSU-method reference
-// checks (LARGEST_BYTES in python/commatlas/analysis/osu.py).
-inline constexpr std::size_t kOsuLargestMessage = 4ull << 20;
-// What a host or staged window carries past kOsuLargestMessage.
-inline constexpr std::size_t kLargeWindowBytes = 64ull << 20;
-
-// Messages per window on host and staged buffers: osu_bw's 64 up to OSU's largest default message,
-// where the OSU-method reference checks the figure; past it, as many as carry kLargeWindowBytes (4 of
-// 16 MiB, at least one). A message there takes 0.4 ms or more between two processes' host memory
-// (10 GB/s on 2x H100), so the window's own costs, the ack and the first message's handshake (a few
-// microseconds), stay under 0.1% of a window; and a 16 MiB point is no longer five windows of 1-2 GiB
-// (0.9-2.4 s for each of host and staged bandwidth and bibw, 6.3 s of a two-GPU default run).
-// Device buffers handed to MPI keep 64 (GpuAwareTransport).
-int mpi_window_messages(std::size_t bytes);
 
 class MpiTransport : public Transport {
  public:
   explicit MpiTransport(std::unique_ptr<mpi::MessageBuffers> buffers);
 
   std::vector<int> local_ends() const override;
-  int window_messages(std::size_t bytes) const override { return mpi_window_messages(bytes); }
-  ProtocolWords words(Protocol protocol, std::size_t bytes) const override;
+  int window_messages() const override { return kMessageWindow; }
+  ProtocolWords words(Protocol protocol) const override;
 
   void fill_send(int end, std::size_t bytes, std::uint64_t seed) override;
   void poison_recv(int end, std::size_t bytes) override;
@@ -71,10 +57,10 @@ class MpiTransport : public Transport {
  private:
   void send_message(int to, int count);
   void receive_message(int from, int count);
-  void post_sends(MPI_Request* requests, int to, int count, int messages);
-  void post_receives(MPI_Request* requests, int from, int count, int messages);
+  void post_sends(MPI_Request* requests, int to, int count);
+  void post_receives(MPI_Request* requests, int from, int count);
   void wait(MPI_Request* requests, int n);
-  void unstage_receives(int messages);
+  void unstage_receives();
 
   std::unique_ptr<mpi::MessageBuffers> buffers_;
   bool stages_ = false;  // staged buffers: each message is copied through host memory, timed

@@ -372,10 +372,10 @@ class NcclDeviceTransport final : public Transport {
     bytes_ = bytes;  // inside the window, whose size is the largest; the words follow the size
     return true;
   }
-  ProtocolWords words(Protocol p, std::size_t bytes) const override {
-    const CtaSlicing s = cta_slicing(bytes, max_ctas_);
-    const Accounting a = p == Protocol::PingPong ? nccl_device_pingpong_accounting(signal_, bytes, s.ctas)
-                                                 : nccl_device_stream_accounting(bytes, s.ctas);
+  ProtocolWords words(Protocol p) const override {
+    const CtaSlicing s = cta_slicing(bytes_, max_ctas_);
+    const Accounting a = p == Protocol::PingPong ? nccl_device_pingpong_accounting(signal_, bytes_, s.ctas)
+                                                 : nccl_device_stream_accounting(bytes_, s.ctas);
     return {a.timing, a.latency_includes};
   }
   double min_sample_s() const override { return kNcclDeviceMinSampleSeconds; }

@@ -59,7 +59,7 @@ class NcclTransport final : public Transport {
     return out;
   }
 
-  ProtocolWords words(Protocol p, std::size_t) const override {
+  ProtocolWords words(Protocol p) const override {
     const std::string how = nccl::launch_words(team_.launch());
     ProtocolWords w;
     switch (p) {

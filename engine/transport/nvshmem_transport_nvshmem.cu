@@ -347,10 +347,10 @@ class NvshmemTransport final : public Transport {
     bytes_ = bytes;  // inside the inbox, whose size is the largest; the words follow the size
     return true;
   }
-  ProtocolWords words(Protocol p, std::size_t bytes) const override {
-    const int ctas = slicing(bytes).ctas;
-    const Accounting a = p == Protocol::PingPong ? nvshmem_pingpong_accounting(put_, bytes, ctas)
-                                                 : nvshmem_stream_accounting(bytes, ctas);
+  ProtocolWords words(Protocol p) const override {
+    const int ctas = slicing(bytes_).ctas;
+    const Accounting a = p == Protocol::PingPong ? nvshmem_pingpong_accounting(put_, bytes_, ctas)
+                                                 : nvshmem_stream_accounting(bytes_, ctas);
     return {a.timing, a.latency_includes};
   }
   double min_sample_s() const override { return kNvshmemMinSampleSeconds; }

@@ -40,10 +40,10 @@ class ProtocolWorkload final : public Workload {
 
   Accounting accounting() const override {
     Accounting a;
-    const ProtocolWords words = transport_->words(protocol_, bytes_);
+    const ProtocolWords words = transport_->words(protocol_);
     a.timing = words.timing;
     a.latency_includes = words.latency_includes;
-    a.bytes_per_op = p2p_bytes_per_op(protocol_, bytes_, transport_->window_messages(bytes_));
+    a.bytes_per_op = p2p_bytes_per_op(protocol_, bytes_, transport_->window_messages());
     a.max_over_ranks = transport_->max_over_ends(protocol_);
     a.min_sample_s = transport_->min_sample_s();
     a.one_op_per_sample = transport_->one_op_per_sample(protocol_);

@@ -85,10 +85,10 @@ class Transport {
   // without patterns says so in its TransportSpec).
   virtual bool supports(Protocol) const { return true; }
   // The record's words for one operation of `protocol` at `bytes`.
-  virtual ProtocolWords words(Protocol protocol, std::size_t bytes) const = 0;
-  // Messages in one Bandwidth/Bibw operation at `bytes` (MPI's windows: mpi_window_messages; 1
-  // where one operation is one transfer, back to back on a stream).
-  virtual int window_messages(std::size_t /*bytes*/) const { return 1; }
+  virtual ProtocolWords words(Protocol protocol) const = 0;
+  // Messages in one Bandwidth/Bibw operation (osu_bw's window of 64 for MPI; 1 where one
+  // operation is one transfer, back to back on a stream).
+  virtual int window_messages() const { return 1; }
   // Per iteration the slowest end's time (Accounting::max_over_ranks) for `protocol`.
   virtual bool max_over_ends(Protocol) const { return false; }
   // Accounting::min_sample_s: the shortest sample this transport's clock times without its own cost
@@ -128,10 +128,10 @@ class Transport {
   // One message of `bytes` from end `from`'s send buffer into end `to`'s receive buffer; each
   // local end does its part (sends, receives, or both when one process drives both).
   virtual void transfer(int from, int to, std::size_t bytes) = 0;
-  // One Bandwidth operation: window_messages(bytes) messages from -> to; on a host clock the sender
+  // One Bandwidth operation: window_messages() messages from -> to; on a host clock the sender
   // waits for the receiver's acknowledgement, so the operation ends when the data is there.
   virtual void window(int from, int to, std::size_t bytes) = 0;
-  // One Bibw operation: window_messages(bytes) messages each way between a and b at once.
+  // One Bibw operation: window_messages() messages each way between a and b at once.
   virtual void window_both(int /*a*/, int /*b*/, std::size_t /*bytes*/) {}
 
   // ---- The clock ----------------------------------------------------------------------------------

@@ -112,15 +112,12 @@ class Engine:
         each engine process started meanwhile (the queries, each phase, the OSU-method job) finds it
         up instead of paying for it again: about 0.45 s a process on 2x H100 (engine/app/main.cpp,
         cmd_hold). It holds no GPU context and no memory. Nothing depends on it: an engine that
-        cannot start it still measures, only later. The holder `hold_driver_early` started for this
-        engine is the one taken, if there is one."""
-        global _early_holder
-        holder, _early_holder = _early_holder, None
-        if holder is not None and holder.args[0] != str(self.path):
-            _release(holder)  # another engine's
+        cannot start it still measures, only later."""
+        try:
+            holder: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [str(self.path), "hold"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except OSError:
             holder = None
-        if holder is None:
-            holder = _start_holder(self.path)
         try:
             yield
         finally:
@@ -169,34 +166,6 @@ class Engine:
         info, topology, benchmarks = self._queries([("info", "--json"), ("topo", "--json"),
                                                     ("list", "--json", *(run_arguments or []))])
         return info(), _topology(topology), benchmarks()
-
-
-# The holder `commatlas run` started before its imports, until Engine.driver_held takes it.
-_early_holder: subprocess.Popen[bytes] | None = None
-
-
-def hold_driver_early(argv: list[str]) -> None:
-    """For `commatlas run` only, before the CLI's own imports: starts the located engine's holder
-    now, so that its driver start (about 0.45 s on 2x H100) overlaps those imports (0.4-0.7 s there)
-    instead of the start-up queries', which paid 0.35-0.64 s with the holder started beside them.
-    Engine.driver_held takes it; a command that ends before (bad input) leaves it to see its input
-    close when this process exits, which ends it."""
-    global _early_holder
-    if argv[:1] != ["run"] or _early_holder is not None:
-        return
-    try:
-        path = locate_engine()
-    except UsageError:
-        return  # the command says so itself, in its own words
-    _early_holder = _start_holder(path)
-
-
-def _start_holder(path: Path) -> subprocess.Popen[bytes] | None:
-    try:
-        return subprocess.Popen([str(path), "hold"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-    except OSError:
-        return None
 
 
 def _release(holder: subprocess.Popen[bytes]) -> None:
