@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +21,8 @@ from commatlas.analysis.compare import (  # noqa: E402
     witnesses,
 )
 from commatlas.io.results import load_run  # noqa: E402
-from commatlas.report.comparison import headline, write_comparison_html  # noqa: E402
+from commatlas.report.comparison import TERMINAL_ROWS, headline, write_comparison_html  # noqa: E402
+from commatlas.units import format_size  # noqa: E402
 from conftest import fixture_run, read_lines, run_cli, slowed  # noqa: E402
 
 
@@ -177,6 +178,25 @@ def test_a_uniform_15_percent_slowdown_is_flagged(machine, tmp_path) -> None:
     # "better": the changes found are the slowdown
     assert sum(p.improvement < 1 for p in c.different) >= 0.95 * len(c.different)
     assert "moved as a whole by -1" in c.rule.text or "moved as a whole by +1" in c.rule.text, c.rule.text
+
+
+def test_at_80_columns_each_point_is_an_entry_whose_names_stay_whole(tmp_path) -> None:
+    """Seven columns at 80 cut names mid-word (`mpi.reduc` / `e_scatter`): a narrow terminal gets
+    the ratio beside what moved, its variant and the verdict, each on lines of their own."""
+    base, other = IDENTICAL["h100"]
+    slower = slowed_copy(other, tmp_path / "slower", 1.15)
+    done = run_cli("compare", str(base), str(slower), "--html", str(tmp_path / "c.html"), env={"COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    [c] = compare_runs([base, slower])
+    entries = [m for m in (re.match(r"^ *[0-9.]+× (\S+), ([0-9]+ [A-Za-z]+): ", line) for line in lines) if m]
+    assert len(entries) == min(TERMINAL_ROWS, len(c.points)), done.stdout
+    points = {(p.benchmark, format_size(p.size)) for p in c.points}
+    assert all((m[1], m[2]) in points for m in entries), done.stdout
+    assert not any(line.strip() == "-" for line in lines)  # no line for a point without a variant
+    wide = run_cli("compare", str(base), str(slower), "--html", str(tmp_path / "c.html"), env={"COLUMNS": "160"})
+    assert "┃ benchmark" in wide.stdout and "┃ benchmark" not in done.stdout
 
 
 # Every benchmark of a default run on 2x H100 that has a point the engine called unstable (and the

@@ -8,12 +8,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from commatlas.analysis.compare import TOO_WIDE_WORDS, RunComparison
+from commatlas.analysis.compare import TOO_WIDE_WORDS, PointDelta, RunComparison
 from commatlas.io.outputs import write_text
 from commatlas.report.templating import render
 from commatlas.units import format_ratio, format_size, format_value
 
 TERMINAL_ROWS = 40
+# Below this width the points are listed one entry each (ratio, then what moved, its variant and
+# the verdict on lines of their own): seven columns at 80 cut benchmark names mid-word and took
+# 8-12 lines a point.
+TABLE_MIN_COLUMNS = 120
 HTML_ALL_ROWS = 3000  # above this, the HTML lists only the points that changed
 HTML_NAME = "compare.html"
 
@@ -46,17 +50,7 @@ def print_comparison(comparisons: list[RunComparison], console: Console) -> None
         console.print(f"rule: {c.rule.text}")
         rows = sorted(c.points, key=lambda p: (not p.verdict.different, not p.verdict.unstable,
                                                -abs(math.log(p.improvement)) if p.improvement > 0 else 0))
-        table = Table(title=headline(c), title_justify="left")
-        for col in ("benchmark", "variant", "size", "baseline", "other", "ratio", "verdict"):
-            table.add_column(col, overflow="fold")
-        for p in rows[:TERMINAL_ROWS]:
-            style = (("green" if p.improvement > 1 else "red") if p.verdict.different
-                     else "yellow" if p.verdict.unstable else "dim")
-            verdict = (("better: " if p.improvement > 1 else "worse: ") + p.verdict.why
-                       if p.verdict.different else p.verdict.why)
-            table.add_row(p.benchmark, p.variant, format_size(p.size), format_value(p.base, p.metric),
-                          format_value(p.other, p.metric), format_ratio(p.ratio), verdict, style=style)
-        console.print(table)
+        console.print(points_table(c, rows[:TERMINAL_ROWS], narrow=console.width < TABLE_MIN_COLUMNS))
         if c.whole_benchmark_note:
             console.print(c.whole_benchmark_note)
         if c.witness_note:
@@ -66,6 +60,33 @@ def print_comparison(comparisons: list[RunComparison], console: Console) -> None
         if c.only_base or c.only_other:
             console.print(f"points only in the baseline: {c.only_base}; only in the other run: {c.only_other}")
         print_winners(c, console)
+
+
+def points_table(c: RunComparison, rows: list[PointDelta], narrow: bool) -> Table:
+    """The points, a row each: in seven columns, or `narrow`, the ratio beside one cell that says
+    what moved (benchmark, size, both figures), its variant and the verdict on lines of their own."""
+    if narrow:
+        table = Table(title=headline(c), title_justify="left", box=None, show_header=False, padding=(0, 1, 1, 0),
+                      expand=True)
+        table.add_column("ratio", justify="right", no_wrap=True)
+        table.add_column("point", overflow="fold")
+    else:
+        table = Table(title=headline(c), title_justify="left")
+        for col in ("benchmark", "variant", "size", "baseline", "other", "ratio", "verdict"):
+            table.add_column(col, overflow="fold")
+    for p in rows:
+        style = (("green" if p.improvement > 1 else "red") if p.verdict.different
+                 else "yellow" if p.verdict.unstable else "dim")
+        verdict = (("better: " if p.improvement > 1 else "worse: ") + p.verdict.why
+                   if p.verdict.different else p.verdict.why)
+        size, base, other = format_size(p.size), format_value(p.base, p.metric), format_value(p.other, p.metric)
+        if narrow:
+            table.add_row(format_ratio(p.ratio),
+                          f"{p.benchmark}, {size}: {base} → {other}" + (f"\n{p.variant}" if p.variant not in ("", "-") else "")
+                          + f"\n{verdict}", style=style)
+        else:
+            table.add_row(p.benchmark, p.variant, size, base, other, format_ratio(p.ratio), verdict, style=style)
+    return table
 
 
 def print_winners(c: RunComparison, console: Console) -> None:
