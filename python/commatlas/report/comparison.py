@@ -81,9 +81,8 @@ def points_table(c: RunComparison, rows: list[PointDelta], narrow: bool) -> Tabl
                    if p.verdict.different else p.verdict.why)
         size, base, other = format_size(p.size), format_value(p.base, p.metric), format_value(p.other, p.metric)
         if narrow:
-            table.add_row(format_ratio(p.ratio),
-                          f"{p.benchmark}, {size}: {base} → {other}" + (f"\n{p.variant}" if p.variant not in ("", "-") else "")
-                          + f"\n{verdict}", style=style)
+            lines = [f"{p.benchmark}, {size}: {base} → {other}", p.variant, verdict]
+            table.add_row(format_ratio(p.ratio), "\n".join(x for x in lines if x not in ("", "-")), style=style)
         else:
             table.add_row(p.benchmark, p.variant, size, base, other, format_ratio(p.ratio), verdict, style=style)
     return table
