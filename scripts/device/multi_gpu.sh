@@ -8,6 +8,9 @@
 #   patterns  every pattern over every mechanism, one rank per GPU (NCCL included)
 #   planted   the copy, NCCL, IPC and MPI paths at 3 sizes (so buffers are reused across sizes) with and
 #             without COMMATLAS_TEST_SKIP_MOVE=1: every byte-checked point must end "data check failed"
+#   quick     `time commatlas run --quick` on every GPU
+#   overhead  nccl.allreduce and nccl.bandwidth beside their bare loops (reference.nccl_*) at 8 B and
+#             256 MiB, three runs in a row for the spread
 #   onegpu    `time commatlas run` with CUDA_VISIBLE_DEVICES=0 (the one-GPU wall time on this machine)
 #   onequick  the same with --quick
 # Each run folder is packed into one tarball ($OUT returns 8 files at most).
@@ -92,6 +95,12 @@ for name in $RUNS; do
     tune) run tune 130 --tune nccl --only 'nccl.bandwidth,nccl.allreduce,pattern.halo2d.nccl,pattern.bucketed_allreduce.nccl' \
             --sizes 8,64K,1M,16M,256M --time-budget 0.05 --watchdog 40 ;;
     patterns) run patterns 110 --only 'pattern.*' --time-budget 0.05 --watchdog 40 ;;
+    quick) run quick 60 --quick ;;
+    overhead) for i in 1 2 3; do  # the harness against bare nccl-tests-style loops, one rank per GPU
+        run "overhead-$i" 120 --only 'nccl.allreduce,nccl.bandwidth,reference.nccl_*' --sizes 8,256M --watchdog 60
+        python3 scripts/device/points_table.py --harness-check "$W/overhead-$i" | tee "$W/overhead-$i/harness-check.txt"
+        tar czf "$OUT/overhead-$i.tar.gz" -C "$W" "overhead-$i"
+      done ;;
     planted) planted ;;
     onequick) CUDA_VISIBLE_DEVICES=0 run onequick 60 --quick ;;
     onegpu) CUDA_VISIBLE_DEVICES=0 run onegpu 120
@@ -100,7 +109,8 @@ for name in $RUNS; do
 done
 
 phase "records"
-for name in ${RUNS//planted/}; do
+folders=${RUNS//planted/}; folders=${folders//overhead/overhead-1 overhead-2 overhead-3}
+for name in $folders; do
   python3 - "$W/$name/results.jsonl" "$name" <<'EOF'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -117,7 +127,7 @@ EOF
 done
 cat "$W/walls.txt"
 tar czf "$OUT/logs.tar.gz" -C "$W" multi_gpu.log build.log list.txt engine-info.json nvidia-smi.csv topo-m.txt \
-  walls.txt commands.txt default.log tune.log patterns.log onegpu.log onequick.log 2>/dev/null
+  walls.txt commands.txt default.log quick.log tune.log patterns.log onegpu.log onequick.log overhead-*.log 2>/dev/null
 echo "total $((SECONDS - start)) s"
 ls -la "$OUT"
 exit 0
