@@ -33,7 +33,9 @@ class Group {
   // Rank 0's value, on every rank: rank 0 makes calibration decisions so all ranks agree.
   virtual std::int64_t broadcast(std::int64_t value) = 0;
   // Element-wise maximum over ranks, result on every rank. Collectives take the slowest rank's
-  // time per iteration: the operation is not done until the last rank is.
+  // time per iteration: the operation is not done until the last rank is. Ranks may bring fewer
+  // values: a rank past a point-to-point pair's two ends times nothing, and its missing values
+  // count as 0 (times are never negative), so every rank leaves with the longest length.
   virtual void max_over_ranks(std::vector<double>& values) = 0;
   // Mean of `value` over the ranks where `has_value` (0 when none), on every rank. With each
   // rank's mean time it is the OSU micro-benchmarks' collective figure ("Avg Latency").

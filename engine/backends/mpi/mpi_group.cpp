@@ -65,6 +65,12 @@ class MpiGroup final : public Group {
   }
 
   void max_over_ranks(std::vector<double>& values) override {
+    // One reduction over unequal counts never completes (a rank with none returns at once and the
+    // others wait for it): agree on the length first. On 4 H100s, NCCL send/recv between ranks 0
+    // and 1 hung every job this way, its idle ranks 2 and 3 having timed nothing.
+    long long n = static_cast<long long>(values.size());
+    COMMATLAS_MPI(MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD));
+    values.resize(static_cast<std::size_t>(n), 0.0);
     COMMATLAS_MPI(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX,
                                 MPI_COMM_WORLD));
   }
