@@ -11,6 +11,7 @@
 #   quick     `time commatlas run --quick` on every GPU
 #   overhead  nccl.allreduce and nccl.bandwidth beside their bare loops (reference.nccl_*) at 8 B and
 #             256 MiB, three runs in a row for the spread
+#   imageompi the image's Open MPI (not CUDA-aware), --suite mpi-gpu --quick: GPU-aware MPI recorded as skipped
 #   onegpu    `time commatlas run` with CUDA_VISIBLE_DEVICES=0 (the one-GPU wall time on this machine)
 #   onequick  the same with --quick
 # Each run folder is packed into one tarball ($OUT returns 8 files at most).
@@ -26,6 +27,9 @@ phase() { echo; echo "== $* (t=$((SECONDS - start)) s, $(date -u +%FT%TZ))"; }
 phase "machine"
 nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,clocks.max.mem --format=csv | tee "$W/nvidia-smi.csv"
 nvidia-smi topo -m > "$W/topo-m.txt" 2>&1; head -5 "$W/topo-m.txt"
+
+IMAGE_PATH=$PATH IMAGE_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}  # before build_engine.sh puts its MPI first
+IMAGE_MPICC=$(command -v mpicc)
 
 phase "CUDA-aware Open MPI, then the engine against it"
 source scripts/device/build_engine.sh build-multi "$W/build.log" || exit 1
@@ -45,6 +49,18 @@ run() {  # run NAME LIMIT ARGS...: one `time commatlas run` into $W/NAME, stoppe
   echo "$name $wall $rc $*" >> "$W/walls.txt"
   cp "$W/$name.log" "$W/$name/terminal.txt" 2>/dev/null
   tar czf "$OUT/$name.tar.gz" -C "$W" "$name"  # now: a later step that overruns the call keeps this one
+}
+
+image_ompi() {  # the image's Open MPI, not CUDA-aware: GPU-aware MPI must be a recorded skip, never a device pointer
+  phase "the image's Open MPI ($IMAGE_MPICC)"
+  ( cmake -B build-image -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_CUDA=ON -DCOMMATLAS_WITH_NCCL=ON \
+      -DCOMMATLAS_WITH_MPI=ON -DCOMMATLAS_BUILD_TESTS=OFF -DMPI_C_COMPILER="$IMAGE_MPICC" &&
+    cmake --build build-image -j"$(nproc)" ) > "$W/build-image.log" 2>&1 || { tail -20 "$W/build-image.log"; return; }
+  # A subshell on purpose: the image's MPI and engine only for this run, the CUDA-aware ones after it.
+  # shellcheck disable=SC2030,SC2031
+  ( unset OPAL_PREFIX
+    export PATH=$IMAGE_PATH LD_LIBRARY_PATH=$IMAGE_LD_LIBRARY_PATH COMMATLAS_ENGINE=$PWD/build-image/engine/commatlas-engine
+    run imageompi 90 --suite mpi-gpu --quick --only 'mpi.gpu_aware.*,mpi.staged.pingpong' )
 }
 
 planted() {  # both GPUs, one rank per GPU for the MPI paths; records in $W/planted
@@ -99,8 +115,9 @@ for name in $RUNS; do
     overhead) for i in 1 2 3; do  # the harness against bare nccl-tests-style loops, one rank per GPU
         run "overhead-$i" 120 --only 'nccl.allreduce,nccl.bandwidth,reference.nccl_*' --sizes 8,256M --watchdog 60
         python3 scripts/device/points_table.py --harness-check "$W/overhead-$i" | tee "$W/overhead-$i/harness-check.txt"
-        tar czf "$OUT/overhead-$i.tar.gz" -C "$W" "overhead-$i"
-      done ;;
+      done
+      tar czf "$OUT/overhead.tar.gz" -C "$W" overhead-1 overhead-2 overhead-3 ;;
+    imageompi) image_ompi ;;
     planted) planted ;;
     onequick) CUDA_VISIBLE_DEVICES=0 run onequick 60 --quick ;;
     onegpu) CUDA_VISIBLE_DEVICES=0 run onegpu 120
@@ -127,7 +144,7 @@ EOF
 done
 cat "$W/walls.txt"
 tar czf "$OUT/logs.tar.gz" -C "$W" multi_gpu.log build.log list.txt engine-info.json nvidia-smi.csv topo-m.txt \
-  walls.txt commands.txt default.log quick.log tune.log patterns.log onegpu.log onequick.log overhead-*.log 2>/dev/null
+  walls.txt commands.txt default.log quick.log tune.log patterns.log onegpu.log onequick.log overhead-*.log imageompi.log build-image.log 2>/dev/null
 echo "total $((SECONDS - start)) s"
 ls -la "$OUT"
 exit 0
