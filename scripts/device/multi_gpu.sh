@@ -108,7 +108,7 @@ for name in $RUNS; do
       echo "--- first screen"; head -45 "$W/default.log"
       python3 scripts/minute_report.py --project "$W/default" > "$W/default/projection.txt" 2>&1
       tail -4 "$W/default/projection.txt"; tar czf "$OUT/default.tar.gz" -C "$W" default ;;
-    tune) run tune 130 --tune nccl --only 'nccl.bandwidth,nccl.allreduce,pattern.halo2d.nccl,pattern.bucketed_allreduce.nccl' \
+    tune) run tune 200 --tune nccl --only 'nccl.bandwidth,nccl.allreduce,pattern.halo2d.nccl,pattern.bucketed_allreduce.nccl' \
             --sizes 8,64K,1M,16M,256M --time-budget 0.05 --watchdog 40 ;;
     patterns) run patterns 110 --only 'pattern.*' --time-budget 0.05 --watchdog 40 ;;
     quick) run quick 60 --quick ;;
