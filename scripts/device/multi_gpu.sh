@@ -53,13 +53,16 @@ run() {  # run NAME LIMIT ARGS...: one `time commatlas run` into $W/NAME, stoppe
 
 image_ompi() {  # the image's Open MPI, not CUDA-aware: GPU-aware MPI must be a recorded skip, never a device pointer
   phase "the image's Open MPI ($IMAGE_MPICC)"
-  ( cmake -B build-image -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_CUDA=ON -DCOMMATLAS_WITH_NCCL=ON \
-      -DCOMMATLAS_WITH_MPI=ON -DCOMMATLAS_BUILD_TESTS=OFF -DMPI_C_COMPILER="$IMAGE_MPICC" &&
-    cmake --build build-image -j"$(nproc)" ) > "$W/build-image.log" 2>&1 || { tail -20 "$W/build-image.log"; return; }
-  # A subshell on purpose: the image's MPI and engine only for this run, the CUDA-aware ones after it.
+  # A subshell on purpose: the image's MPI for this build and run only. Built where build_engine.sh's
+  # OPAL_PREFIX is set, the image's mpicc wrapper hands out the carried library's paths instead.
   # shellcheck disable=SC2030,SC2031
   ( unset OPAL_PREFIX
     export PATH=$IMAGE_PATH LD_LIBRARY_PATH=$IMAGE_LD_LIBRARY_PATH COMMATLAS_ENGINE=$PWD/build-image/engine/commatlas-engine
+    rm -rf build-image
+    { cmake -B build-image -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMATLAS_WITH_CUDA=ON -DCOMMATLAS_WITH_NCCL=ON \
+        -DCOMMATLAS_WITH_MPI=ON -DCOMMATLAS_BUILD_TESTS=OFF -DMPI_C_COMPILER="$IMAGE_MPICC" &&
+      cmake --build build-image -j"$(nproc)"; } > "$W/build-image.log" 2>&1 || { tail -20 "$W/build-image.log"; exit 1; }
+    "$COMMATLAS_ENGINE" info --json > "$W/engine-info-image.json" 2>&1
     run imageompi 90 --suite mpi-gpu --quick --only 'mpi.gpu_aware.*,mpi.staged.pingpong' )
 }
 
@@ -111,12 +114,14 @@ for name in $RUNS; do
     tune) run tune 200 --tune nccl --only 'nccl.bandwidth,nccl.allreduce,pattern.halo2d.nccl,pattern.bucketed_allreduce.nccl' \
             --sizes 8,64K,1M,16M,256M --time-budget 0.05 --watchdog 40 ;;
     patterns) run patterns 110 --only 'pattern.*' --time-budget 0.05 --watchdog 40 ;;
+    default2) run default2 200 ;;  # the same command again: compare default default2
     quick) run quick 60 --quick ;;
     overhead) for i in 1 2 3; do  # the harness against bare nccl-tests-style loops, one rank per GPU
-        run "overhead-$i" 120 --only 'nccl.allreduce,nccl.bandwidth,reference.nccl_*' --sizes 8,256M --watchdog 60
+        run "overhead-$i" 120 --full --only 'nccl.allreduce,nccl.bandwidth,reference.nccl_*' --sizes 8,256M --watchdog 60
         python3 scripts/device/points_table.py --harness-check "$W/overhead-$i" | tee "$W/overhead-$i/harness-check.txt"
       done
-      tar czf "$OUT/overhead.tar.gz" -C "$W" overhead-1 overhead-2 overhead-3 ;;
+      tar czf "$OUT/overhead.tar.gz" -C "$W" overhead-1 overhead-2 overhead-3
+      rm -f "$OUT"/overhead-?.tar.gz ;;  # one tarball for the three: $OUT returns 8 files at most
     imageompi) image_ompi ;;
     planted) planted ;;
     onequick) CUDA_VISIBLE_DEVICES=0 run onequick 60 --quick ;;
@@ -144,7 +149,7 @@ EOF
 done
 cat "$W/walls.txt"
 tar czf "$OUT/logs.tar.gz" -C "$W" multi_gpu.log build.log list.txt engine-info.json nvidia-smi.csv topo-m.txt \
-  walls.txt commands.txt default.log quick.log tune.log patterns.log onegpu.log onequick.log overhead-*.log imageompi.log build-image.log 2>/dev/null
+  walls.txt commands.txt default.log quick.log tune.log patterns.log onegpu.log onequick.log overhead-*.log imageompi.log build-image.log engine-info-image.json 2>/dev/null
 echo "total $((SECONDS - start)) s"
 ls -la "$OUT"
 exit 0
