@@ -239,6 +239,7 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
       std::uint64_t workload_bytes = 0;  // the size `workload` is at now
       bool wire_asked = false;                        // the variant's link counters were read
       std::optional<WireCheck> variant_wire_failure;  // and showed the bytes off their route
+      std::uint64_t wire_failed_bytes = 0;            // at this size
       auto watchdog_for = [&](const PointId& id, std::uint64_t bytes, const char* what) {
         return std::make_unique<Watchdog>(
             watchdog_limit(ctx.options),
@@ -312,9 +313,10 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
         }
         if (variant_wire_failure) {
           // The variant's bytes took another route than its movement declares: no size of it is
-          // measured as what it claims to be.
-          write(error_record(id, "wire check failed at this variant's largest size, so not measured here: " +
-                                     variant_wire_failure->detail));
+          // measured as what it claims to be. The route's detail is in that size's record: said
+          // once, a report can set this variant's other sizes in one row beneath it.
+          write(error_record(id, "not measured: the wire check failed at this variant's largest size, " +
+                                     format_size(wire_failed_bytes)));
           ++summary.errors;
           progress.point(plan.info, &params, bytes, "wire check FAILED", nullptr);
           continue;
@@ -343,7 +345,10 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
           Measurement m = measure(*workload, ctx, hint ? &*hint : nullptr, ask_wire);
           m.cost.prepare_s = prepare_s;
           m.cost.wall_s = seconds_since(t0);
-          if (wire && wire->verdict == WireVerdict::Failed) variant_wire_failure = *wire;
+          if (wire && wire->verdict == WireVerdict::Failed) {
+            variant_wire_failure = *wire;
+            wire_failed_bytes = bytes;
+          }
           // Only a verified time may size the next point: a loop that moved nothing times in
           // nanoseconds, and the next size's untimed warm-up (which does move bytes) would be given
           // a million operations per sample (staged MPI at 64 KiB ran into the watchdog that way).
