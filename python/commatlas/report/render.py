@@ -21,6 +21,7 @@ from commatlas.io.results import Point, Result, Run, group_series, load_run
 from commatlas.frameworks.torch import compare as framework_compare
 from commatlas.report import bestmap, figures, machine, multinode, variability
 from commatlas.analysis.findings import launch_note
+from commatlas.report.not_measured import NotMeasured, not_measured, variant_text
 from commatlas.report.templating import compile_templates, render
 from commatlas.units import format_size
 
@@ -35,14 +36,6 @@ class ReportPaths:
 
     def __str__(self) -> str:
         return f"{self.html} (and {self.markdown.name})"
-
-
-@dataclass(frozen=True)
-class NotMeasured:
-    benchmark: str
-    variant: str
-    sizes: str
-    reason: str
 
 
 def write_report(run_dir: str | Path, out_dir: str | Path | None = None, allocator: str | None = None,
@@ -129,9 +122,9 @@ def _context_while_drawing(run: Run, allocator: str | None = None,
         imprecise=_imprecise(verified),
         repeat_spreads=benchmark_spreads(verified),
         distributions=distributions,
-        skipped=_not_measured(run.skips, lambda s: short_reason(s.reason)),
-        failed=_not_measured(run.failures, lambda f: short_reason(f.message))
-        + [NotMeasured(r.benchmark, _variant(r), format_size(r.bytes), "data check did not pass") for r in unverified],
+        skipped=not_measured(run.skips, lambda s: short_reason(s.reason)),
+        failed=not_measured(run.failures, lambda f: short_reason(f.message))
+        + [NotMeasured(r.benchmark, variant_text(r), format_size(r.bytes), "data check did not pass") for r in unverified],
         missing=_missing(run, series),
         osu_rows=osu.comparison_rows(raw),
         harness=harness_check.harness_check(run),
@@ -165,30 +158,12 @@ def _imprecise(results: list[Result]) -> list[Imprecise]:
     for r in results:
         p = r.timing.precision
         if p is not None and not p.met:
-            out.append(Imprecise(r.benchmark, _variant(r), r.bytes, p.target, p.reached, p.stopped))
+            out.append(Imprecise(r.benchmark, variant_text(r), r.bytes, p.target, p.reached, p.stopped))
     return out[:MAX_FLAG_ROWS]
 
 
 def _capped(lines: list[str], most: int) -> list[str]:
     return lines if len(lines) <= most else lines[:most] + [f"… and {len(lines) - most} more like these."]
-
-
-def _variant(p: Point) -> str:
-    return ", ".join(f"{k}={v}" for k, v in p.params_key) or "-"
-
-
-def _not_measured(points: list[Point], why) -> list[NotMeasured]:
-    """One row per benchmark, variant and reason, listing its sizes: a run can skip thousands."""
-    rows: dict[tuple[str, str, str], list[int | None]] = {}
-    for p in points:
-        rows.setdefault((p.benchmark, _variant(p), why(p)), []).append(p.bytes)
-    out = []
-    for (bench, variant, reason), sizes in rows.items():
-        known = sorted(s for s in sizes if s is not None)
-        text = "all" if not known else ", ".join(format_size(s) for s in known[:8]) + (
-            f" … ({len(known)} sizes)" if len(known) > 8 else "")
-        out.append(NotMeasured(bench, variant, text, reason))
-    return out
 
 
 def _missing(run: Run, series) -> list[str]:
@@ -198,7 +173,7 @@ def _missing(run: Run, series) -> list[str]:
     out = [f"The run's status is: {run.status}."]
     last = max(run.results + run.skips + run.failures, key=lambda p: p.line, default=None)
     if last:
-        out.append(f"The last record (line {last.line}) is {last.benchmark} ({_variant(last)}) at "
+        out.append(f"The last record (line {last.line}) is {last.benchmark} ({variant_text(last)}) at "
                    f"{format_size(last.bytes)}; every point the run would have measured after it is missing.")
     longest: dict[str, int] = {}
     for s in series:

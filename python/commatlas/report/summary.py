@@ -20,17 +20,14 @@ from commatlas.analysis.harness_check import harness_check
 from commatlas.analysis.osu import comparison_rows
 from commatlas.analysis.pair_matrix import matrix_table, pair_matrices
 from commatlas.io.engine import short_reason
-from commatlas.io.results import ResultsError, run_from_records
+from commatlas.io.results import ResultsError, Run, run_from_records
 from commatlas.report.bestmap import bands, host_memory_peak_line, map_rows
+from commatlas.report.not_measured import not_measured
 from commatlas.analysis.findings import launch_note
 from commatlas.units import format_ratio, format_size
 
 NO_TERMINAL_WIDTH = 80
 TERMINAL_FINDINGS = 6  # the rest are in report.html and summary.md
-
-
-def describe_params(params: dict[str, Any] | None) -> str:
-    return " ".join(f"{k}={v}" for k, v in (params or {}).items())
 
 
 MAP_TITLE = "Best interface per movement and size (in cache: cache figures only; alone: no rival measured)"
@@ -125,17 +122,21 @@ def skips_table(records: list[dict[str, Any]]) -> Table | None:
     return table
 
 
-def errors_table(records: list[dict[str, Any]]) -> Table | None:
-    errors = [r for r in records if r.get("type") == "error"]
-    if not errors:
+def errors_table(run: Run) -> Table | None:
+    """One row per benchmark, variant and message, with its sizes, as the report has it: a variant
+    whose wire check failed leaves its other sizes "not measured", and a row each repeated the cause.
+    The variant goes under the benchmark's name, its parameters apart by spaces, so that at 80
+    columns the message keeps the width and names fold between parameters, not inside them."""
+    rows = not_measured(run.failures, lambda f: f.message,
+                        variant=lambda f: " ".join(f"{k}={v}" for k, v in f.params.items()))
+    if not rows:
         return None
     table = Table(title="Errors", title_justify="left", title_style="bold red")
-    table.add_column("benchmark", no_wrap=True)
-    table.add_column("variant", overflow="fold")
-    table.add_column("size", no_wrap=True)
-    table.add_column("message", overflow="fold", ratio=1)
-    for r in errors:
-        table.add_row(r["benchmark"], describe_params(r.get("params")), format_size(r.get("bytes")), r.get("message", ""))
+    table.add_column("benchmark, variant", overflow="fold", ratio=1)
+    table.add_column("sizes", overflow="fold")
+    table.add_column("message", overflow="fold", ratio=2)
+    for r in rows:
+        table.add_row(r.benchmark + (f"\n{r.variant}" if r.variant else ""), r.sizes, r.reason)
     return table
 
 
@@ -179,7 +180,7 @@ def print_summary(console: Console, records: list[dict[str, Any]]) -> None:
     check = harness_check(run).summary_line()  # evidence about the tool, below the answers
     if check:
         parts.append(check)
-    parts += [t for t in (osu_table(records), skips_table(records), errors_table(records)) if t is not None]
+    parts += [t for t in (osu_table(records), skips_table(records), errors_table(run)) if t is not None]
     if not parts:
         return
     if width is None:
