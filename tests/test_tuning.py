@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_one_line_error, assert_valid_run, have_mpiexec, run_cli
+from conftest import assert_one_line_error, assert_valid_run, fixture_run, have_mpiexec, run_cli
 
 from commatlas.analysis.tuning import tuning_answers
 from commatlas.io.results import load_run
@@ -129,3 +129,18 @@ def test_a_preset_of_hours_is_refused_before_it_starts(engine_info, engine_bench
 def test_tune_with_sweep_env_is_refused() -> None:
     done = run_cli("run", "--tune", "mpi", "--sweep-env", "A=1,2")
     assert_one_line_error(done)
+
+
+def test_a_setting_that_takes_a_variant_off_its_route_is_one_entry_per_message() -> None:
+    # Real `--tune nccl` records of 4x H100 (tests/fixtures/h100x4-errors): NCCL_P2P_LEVEL=LOC sent
+    # send/recv through host memory; its wire check failed at 256 MiB and the four smaller sizes were
+    # not measured. Five error records, two causes: the failed check and the sizes it left.
+    answer = tuning_answers(load_run(fixture_run("h100x4-errors") / "call2-tune"))
+    broke = answer["broke"]
+    assert [b["setting"] for b in broke] == [{"NCCL_P2P_LEVEL": "LOC"}] * 2
+    assert [b["sizes"] for b in broke] == [[256 << 20], [16 << 20, 1 << 20, 64 << 10, 8]]
+    assert [b["bytes"] for b in broke] == [256 << 20, 16 << 20]
+    assert broke[0]["text"].startswith("NCCL_P2P_LEVEL=LOC broke nccl.bandwidth at 256 MiB: wire check failed: "
+                                       "the bytes crossed PCIe"), broke[0]["text"]
+    assert " at 8 B, 64 KiB, 1 MiB, 16 MiB: " in broke[1]["text"], broke[1]["text"]
+    assert "no setting beat the default" in " ".join(a["text"] for a in answer["answers"])

@@ -154,17 +154,24 @@ def tuning_answers(run: Run) -> dict[str, Any]:
             name, value = str(sweep.get("name", "")), str(value)
             if (name, value) not in seen and base.get(name) != value:
                 answer["broke"].append({
-                    "movement": None, "benchmark": None, "setting": {name: value}, "bytes": None,
+                    "movement": None, "benchmark": None, "setting": {name: value}, "bytes": None, "sizes": [],
                     "message": "no record of this setting: the engine failed in its pass (engine.log says why)",
                     "text": f"{name}={value} broke the run: no record of it, the engine failed in its pass (see engine.log)",
                 })
+    # One entry per setting, movement and message, with every size it covers: a setting that takes
+    # a variant off its route fails its largest size's wire check and leaves the others "not
+    # measured" alike (NCCL_P2P_LEVEL=LOC on 4x H100 made five lines of one cause).
+    broken: dict[tuple[Any, ...], list[int | None]] = {}
     for f in run.failures:
         setting = _setting_of(_env(f.params), base)
         if setting:
-            answer["broke"].append({
-                "movement": _label(_movement_key(f)), "benchmark": f.benchmark, "setting": dict(setting), "bytes": f.bytes,
-                "message": f.message[:300],
-                "text": f"{_setting_text(setting)} broke {f.benchmark}"
-                        f"{' at ' + format_bytes(f.bytes) if f.bytes else ''}: {f.message[:160]}",
-            })
+            broken.setdefault((setting, _movement_key(f), f.benchmark, f.message[:300]), []).append(f.bytes)
+    for (setting, movement, benchmark, message), sizes in broken.items():
+        known = sorted({s for s in sizes if s is not None}, reverse=True)
+        where = f" at {', '.join(format_bytes(s) for s in sorted(known))}" if known else ""
+        answer["broke"].append({
+            "movement": _label(movement), "benchmark": benchmark, "setting": dict(setting),
+            "bytes": known[0] if known else None, "sizes": known, "message": message,
+            "text": f"{_setting_text(setting)} broke {benchmark}{where}: {message[:160]}",
+        })
     return answer
