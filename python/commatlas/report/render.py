@@ -17,7 +17,7 @@ from commatlas.analysis.repeats import benchmark_spreads
 from commatlas.io.engine import short_reason
 from commatlas.io.outputs import write_atomically
 from commatlas.io.records import read_records
-from commatlas.io.results import Point, Result, Run, group_series, load_run
+from commatlas.io.results import Result, Run, group_series, load_run
 from commatlas.frameworks.torch import compare as framework_compare
 from commatlas.report import bestmap, figures, machine, multinode, variability
 from commatlas.analysis.findings import launch_note
