@@ -83,13 +83,15 @@ class NcclCollectiveWorkload final : public Workload {
     const auto streams = team_.streams();
     if (timing_ == NcclTiming::BareLoop) {
       if (streams.size() != 1) throw MeasurementError("the bare reference loop times one GPU per process");
-      return time_bare_loop(*streams[0], samples, seconds, one_op);
+      return bare_.time(*streams[0], samples, seconds, one_op);
     }
     cuda::time_event_samples(streams, samples, ops, seconds, [&](std::size_t s) {
       // One call per op enqueues the whole group: NCCL needs every GPU of this process in it.
       if (s + 1 == streams.size()) one_op();
     });
   }
+
+  std::optional<double> host_enqueue_s() const override { return bare_.host_enqueue_s(); }
 
   Verification verify() override {
     std::uint64_t checked = 0;
@@ -154,6 +156,7 @@ class NcclCollectiveWorkload final : public Workload {
   CollectiveShape shape_;
   CollectiveShape allocated_;  // the shape the buffers were made for
   NcclTiming timing_;
+  BareLoop bare_;  // the clock of NcclTiming::BareLoop
   std::uint64_t seed_;
   std::vector<std::unique_ptr<RankBuffers>> buffers_;
 };

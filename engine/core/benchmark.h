@@ -132,6 +132,11 @@ class Workload {
   }
   // How verify() proves it: the record's verified.method.
   virtual VerifyMethod verify_method() const = 0;
+  // For a clock whose window holds the host enqueueing each operation (a bare loop's calls are
+  // enqueued as they come): the host's seconds to enqueue one, median over the last run()'s
+  // samples. A figure no faster than it times the launches, not the operation; the record keeps
+  // it (timing.host_enqueue_s). nullopt for every clock that enqueues before its window opens.
+  virtual std::optional<double> host_enqueue_s() const { return std::nullopt; }
 
  protected:
   // Makes what the next timed batch must produce wrong again: poisons the destination (helpers in

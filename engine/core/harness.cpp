@@ -329,6 +329,15 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint, c
   m.activity = activity.close(group, same_node(group.rank_nodes()));
   if (a.max_over_ranks) m.rank_mean_s =
       group.mean_over_ranks(own_count ? own_sum / static_cast<double>(own_count) : 0.0, own_count > 0) / a.steps_per_op;
+  // Only a clock that times one operation or its own loop per sample enqueues inside its window.
+  // Every rank takes this branch alike (the accounting is the same on every rank), so the
+  // reduction's calls match; a rank past a pair's two ends brings no value.
+  if (a.one_op_per_sample) {
+    std::vector<double> pace;
+    if (const auto s = workload.host_enqueue_s()) pace.push_back(*s);
+    if (a.max_over_ranks) group.max_over_ranks(pace);  // the slowest rank's enqueueing paces the loop
+    if (!pace.empty() && pace.front() > 0) m.host_enqueue_s = pace.front();
+  }
 
   m.seconds_per_op = median_of(seconds);
   if (a.steps_per_op > 1)

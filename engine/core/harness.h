@@ -119,6 +119,9 @@ struct Measurement {
   // Benchmarks reduced over ranks (accounting.max_over_ranks): the mean over ranks of each rank's
   // mean per-op time, the OSU micro-benchmarks' collective figure, kept beside the max.
   std::optional<double> rank_mean_s;
+  // Workload::host_enqueue_s of the timed batches, the slowest rank's where the figure is the
+  // slowest rank's; absent for clocks that enqueue before their window opens.
+  std::optional<double> host_enqueue_s;
   Verification verification;
   // Precision-driven stopping (RunOptions::precision): the target (0 when off), the relative
   // half-width of the median's 95% interval reached (infinity when too few samples had one),

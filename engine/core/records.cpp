@@ -194,6 +194,7 @@ std::string result_record(const PointId& id, const Measurement& m, const PointFa
   w.field("warmup_samples", m.warmup_samples);
   w.field("max_over_ranks", a.max_over_ranks);
   if (m.harnessed) write_harness_fields(w, m);
+  if (m.host_enqueue_s) w.field("host_enqueue_s", *m.host_enqueue_s);
   // The harness's reading, or an ingested one (the OSU-method program reads its CPU pair).
   if (m.activity) {
     w.key("host_activity");

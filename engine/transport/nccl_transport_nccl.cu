@@ -52,6 +52,7 @@ class NcclTransport final : public Transport {
   bool max_over_ends(Protocol p) const override { return p != Protocol::PingPong; }
   double min_sample_s() const override { return cuda::kEventClockMinSampleSeconds; }
   bool one_op_per_sample(Protocol) const override { return timing_ == nccl::NcclTiming::BareLoop; }
+  std::optional<double> host_enqueue_s() const override { return bare_.host_enqueue_s(); }
   std::vector<int> local_ends() const override {
     std::vector<int> out;
     for (const auto& m : team_.members())
@@ -127,7 +128,7 @@ class NcclTransport final : public Transport {
     if (timing_ == nccl::NcclTiming::BareLoop) {
       if (streams.size() != 1 || p == Protocol::PingPong)
         throw MeasurementError("the bare reference loop times one-way or bidirectional transfers, one GPU per process");
-      return nccl::time_bare_loop(*streams[0], samples, seconds, op);
+      return bare_.time(*streams[0], samples, seconds, op);
     }
     cuda::time_event_samples(
         streams, samples, ops, seconds,
@@ -216,6 +217,7 @@ class NcclTransport final : public Transport {
 
   const nccl::NcclTeam& team_;
   nccl::NcclTiming timing_;
+  nccl::BareLoop bare_;  // the clock of NcclTiming::BareLoop
   std::vector<std::unique_ptr<DeviceArena>> arenas_;  // one per member, in members() order
   std::uint64_t* counts_ = nullptr;
 };

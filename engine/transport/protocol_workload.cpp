@@ -67,6 +67,8 @@ class ProtocolWorkload final : public Workload {
       for (std::size_t i = first; i < seconds.size(); ++i) seconds[i] /= 2;
   }
 
+  std::optional<double> host_enqueue_s() const override { return transport_->host_enqueue_s(); }
+
   Verification verify() override {
     group_.barrier();  // every sender is done (a stream clock drained its streams in time())
     std::uint64_t checked = 0;

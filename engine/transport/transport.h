@@ -97,6 +97,8 @@ class Transport {
   // Accounting::one_op_per_sample: a clock that times its own fixed loop per sample (a bare
   // nccl-tests loop) is never batched by the harness.
   virtual bool one_op_per_sample(Protocol) const { return false; }
+  // Workload::host_enqueue_s, for a clock that enqueues inside its window (the bare loop).
+  virtual std::optional<double> host_enqueue_s() const { return std::nullopt; }
 
   // ---- The ends this process drives ---------------------------------------------------------------
   // Of kOriginEnd and kPeerEnd, those this process plays: {rank} for one process per end, both for

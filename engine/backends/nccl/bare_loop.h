@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "backends/cuda/memory.h"
@@ -20,9 +21,22 @@ enum class NcclTiming {
 // nccl-tests' default iteration count (-n 20).
 inline constexpr int kBareIterations = 20;
 
-// Per sample: event, kBareIterations x op(), event, synchronise; appends per-op seconds. The
-// harness's `ops` is ignored on purpose: the loop is always the same.
-void time_bare_loop(const cuda::Stream& stream, std::int64_t samples, std::vector<double>& seconds,
-                    const std::function<void()>& op);
+// One workload's bare loop. Its calls are enqueued while the clock runs, so the GPU can wait on
+// the host: where enqueueing one call takes as long as the call itself, the loop times the host's
+// launches, not the operation (4 ranks of H100: 12-14 us a call at 8 B, where the harness read
+// 6-9). It keeps what the host spent enqueueing, for the record to say so.
+class BareLoop {
+ public:
+  // Per sample: event, kBareIterations x op(), event, synchronise; appends per-op seconds. The
+  // harness's `ops` is ignored on purpose: the loop is always the same.
+  void time(const cuda::Stream& stream, std::int64_t samples, std::vector<double>& seconds,
+            const std::function<void()>& op);
+  // Median over the last time()'s samples of the host's seconds per enqueued call (host clock
+  // from before the first call to after the last); nullopt before any sample.
+  std::optional<double> host_enqueue_s() const;
+
+ private:
+  std::vector<double> enqueue_s_;
+};
 
 }  // namespace commatlas::nccl
