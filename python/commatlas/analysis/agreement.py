@@ -12,6 +12,11 @@ itself. The four verdicts keep those apart:
 - slower / faster beyond its spread: outside the rule and outside the spread, in every sense a
   difference of the tool.
 
+First of all, a reference that cannot judge: a loop whose calls are enqueued inside its own clock
+(the bare nccl-tests loop) times the host's launches wherever enqueueing a call takes as long as
+the call. Its record says what the enqueueing took (`timing.host_enqueue_s`); where the tool is the
+faster of the two there, the verdict says the reference was launch-bound, not that the tool differs.
+
 Before the spread is asked, a fifth: the host got in the way. Outside the rule, where the records
 themselves say the hypervisor or other processes took the machine during a pass of either figure,
 or that the host had moved the job's CPUs between the two figures' passes (`timing.host_activity`,
@@ -31,6 +36,7 @@ class Kind(Enum):
     DID_NOT_REPEAT = "did not repeat"
     ONE_PASS = "one pass"
     HOST = "host in the way"
+    LAUNCH_BOUND = "reference launch-bound"
     DIFFERS = "differs"
 
 
@@ -41,6 +47,8 @@ MEANING = {
     Kind.HOST: ("host in the way: the records show the hypervisor or other processes taking the machine during a "
                 "pass, or moving the job's CPUs between passes"),
     Kind.DIFFERS: "beyond spread: a difference of the tool, wider than the machine's own spread",
+    Kind.LAUNCH_BOUND: ("reference launch-bound: its host took as long to enqueue each call as the call took, so "
+                        "it timed the launches, not the operation"),
 }
 
 
@@ -57,15 +65,19 @@ class Verdict:
 
 
 def judge(*, within_rule: bool, difference: float, spread: float | None, slower: bool,
-          subject: str, reference: str, rule: str = "", host: str = "") -> Verdict:
+          subject: str, reference: str, rule: str = "", host: str = "", launch_bound: str = "") -> Verdict:
     """`difference`: the tool's figure over the reference's, minus one. `spread`: (max - min) /
     median over the passes of the figures compared (the wider of the two), None with one pass.
     `slower`: the tool took longer (fewer GB/s, more us). `rule`: said after "agrees" when the rule
     that decided is not the plain 3%. `host`: what the host did to a pass of either figure, where
-    the records show it taking the machine (commatlas.analysis.host_activity.interference)."""
+    the records show it taking the machine (commatlas.analysis.host_activity.interference).
+    `launch_bound`: how the reference's own host enqueueing paced it, where it did and the tool is
+    the faster: the reference then cannot judge the tool."""
     if within_rule:
         agrees = "agrees" + (f" ({rule})" if rule else "")
         return Verdict(Kind.AGREES, agrees, agrees)
+    if launch_bound and not slower:
+        return Verdict(Kind.LAUNCH_BOUND, f"{reference} was launch-bound: {launch_bound}", "reference launch-bound")
     if host:
         return Verdict(Kind.HOST, f"the host got in the way: {host}", "host in the way")
     if spread is None:

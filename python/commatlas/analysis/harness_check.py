@@ -20,6 +20,13 @@ within that spread is counted apart, as such, never as agreeing. Each pair's ver
 the four it is (commatlas.analysis.agreement): agrees, the machine did not repeat, one pass (spread
 unknown), or the harness slower/faster than the bare loop beyond the spread.
 
+A bare loop enqueues its calls while its clock runs, so where the host takes as long to enqueue a
+call as the GPU takes to run it, the loop times the host's launches (4 H100 ranks at 8 B: 12-14 us a
+call against the harness's 6-9, the same in three runs). Its record keeps what the enqueueing took
+(`timing.host_enqueue_s`); where that is at least LAUNCH_BOUND_SHARE of the loop's time per call
+and the harness is the faster, the pair's verdict says the bare loop was launch-bound
+(commatlas.analysis.agreement), which is not a cost of the harness.
+
 The partner is found by movement, never by parameter names: same operation, direction,
 mechanism, the same places at both ends (memory, GPU, NUMA node, rank, allocator, first touch)
 and every choice the reference declares (`threads`, `launch`). A reference that does not place
@@ -45,6 +52,9 @@ from commatlas.units import format_ratio, format_size, format_value
 AGREE_FRACTION = 0.03
 AGREE_US = 1.0
 SMALL_BYTES = 64 * 1024
+# A bare loop whose host spent at least this share of its time per call enqueueing that call had
+# its GPU waiting on the host: the 20 calls of one event pair then take the enqueueing's time.
+LAUNCH_BOUND_SHARE = 0.9
 RULE = (f"agree within {AGREE_FRACTION:.0%} of the bare loop's figure; up to {format_size(SMALL_BYTES)}, "
         f"where the bare loop's operation takes {AGREE_US:g} us or more, within {AGREE_US:g} us per operation")
 _OSU_REFERENCES = frozenset(benchmark for benchmark, _, _ in osu.TESTS.values())
@@ -72,6 +82,19 @@ class Pair:
     # What the host did to a pass of either loop, where its records show it taking the machine
     # (commatlas.analysis.host_activity.interference); "" where they do not.
     host: str = ""
+    # The bare loop's host time to enqueue one call (timing.host_enqueue_s, median over passes),
+    # None where its records do not say.
+    bare_enqueue_us: float | None = None
+
+    @property
+    def launch_bound(self) -> str:
+        """How the bare loop's host paced it, where enqueueing a call took LAUNCH_BOUND_SHARE of
+        its time per call or more; "" otherwise."""
+        e = self.bare_enqueue_us
+        if e is None or not self.bare_us > 0 or e < LAUNCH_BOUND_SHARE * self.bare_us:
+            return ""
+        return (f"its host took {format_value(e, 'latency')} to enqueue each call of "
+                f"{format_value(self.bare_us, 'latency')}, so the GPU waited on the launches")
 
     @property
     def verdict(self) -> Verdict:
@@ -81,7 +104,8 @@ class Pair:
         slower = d > 0 if self.metric == "latency" else d < 0
         return judge(within_rule=self.agree, difference=d, spread=self.spread, slower=slower,
                      subject="the harness", reference="the bare loop",
-                     rule=f"within {self.rule}" if self.rule != f"{AGREE_FRACTION:.0%}" else "", host=self.host)
+                     rule=f"within {self.rule}" if self.rule != f"{AGREE_FRACTION:.0%}" else "", host=self.host,
+                     launch_bound=self.launch_bound)
 
     @property
     def within_spread(self) -> bool:
@@ -134,9 +158,10 @@ class HarnessCheck:
 
     @property
     def worst(self) -> Pair | None:
-        """The pair furthest apart (in the metric's figure, either way) among those that neither agree
-        nor lie within their loops' own spread; else the furthest of all."""
-        differing = [p for p in self.pairs if not p.agree and not p.within_spread]
+        """The pair furthest apart (in the metric's figure, either way) among those that neither agree,
+        nor lie within their loops' own spread, nor had a launch-bound bare loop; else the furthest of all."""
+        differing = [p for p in self.pairs if not p.agree and not p.within_spread
+                     and p.verdict.kind is not Kind.LAUNCH_BOUND]
         return max(differing or self.pairs, key=lambda p: abs(_log_ratio(p)), default=None)
 
     def summary_line(self) -> str | None:
@@ -159,6 +184,11 @@ class HarnessCheck:
         if host:
             first = host[0]
             parts.append(f"at {len(host)} the host got in the way (at {format_size(first.bytes)}: {first.host})")
+        bound = [p for p in self.pairs if p.verdict.kind is Kind.LAUNCH_BOUND]
+        if bound:
+            first = bound[0]
+            parts.append(f"at {len(bound)} the bare loop was launch-bound and cannot judge the harness "
+                         f"({first.benchmark} at {format_size(first.bytes)}: {first.launch_bound})")
         one_pass = [p for p in self.pairs if p.verdict.kind is Kind.ONE_PASS]
         if one_pass:
             # On a VM host a memcpy or a 1-byte ping-pong can move 10-50% between passes: without
@@ -276,8 +306,10 @@ def _pair(name: str, target: str, variant: str, size: int, harnessed: list[Resul
     host = (next((f"{r.benchmark} {words}" for r in harnessed + bare if (words := interference(r))), "")
             or (h > 0 and b > 0 and placement_explains(harnessed, bare, max(h / b, b / h),
                                                        ("the harness's passes", "the bare loop's"))) or "")
+    enqueue = [p.host_enqueue_s * 1e6 for p in bare if p.host_enqueue_s is not None]
     return Pair(name, target, variant, size, metric, h, b, h_us, b_us, len(bare), rule,
-                bool(within_fraction or within_time), note, spread, host)
+                bool(within_fraction or within_time), note, spread, host,
+                statistics.median(enqueue) if len(enqueue) == len(bare) else None)
 
 
 def _figure(point: Result, metric: str) -> float:

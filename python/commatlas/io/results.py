@@ -172,6 +172,9 @@ class Result(Point):
     # What the host did in each of those passes (timing.host_activity, then the stability
     # record's): the records' dicts, None where a pass has none (commatlas.analysis.host_activity).
     pass_activity: tuple[dict[str, Any] | None, ...] = ()
+    # A clock that enqueues inside its window (bare loops): the host's seconds to enqueue one
+    # operation (timing.host_enqueue_s); None for every other clock.
+    host_enqueue_s: float | None = None
     _samples_at: tuple[_Source, int, int] | None = field(default=None, repr=False)
     _samples: np.ndarray | None = field(default=None, repr=False)
 
@@ -492,6 +495,7 @@ def _result(r: dict[str, Any], number: int) -> Result:
         stability=str(st["verdict"]) if isinstance(st := t.get("stability"), dict) and st.get("verdict") else None,
         stability_modes=tuple(_num(x) for x in st.get("passes_median_s") or ()) if isinstance(st, dict) else (),
         pass_activity=(t["host_activity"],) if t.get("host_activity") else (),
+        host_enqueue_s=None if t.get("host_enqueue_s") is None else float(t["host_enqueue_s"]),
         _samples_at=samples if isinstance(samples, tuple) else None,
         _samples=np.array([np.nan if x is None else x for x in samples], dtype=float) if isinstance(samples, list) else None,
     )
