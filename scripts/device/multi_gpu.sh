@@ -9,8 +9,9 @@
 #   planted   the copy, NCCL, IPC and MPI paths at 3 sizes (so buffers are reused across sizes) with and
 #             without COMMATLAS_TEST_SKIP_MOVE=1: every byte-checked point must end "data check failed"
 #   quick     `time commatlas run --quick` on every GPU
-#   overhead  nccl.allreduce and nccl.bandwidth beside their bare loops (reference.nccl_*) at 8 B and
-#             256 MiB, three runs in a row for the spread
+#   overhead  nccl.allreduce and nccl.bandwidth beside their bare loops (reference.nccl_*) at 8 B,
+#             64 KiB and 256 MiB, three interleaved passes (--repeat 3) for the spread; the bare
+#             loops' records keep their host enqueue time (timing.host_enqueue_s)
 #   imageompi the image's Open MPI (not CUDA-aware), --suite mpi-gpu --quick: GPU-aware MPI recorded as skipped
 #   onegpu    `time commatlas run` with CUDA_VISIBLE_DEVICES=0 (the one-GPU wall time on this machine)
 #   onequick  the same with --quick
@@ -116,12 +117,10 @@ for name in $RUNS; do
     patterns) run patterns 110 --only 'pattern.*' --time-budget 0.05 --watchdog 40 ;;
     default2) run default2 200 ;;  # the same command again: compare default default2
     quick) run quick 60 --quick ;;
-    overhead) for i in 1 2 3; do  # the harness against bare nccl-tests-style loops, one rank per GPU
-        run "overhead-$i" 120 --full --only 'nccl.allreduce,nccl.bandwidth,reference.nccl_*' --sizes 8,256M --watchdog 60
-        python3 scripts/device/points_table.py --harness-check "$W/overhead-$i" | tee "$W/overhead-$i/harness-check.txt"
-      done
-      tar czf "$OUT/overhead.tar.gz" -C "$W" overhead-1 overhead-2 overhead-3
-      rm -f "$OUT"/overhead-?.tar.gz ;;  # one tarball for the three: $OUT returns 8 files at most
+    overhead)  # the harness against bare nccl-tests-style loops, one rank per GPU
+      run overhead 180 --full --only 'nccl.allreduce,nccl.bandwidth,reference.nccl_*' --sizes 8,64K,256M \
+        --repeat 3 --watchdog 60
+      python3 scripts/device/points_table.py --harness-check "$W/overhead" | tee "$W/overhead/harness-check.txt" ;;
     imageompi) image_ompi ;;
     planted) planted ;;
     onequick) CUDA_VISIBLE_DEVICES=0 run onequick 60 --quick ;;
@@ -131,7 +130,7 @@ for name in $RUNS; do
 done
 
 phase "records"
-folders=${RUNS//planted/}; folders=${folders//overhead/overhead-1 overhead-2 overhead-3}
+folders=${RUNS//planted/}
 for name in $folders; do
   python3 - "$W/$name/results.jsonl" "$name" <<'EOF'
 import json, sys
@@ -149,7 +148,7 @@ EOF
 done
 cat "$W/walls.txt"
 tar czf "$OUT/logs.tar.gz" -C "$W" multi_gpu.log build.log list.txt engine-info.json nvidia-smi.csv topo-m.txt \
-  walls.txt commands.txt default.log quick.log tune.log patterns.log onegpu.log onequick.log overhead-*.log imageompi.log build-image.log engine-info-image.json 2>/dev/null
+  walls.txt commands.txt default.log quick.log tune.log patterns.log onegpu.log onequick.log overhead.log imageompi.log build-image.log engine-info-image.json 2>/dev/null
 echo "total $((SECONDS - start)) s"
 ls -la "$OUT"
 exit 0
