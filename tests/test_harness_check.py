@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from commatlas.analysis.harness_check import AGREE_US, HarnessCheck, harness_check
+from commatlas.analysis.agreement import Kind
+from commatlas.analysis.harness_check import AGREE_US, LAUNCH_BOUND_SHARE, HarnessCheck, harness_check
 from commatlas.io.records import read_records
 from commatlas.io.results import load_run, run_from_records
 from commatlas.report import write_report
@@ -30,6 +31,8 @@ HOST = FIXTURES / "report" / "host" / "results.jsonl"
 NCCL_OVERHEAD = fixture_run("h200x2-nccl-overhead")
 # host.memcpy beside its bare loop, 1 and 32 threads, three passes (--repeat 3) on 2x H200's host.
 H200_MEMCPY_PASSES = fixture_run("h200x2-memcpy-one-thread") / "results.jsonl"
+# NCCL beside its bare loops, three passes, records that keep the loops' host enqueue time (2x H200).
+H200_BARE_LOOPS = fixture_run("h200x2-bare-loops") / "results.jsonl"
 KiB, MiB = 1024, 1024 * 1024
 
 
@@ -201,6 +204,52 @@ def test_nccl_passes_are_paired_and_large_sizes_hold_to_3_percent():
     # A harness 10% slower at 256 MiB is past 3%, and no 1 us allowance applies at that size.
     moved = pair(check(slower(records, "nccl.allreduce", 256 * MiB)), "reference.nccl_allreduce", 256 * MiB)
     assert (moved.agree, moved.rule) == (False, "3%")
+
+
+# --- a bare loop that times its own launches ---------------------------------------------------------
+
+def test_a_bare_loop_its_host_paced_is_launch_bound_not_a_cost_of_the_harness():
+    records = read_lines(H200_BARE_LOOPS)
+    # The engine keeps the enqueue time where its clock holds the enqueueing: the bare loops only.
+    kept = {r["benchmark"] for r in records if r.get("type") == "result" and "host_enqueue_s" in r["timing"]}
+    assert kept == {"reference.nccl_allreduce", "reference.nccl_sendrecv"}
+    result = check(records)
+    assert len(result.pairs) == 6 and all(p.passes == 3 for p in result.pairs) and not result.unpaired
+    # allreduce at 8 B: 6.81 us a call harnessed, 10.25 us bare, and the bare loop's host took
+    # 10.04 us to enqueue each call: its GPU waited on the launches.
+    small = pair(result, "reference.nccl_allreduce", 8)
+    assert small.harnessed_us == pytest.approx(6.81, abs=0.01) and small.bare_us == pytest.approx(10.25, abs=0.01)
+    assert small.bare_enqueue_us == pytest.approx(10.04, abs=0.01)
+    assert small.verdict.kind is Kind.LAUNCH_BOUND and not small.verdict.differs
+    assert small.judgement == ("the bare loop was launch-bound: its host took 10 us to enqueue each call of "
+                               "10.3 us, so the GPU waited on the launches")
+    # Every pair at 8 B and 64 KiB is launch-bound; at 256 MiB the enqueueing is 2% of a call, and they agree.
+    assert [(p.reference, p.bytes) for p in result.pairs if p.verdict.kind is Kind.LAUNCH_BOUND] == [
+        ("reference.nccl_allreduce", 8), ("reference.nccl_allreduce", 64 * KiB),
+        ("reference.nccl_sendrecv", 8), ("reference.nccl_sendrecv", 64 * KiB)]
+    large = pair(result, "reference.nccl_allreduce", 256 * MiB)
+    assert large.agree and large.bare_enqueue_us < 0.02 * large.bare_us
+    assert result.summary_line() == (
+        "harness vs bare loops: 2 of 6 points agree (within 3%, or 1 us per operation up to 64 KiB); at 4 the "
+        "bare loop was launch-bound and cannot judge the harness (nccl.allreduce at 8 B: its host took 10 us to "
+        "enqueue each call of 10.3 us, so the GPU waited on the launches)")
+
+    # Without the enqueue time (records of engines before it), the same pair reads as the harness
+    # faster than the bare loop beyond the loops' 10% spread: a difference of the tool.
+    unknown = copy.deepcopy(records)
+    for r in unknown:
+        if r.get("type") == "result":
+            r["timing"].pop("host_enqueue_s", None)
+    assert pair(check(unknown), "reference.nccl_allreduce", 8).verdict.differs
+    # A harness slower than a launch-bound loop is the harness's own cost: never excused by it.
+    behind = pair(check(slower(records, "nccl.allreduce", 8, 2.0)), "reference.nccl_allreduce", 8)
+    assert behind.bare_enqueue_us == small.bare_enqueue_us and behind.verdict.kind is not Kind.LAUNCH_BOUND
+    # A loop whose host enqueued in less than LAUNCH_BOUND_SHARE of its time per call was not paced by it.
+    quicker = copy.deepcopy(records)
+    for r in quicker:
+        if r.get("type") == "result" and r["benchmark"] == "reference.nccl_allreduce" and r["bytes"] == 8:
+            r["timing"]["host_enqueue_s"] = 0.8 * LAUNCH_BOUND_SHARE * r["latency_us"] * 1e-6
+    assert pair(check(quicker), "reference.nccl_allreduce", 8).verdict.kind is not Kind.LAUNCH_BOUND
 
 
 # --- the loops' own run-to-run spread ---------------------------------------------------------------

@@ -156,14 +156,6 @@ class HarnessCheck:
     def within_spread(self) -> list[Pair]:
         return [p for p in self.pairs if p.within_spread]
 
-    @property
-    def worst(self) -> Pair | None:
-        """The pair furthest apart (in the metric's figure, either way) among those that neither agree,
-        nor lie within their loops' own spread, nor had a launch-bound bare loop; else the furthest of all."""
-        differing = [p for p in self.pairs if not p.agree and not p.within_spread
-                     and p.verdict.kind is not Kind.LAUNCH_BOUND]
-        return max(differing or self.pairs, key=lambda p: abs(_log_ratio(p)), default=None)
-
     def summary_line(self) -> str | None:
         """'harness vs bare loops: 5 of 6 points agree (...); at 1 the machine did not repeat ...'."""
         return f"harness vs bare loops: {self.verdict()}" if self.pairs or self.unpaired else None
