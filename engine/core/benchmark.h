@@ -89,6 +89,12 @@ struct Accounting {
   // operations and divides only the recorded times by this.
   double steps_per_op = 1;
   std::optional<CollectiveAccounting> collective;
+  // Each rank's figure pays its own process's small synchronous copies (an MPI transport over
+  // device buffers, whose library copies each small message): after the timed batches every rank
+  // times its 8 B copies (Workload::copy_level_us), and the record keeps them per rank
+  // (timing.copy_level_us). A CUDA process keeps one of two copy levels, and two jobs' figures
+  // move with them: the witness a comparison of two jobs reads.
+  bool copy_level_witness = false;
 };
 
 struct Verification {
@@ -137,6 +143,9 @@ class Workload {
   // samples. A figure no faster than it times the launches, not the operation; the record keeps
   // it (timing.host_enqueue_s). nullopt for every clock that enqueues before its window opens.
   virtual std::optional<double> host_enqueue_s() const { return std::nullopt; }
+  // Accounting::copy_level_witness: this rank's 8 B synchronous copy level now, microseconds
+  // (backends/cuda/copy_level.h); nullopt where this rank has no GPU.
+  virtual std::optional<double> copy_level_us() { return std::nullopt; }
 
  protected:
   // Makes what the next timed batch must produce wrong again: poisons the destination (helpers in

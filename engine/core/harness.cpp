@@ -327,6 +327,14 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint, c
   m.cost.timed_s = since(t0) - poison_s;  // poisoning is the data check's cost, not the samples'
   m.finished_at = Clock::now();
   m.activity = activity.close(group, same_node(group.rank_nodes()));
+  if (a.copy_level_witness) {
+    // Every rank times its own; one entry per rank, 0 where a rank has none, so the max over
+    // ranks hands every rank the whole list (the accounting is the same on every rank).
+    std::vector<double> levels(static_cast<std::size_t>(group.size()), 0.0);
+    if (const auto us = workload.copy_level_us()) levels[static_cast<std::size_t>(group.rank())] = *us;
+    group.max_over_ranks(levels);
+    m.copy_level_us = std::move(levels);
+  }
   if (a.max_over_ranks) m.rank_mean_s =
       group.mean_over_ranks(own_count ? own_sum / static_cast<double>(own_count) : 0.0, own_count > 0) / a.steps_per_op;
   // Only a clock that times one operation or its own loop per sample enqueues inside its window.

@@ -195,6 +195,12 @@ std::string result_record(const PointId& id, const Measurement& m, const PointFa
   w.field("max_over_ranks", a.max_over_ranks);
   if (m.harnessed) write_harness_fields(w, m);
   if (m.host_enqueue_s) w.field("host_enqueue_s", *m.host_enqueue_s);
+  if (!m.copy_level_us.empty()) {
+    w.key("copy_level_us").begin_array();
+    for (double us : m.copy_level_us)
+      if (us > 0) w.value(us); else w.null();
+    w.end_array();
+  }
   // The harness's reading, or an ingested one (the OSU-method program reads its CPU pair).
   if (m.activity) {
     w.key("host_activity");

@@ -427,6 +427,53 @@ TEST(Harness, MaxOverRanksHookIsCalledWhenAsked) {
   EXPECT_FALSE(measure(w2, ctx2).rank_mean_s.has_value());
 }
 
+// A workload that reports the witnesses a clock or a transport can give.
+class WitnessingWorkload final : public FakeWorkload {
+ public:
+  using FakeWorkload::FakeWorkload;
+  std::optional<double> host_enqueue_s() const override { return 3e-6; }
+  std::optional<double> copy_level_us() override {
+    ++copy_level_calls;
+    return 7.5;
+  }
+  int copy_level_calls = 0;
+};
+
+TEST(Harness, EnqueueTimeIsKeptForAClockThatTimesItsOwnLoop) {
+  RecordingGroup group;
+  Context ctx(options_with_budget(0.001), group, HostFacts{});
+  Accounting a;
+  a.one_op_per_sample = true;
+  a.max_over_ranks = true;
+  WitnessingWorkload w(1e-5, a);
+  const Measurement m = measure(w, ctx);
+  ASSERT_TRUE(m.host_enqueue_s.has_value());
+  EXPECT_DOUBLE_EQ(*m.host_enqueue_s, 6e-6);  // the slowest rank's (RecordingGroup doubles)
+
+  RecordingGroup other;
+  Context batched(options_with_budget(0.001), other, HostFacts{});
+  WitnessingWorkload v(1e-5);  // a batched clock enqueues before its window opens
+  EXPECT_FALSE(measure(v, batched).host_enqueue_s.has_value());
+}
+
+TEST(Harness, CopyLevelIsTimedOnEveryRankOnlyWhenTheAccountingAsks) {
+  RecordingGroup group;
+  Context ctx(options_with_budget(0.001), group, HostFacts{});
+  Accounting a;
+  a.copy_level_witness = true;
+  WitnessingWorkload w(1e-5, a);
+  const Measurement m = measure(w, ctx);
+  EXPECT_EQ(w.copy_level_calls, 1);
+  ASSERT_EQ(m.copy_level_us.size(), 1u);  // one entry per rank, reduced over ranks
+  EXPECT_DOUBLE_EQ(m.copy_level_us[0], 15.0);
+
+  RecordingGroup other;
+  Context plain(options_with_budget(0.001), other, HostFacts{});
+  WitnessingWorkload v(1e-5);
+  EXPECT_TRUE(measure(v, plain).copy_level_us.empty());
+  EXPECT_EQ(v.copy_level_calls, 0);
+}
+
 TEST(Harness, FailedVerifyComesBackNotOk) {
   RecordingGroup group;
   Context ctx(options_with_budget(0.001), group, HostFacts{});

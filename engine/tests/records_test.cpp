@@ -47,6 +47,20 @@ TEST(ResultRecord, BandwidthIsBytesOverMedian) {
   EXPECT_FALSE(contains(r, "\"peak\"")) << r;  // absent when unknown, never a guess
 }
 
+TEST(ResultRecord, WitnessesAreWrittenOnlyWhereMeasured) {
+  const BenchmarkInfo info = test_info();
+  const Params params;
+  Measurement m = measurement(8, {1e-5});
+  const std::string plain = result_record(PointId{info, &params, 8, 1}, m);
+  EXPECT_FALSE(contains(plain, "host_enqueue_s")) << plain;
+  EXPECT_FALSE(contains(plain, "copy_level_us")) << plain;
+  m.host_enqueue_s = 9.5e-6;
+  m.copy_level_us = {7.25, 0, 8.5};  // rank 1 had no GPU: null, never a zero figure
+  const std::string r = result_record(PointId{info, &params, 8, 1}, m);
+  EXPECT_TRUE(contains(r, "\"host_enqueue_s\":9.5e-06")) << r;
+  EXPECT_TRUE(contains(r, "\"copy_level_us\":[7.25,null,8.5]")) << r;
+}
+
 TEST(ResultRecord, PeakFractionAndCollective) {
   const BenchmarkInfo info = test_info();
   Measurement m = measurement(1e6, {1e-3});

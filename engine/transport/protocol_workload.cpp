@@ -47,6 +47,7 @@ class ProtocolWorkload final : public Workload {
     a.max_over_ranks = transport_->max_over_ends(protocol_);
     a.min_sample_s = transport_->min_sample_s();
     a.one_op_per_sample = transport_->one_op_per_sample(protocol_);
+    a.copy_level_witness = transport_->copy_level_witness();
     return a;
   }
 
@@ -68,6 +69,7 @@ class ProtocolWorkload final : public Workload {
   }
 
   std::optional<double> host_enqueue_s() const override { return transport_->host_enqueue_s(); }
+  std::optional<double> copy_level_us() override { return transport_->copy_level_us(); }
 
   Verification verify() override {
     group_.barrier();  // every sender is done (a stream clock drained its streams in time())

@@ -99,6 +99,10 @@ class Transport {
   virtual bool one_op_per_sample(Protocol) const { return false; }
   // Workload::host_enqueue_s, for a clock that enqueues inside its window (the bare loop).
   virtual std::optional<double> host_enqueue_s() const { return std::nullopt; }
+  // Accounting::copy_level_witness and Workload::copy_level_us: an MPI transport over device
+  // buffers, whose library copies each small message, times its process's small copies.
+  virtual bool copy_level_witness() const { return false; }
+  virtual std::optional<double> copy_level_us() { return std::nullopt; }
 
   // ---- The ends this process drives ---------------------------------------------------------------
   // Of kOriginEnd and kPeerEnd, those this process plays: {rank} for one process per end, both for

@@ -59,6 +59,7 @@ import numpy as np
 
 from commatlas.analysis.answers import compute_answers
 from commatlas.analysis.host_activity import PLACEMENT_EXPLAINS, interference, pair_move, placement_moved
+from commatlas.analysis.process_state import level_explains
 from commatlas.analysis.ranking import ratio, value_of
 from commatlas.errors import UsageError
 from commatlas.io.engine import normalise_mpi_name
@@ -772,6 +773,17 @@ def host_moved_cpus(verdict: Verdict, a: list[Result], b: list[Result], rule: Ru
     return Verdict(False, f"{words} (moved: {verdict.why})", unstable=True)
 
 
+def process_moved(verdict: Verdict, a: list[Result], b: list[Result]) -> Verdict:
+    """A changed point whose paying ranks copied at another level in the other job, the way the
+    figure moved (commatlas.analysis.process_state), is unstable, not changed: the two jobs' CUDA
+    processes drew different states. A point whose ranks kept their level keeps its verdict, so a
+    slowdown of the tool is still flagged there."""
+    if not verdict.different:
+        return verdict
+    words = level_explains(a, b, center(a).median, center(b).median, a[0].metric, ("the baseline", "the other run"))
+    return Verdict(False, f"{words} (moved: {verdict.why})", unstable=True) if words else verdict
+
+
 def passes(results: list[Result]) -> list[float]:
     """Every pass a side's records measured, seconds per op: each record's measurement and
     confirmation medians (timing.stability), or its one median where it has none."""
@@ -863,7 +875,8 @@ def compare_two(base: Run, other: Run) -> RunComparison:
         worse, worse_name = (a, "the baseline") if improvement > 1 else (results, "the other run")
         if where:
             apart = passes_apart(a, results, point_tolerance(r.metric, r.bytes, rule))
-            verdict = (host_moved_cpus(host_interfered(Verdict(True, apart), worse, worse_name), a, results, rule)
+            verdict = (process_moved(host_moved_cpus(host_interfered(Verdict(True, apart), worse, worse_name), a,
+                                                     results, rule), a, results)
                        if apart else Verdict(False, f"unstable in {where}", unstable=True))
         else:
             # An outvoted job's own disagreement is not the point's spread: the jobs that repeated
@@ -875,6 +888,7 @@ def compare_two(base: Run, other: Run) -> RunComparison:
                 verdict = Verdict(False, words, unstable=True) if unstable else Verdict(True, verdict.why + words)
             verdict = host_moved_cpus(host_interfered(verdict, worse, worse_name) if verdict.different else verdict,
                                       a, results, rule)
+            verdict = process_moved(verdict, a, results)
             verdict = replace(verdict, why=verdict.why + outvoted(a, results))
         out.points.append(PointDelta(r.benchmark, variant or "-", r.bytes, r.metric, va, vb, ratio, improvement,
                                      verdict, key))
