@@ -243,6 +243,16 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint, c
   // which the max over ranks replaces: sum them on the way.
   double own_sum = 0;
   std::int64_t own_count = 0;
+  // Accounting::copy_level_witness: every rank times its copy level right before the timed batches
+  // and right after them (a level can change within a job). Two entries per rank, 0 where a rank
+  // has none, so the max over ranks hands every rank the whole list (the accounting is the same on
+  // every rank, so every rank calls it).
+  std::vector<double> levels;
+  const auto read_levels = [&](std::size_t which) {
+    if (levels.empty()) levels.assign(2 * static_cast<std::size_t>(group.size()), 0.0);
+    if (const auto us = workload.copy_level_us()) levels[2 * static_cast<std::size_t>(group.rank()) + which] = *us;
+  };
+  if (a.copy_level_witness) read_levels(0);
   // Around the timed batches (a soak's series included), outside every sample.
   const HostActivityWindow activity;
   auto reduce_over_ranks = [&](std::vector<double>& v) {
@@ -328,10 +338,7 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint, c
   m.finished_at = Clock::now();
   m.activity = activity.close(group, same_node(group.rank_nodes()));
   if (a.copy_level_witness) {
-    // Every rank times its own; one entry per rank, 0 where a rank has none, so the max over
-    // ranks hands every rank the whole list (the accounting is the same on every rank).
-    std::vector<double> levels(static_cast<std::size_t>(group.size()), 0.0);
-    if (const auto us = workload.copy_level_us()) levels[static_cast<std::size_t>(group.rank())] = *us;
+    read_levels(1);
     group.max_over_ranks(levels);
     m.copy_level_us = std::move(levels);
   }

@@ -122,8 +122,9 @@ struct Measurement {
   // Workload::host_enqueue_s of the timed batches, the slowest rank's where the figure is the
   // slowest rank's; absent for clocks that enqueue before their window opens.
   std::optional<double> host_enqueue_s;
-  // Accounting::copy_level_witness: each rank's copy level (microseconds) after the timed
-  // batches, in rank order, 0 where a rank has none; empty for every other workload.
+  // Accounting::copy_level_witness: each rank's copy level (microseconds) right before and right
+  // after the timed batches, two entries per rank in rank order, 0 where a rank has none; empty
+  // for every other workload.
   std::vector<double> copy_level_us;
   Verification verification;
   // Precision-driven stopping (RunOptions::precision): the target (0 when off), the relative

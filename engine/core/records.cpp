@@ -196,9 +196,14 @@ std::string result_record(const PointId& id, const Measurement& m, const PointFa
   if (m.harnessed) write_harness_fields(w, m);
   if (m.host_enqueue_s) w.field("host_enqueue_s", *m.host_enqueue_s);
   if (!m.copy_level_us.empty()) {
+    // Per rank: [before, after] the timed batches; null where the rank has none.
     w.key("copy_level_us").begin_array();
-    for (double us : m.copy_level_us)
-      if (us > 0) w.value(us); else w.null();
+    for (std::size_t i = 0; i + 1 < m.copy_level_us.size(); i += 2) {
+      w.begin_array();
+      for (double us : {m.copy_level_us[i], m.copy_level_us[i + 1]})
+        if (us > 0) w.value(us); else w.null();
+      w.end_array();
+    }
     w.end_array();
   }
   // The harness's reading, or an ingested one (the OSU-method program reads its CPU pair).

@@ -463,9 +463,10 @@ TEST(Harness, CopyLevelIsTimedOnEveryRankOnlyWhenTheAccountingAsks) {
   a.copy_level_witness = true;
   WitnessingWorkload w(1e-5, a);
   const Measurement m = measure(w, ctx);
-  EXPECT_EQ(w.copy_level_calls, 1);
-  ASSERT_EQ(m.copy_level_us.size(), 1u);  // one entry per rank, reduced over ranks
+  EXPECT_EQ(w.copy_level_calls, 2);  // right before the timed batches and right after them
+  ASSERT_EQ(m.copy_level_us.size(), 2u);  // two entries per rank, reduced over ranks
   EXPECT_DOUBLE_EQ(m.copy_level_us[0], 15.0);
+  EXPECT_DOUBLE_EQ(m.copy_level_us[1], 15.0);
 
   RecordingGroup other;
   Context plain(options_with_budget(0.001), other, HostFacts{});

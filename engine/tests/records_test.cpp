@@ -55,10 +55,10 @@ TEST(ResultRecord, WitnessesAreWrittenOnlyWhereMeasured) {
   EXPECT_FALSE(contains(plain, "host_enqueue_s")) << plain;
   EXPECT_FALSE(contains(plain, "copy_level_us")) << plain;
   m.host_enqueue_s = 9.5e-6;
-  m.copy_level_us = {7.25, 0, 8.5};  // rank 1 had no GPU: null, never a zero figure
+  m.copy_level_us = {7.25, 7.5, 0, 0, 8.5, 9};  // before and after, per rank; rank 1 had no GPU
   const std::string r = result_record(PointId{info, &params, 8, 1}, m);
   EXPECT_TRUE(contains(r, "\"host_enqueue_s\":9.5e-06")) << r;
-  EXPECT_TRUE(contains(r, "\"copy_level_us\":[7.25,null,8.5]")) << r;
+  EXPECT_TRUE(contains(r, "\"copy_level_us\":[[7.25,7.5],[null,null],[8.5,9]]")) << r;
 }
 
 TEST(ResultRecord, PeakFractionAndCollective) {

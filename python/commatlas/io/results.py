@@ -175,9 +175,10 @@ class Result(Point):
     # A clock that enqueues inside its window (bare loops): the host's seconds to enqueue one
     # operation (timing.host_enqueue_s); None for every other clock.
     host_enqueue_s: float | None = None
-    # MPI over device buffers: each rank's 8 B synchronous copy time, microseconds, in rank order
-    # (timing.copy_level_us; None where a rank has none); empty for every other point.
-    copy_level_us: tuple[float | None, ...] = ()
+    # MPI over device buffers: per rank in rank order, its 8 B synchronous copy time in
+    # microseconds right before and right after the timed batches (timing.copy_level_us; None
+    # where a rank has none); empty for every other point.
+    copy_level_us: tuple[tuple[float | None, ...], ...] = ()
     _samples_at: tuple[_Source, int, int] | None = field(default=None, repr=False)
     _samples: np.ndarray | None = field(default=None, repr=False)
 
@@ -499,7 +500,7 @@ def _result(r: dict[str, Any], number: int) -> Result:
         stability_modes=tuple(_num(x) for x in st.get("passes_median_s") or ()) if isinstance(st, dict) else (),
         pass_activity=(t["host_activity"],) if t.get("host_activity") else (),
         host_enqueue_s=None if t.get("host_enqueue_s") is None else float(t["host_enqueue_s"]),
-        copy_level_us=tuple(None if x is None else float(x) for x in t.get("copy_level_us") or ()),
+        copy_level_us=tuple(tuple(None if x is None else float(x) for x in rank) for rank in t.get("copy_level_us") or ()),
         _samples_at=samples if isinstance(samples, tuple) else None,
         _samples=np.array([np.nan if x is None else x for x in samples], dtype=float) if isinstance(samples, list) else None,
     )
