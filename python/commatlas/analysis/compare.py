@@ -775,8 +775,8 @@ def host_moved_cpus(verdict: Verdict, a: list[Result], b: list[Result], rule: Ru
 
 def process_moved(verdict: Verdict, a: list[Result], b: list[Result]) -> Verdict:
     """A changed point whose paying ranks copied at another level in the other job, the way the
-    figure moved (commatlas.analysis.process_state), is unstable, not changed: the two jobs' CUDA
-    processes drew different states. A point whose ranks kept their level keeps its verdict, so a
+    figure moved (commatlas.analysis.process_state), is unstable, not changed: the machine copied
+    at another speed under it. A point whose ranks kept their level keeps its verdict, so a
     slowdown of the tool is still flagged there."""
     if not verdict.different:
         return verdict

@@ -16,9 +16,10 @@ Where the run has several passes (--repeat), each pair also carries the loops' o
 spread: the larger of the two loops' (max - min) / median over the passes. An operation that moves
 more than 3% between passes of the same loop (a 32-thread memcpy on a VM host: 35 to 206 GB/s at
 1 MiB between runs of 2x H200) cannot show the harness to 3%; a pair that misses the rule but lies
-within that spread is counted apart, as such, never as agreeing. Each pair's verdict says which of
-the four it is (commatlas.analysis.agreement): agrees, the machine did not repeat, one pass (spread
-unknown), or the harness slower/faster than the bare loop beyond the spread.
+within that spread is counted apart, as such, never as agreeing. Each pair's verdict says which it
+is (commatlas.analysis.agreement): agrees, the bare loop launch-bound (below), the host in the way,
+the machine did not repeat, one pass (spread unknown), or the harness slower/faster than the bare
+loop beyond the spread.
 
 A bare loop enqueues its calls while its clock runs, so where the host takes as long to enqueue a
 call as the GPU takes to run it, the loop times the host's launches (4 H100 ranks at 8 B: 12-14 us a
