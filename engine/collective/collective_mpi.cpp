@@ -56,8 +56,11 @@ class CollectiveWorkload final : public Workload {
     // One call per sample: the barrier that lines the ranks up must stay outside the timed region.
     a.one_op_per_sample = true;
     a.collective = CollectiveAccounting{to_string(definition_.op), bus_factor(definition_.op, comm_.size())};
+    a.copy_level_witness = buffers_->memory() != MessageMemory::Host;
     return a;
   }
+
+  std::optional<double> copy_level_us() override { return buffers_->copy_level_us(); }
 
   void run(std::int64_t samples, std::int64_t ops, std::vector<double>& seconds) override {
     const CollectiveCall call{buffers_->send_data(), buffers_->recv_data(), shape_, comm_.size(), comm_.rank(), comm_.get()};

@@ -7,7 +7,6 @@
 //   gpu_aware  mpi.gpu_aware.*, pattern.*.gpu_aware: MPI handed the allocator's pointer itself; device
 //              and managed pointers only when the library says it is CUDA-aware, a recorded Skip
 //              otherwise
-#include "backends/cuda/copy_level.h"
 #include "backends/cuda/gpu_runtime.h"
 #include "backends/mpi/gpu_message_buffers_mpi.h"
 #include "backends/mpi/gpu_pointer_policy.h"
@@ -24,19 +23,15 @@ class GpuMpiTransport : public OnDeviceArena<MpiTransport> {
  public:
   GpuMpiTransport(mpi::GpuMessagePath path, cuda::MemoryKind allocator, int device, std::size_t send_bytes,
                   std::size_t recv_bytes)
-      : OnDeviceArena(device, 0, 0, mpi::gpu_message_buffers(path, allocator, device)({send_bytes, recv_bytes})),
-        copy_level_(device) {}
+      : OnDeviceArena(device, 0, 0, mpi::gpu_message_buffers(path, allocator, device)({send_bytes, recv_bytes})) {}
 
   // Both paths pay the process's small copies: the library's copies of each device message, or
-  // the staging copies.
+  // the staging copies (mpi::MessageBuffers::copy_level_us).
   bool copy_level_witness() const override { return true; }
-  std::optional<double> copy_level_us() override { return copy_level_.measure(); }
+  std::optional<double> copy_level_us() override { return buffers().copy_level_us(); }
 
  protected:
   std::string where() const { return "device buffers of GPU " + std::to_string(arena_.device()); }
-
- private:
-  cuda::CopyLevel copy_level_;
 };
 
 class GpuAwareTransport final : public GpuMpiTransport {

@@ -4,14 +4,15 @@
 # draws its processes' copy levels afresh), `commatlas compare` of every job against the first, then
 # one default run (what the witness costs it, and that every other record is as before).
 # Records and compares land in $OUT/copy-level-runs.tar.gz (work_folder.sh packs them).
-# Usage (repository root, .device-carry carried): OUT=/some/dir [JOBS=6] [DEFAULT=1] bash scripts/device/copy_level_runs.sh
+# ONLY replaces the benchmarks (e.g. the GPU-aware collectives); DEFAULT=0 leaves the default run out.
+# Usage (repository root, .device-carry carried): OUT=/some/dir [JOBS=6] [DEFAULT=1] [ONLY=...] bash scripts/device/copy_level_runs.sh
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder that receives logs and records}
 JOBS=${JOBS:-6}
 source scripts/device/work_folder.sh copy_level_runs
 source scripts/device/build_engine.sh build-level "$W/build.log" || exit 1
 nvidia-smi --query-gpu=index,name,driver_version --format=csv > "$W/nvidia-smi.csv"
-only='mpi.gpu_aware.pingpong,mpi.gpu_aware.bandwidth,mpi.gpu_aware.bibw,mpi.staged.bandwidth'
+only=${ONLY:-'mpi.gpu_aware.pingpong,mpi.gpu_aware.bandwidth,mpi.gpu_aware.bibw,mpi.staged.bandwidth'}
 for job in $(seq "$JOBS"); do
   echo "commatlas run --out job-$job --suite mpi-gpu --only $only --sizes 8,4K,64K,1M" >> "$W/commands.txt"
   timeout 120 python3 -m commatlas run --out "$W/job-$job" --suite mpi-gpu --only "$only" --sizes 8,4K,64K,1M \

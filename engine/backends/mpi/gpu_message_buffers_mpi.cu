@@ -3,8 +3,10 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cuda/copy_level.h"
 #include "core/error.h"
 #include <algorithm>
+#include <optional>
 
 namespace commatlas::mpi {
 namespace {
@@ -82,6 +84,12 @@ class GpuMessageBuffers final : public MessageBuffers {
   // GPU); the larger size's MPI calls may have moved them, so each size gets fresh buffers.
   bool reusable() const override { return allocator_ != cuda::MemoryKind::Managed; }
 
+ public:
+  std::optional<double> copy_level_us() override {
+    if (!copy_level_) copy_level_.emplace(device_);  // two 8 B buffers, made on first use
+    return copy_level_->measure();
+  }
+
  private:
   // cudaMemcpyDefault: unified addressing tells device, managed, pinned and pageable apart.
   void copy(void* dst, const void* src, std::size_t bytes) {
@@ -98,6 +106,7 @@ class GpuMessageBuffers final : public MessageBuffers {
   cuda::GpuBuffer send_, recv_;
   std::unique_ptr<cuda::GpuBuffer> staging_send_, staging_recv_;
   std::vector<unsigned char> shadow_;  // host view for filling and checking, outside the timed loop
+  std::optional<cuda::CopyLevel> copy_level_;
 };
 
 }  // namespace

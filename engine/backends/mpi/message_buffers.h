@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace commatlas::mpi {
@@ -69,6 +70,13 @@ class MessageBuffers {
   // Managed memory: where its pages live depends on what touched them last (the larger size's
   // messages), so a smaller size inside it measures a different placement than a fresh buffer.
   virtual bool reusable() const { return true; }
+
+ public:
+  // Device memory moved through MPI (StagedDevice, Device): this process's 8 B synchronous copy
+  // level now, microseconds (backends/cuda/copy_level.h), which the library's copies of a small
+  // device message, or the staging copies, pay; nullopt for host memory. The workloads that move
+  // these buffers set Accounting::copy_level_witness from memory() and answer with this.
+  virtual std::optional<double> copy_level_us() { return std::nullopt; }
 
  private:
   MessageSizes sizes_;

@@ -41,10 +41,13 @@ def paying_ranks(result: Result) -> tuple[int, ...] | None:
     """The ranks whose copies a point's messages pay: through GPU-aware MPI, the receiver of a
     one-way movement (the sender's level did not sort the 8 B windows; the receiver's did); staged,
     both ends (a copy to the host before each send, one back after each receive); both ends of a
-    two-way movement or a ping-pong. None where the movement names no ranks."""
+    two-way movement or a ping-pong; every rank of a collective (its figure is the slowest rank's).
+    None where the record has no readings."""
     m = result.movement
-    if m is None or m.source is None or m.target is None or m.source.rank is None or m.target.rank is None:
+    if m is None or not result.copy_level_us:
         return None
+    if m.source is None or m.target is None or m.source.rank is None or m.target.rank is None:
+        return tuple(range(len(result.copy_level_us)))
     one_end = m.direction == "uni" and m.mechanism == "mpi_gpu_aware"
     return (m.target.rank,) if one_end else (m.source.rank, m.target.rank)
 
