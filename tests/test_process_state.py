@@ -94,3 +94,19 @@ def test_compare_of_two_real_jobs_names_the_witness_and_keeps_the_other_changes(
     # Staged bandwidth at 64 KiB moved 1.09x while no paying rank's level moved: a change.
     staged = by_point[("mpi.staged.bandwidth", 65536, "allocator=device")]
     assert staged.verdict.different and "copies" not in staged.verdict.why
+
+
+def test_a_collective_is_paid_by_every_rank_and_its_move_is_named_by_the_rank_that_moved():
+    # MPI collectives over device buffers keep the witness too (call 4 of the copy-level runs):
+    # allreduce at 8 B read 26.1 us a call in job 1, both ranks copying at 7.6 us, and 31.5 us in
+    # job 3, where both copied at 8.9-9.3 us.
+    folder = fixture_run("h200x2-copy-level-collectives")
+    job1, job3 = (read_lines(folder / f"job-{j}" / "results.jsonl") for j in (1, 3))
+    a, b = point(job1, "mpi.gpu_aware.allreduce", 8), point(job3, "mpi.gpu_aware.allreduce", 8)
+    assert paying_ranks(a[0]) == (0, 1)
+    verdict = process_moved(Verdict(True, "x"), a, b)
+    assert verdict.unstable and verdict.why.startswith(
+        "rank 0's 8 B copies to and from its GPU took 7.61 us in the baseline and 9.21 us in the other run")
+    # The same point with the figure moved the other way (job 3's call faster than job 1's) is a change.
+    faster = [slowed(r, 0.7) if r.get("benchmark") == "mpi.gpu_aware.allreduce" else r for r in job3]
+    assert process_moved(Verdict(True, "x"), a, point(faster, "mpi.gpu_aware.allreduce", 8)).different

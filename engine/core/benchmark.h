@@ -92,7 +92,7 @@ struct Accounting {
   // Each rank's figure pays its own process's small synchronous copies (an MPI transport over
   // device buffers, whose library copies each small message): right before and right after the
   // timed batches every rank times its 8 B copies (Workload::copy_level_us), and the record keeps
-  // them per rank (timing.copy_level_us). The copies run at one of two levels, and two jobs'
+  // them per rank (timing.copy_level_us). The copies run at one of a few levels, and two jobs'
   // small-message figures move with them: the witness a comparison of two jobs reads.
   bool copy_level_witness = false;
 };

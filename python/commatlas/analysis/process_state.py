@@ -1,20 +1,21 @@
 """What the ranks' copy level says of a figure that moved between two jobs.
 
-A process's 8 B synchronous copies to and from its GPU run at one of two levels: on 2x H200 about
-7.1-8.1 us or 8.1-9.4 us a copy (two VMs). A fresh probe process mostly kept one level for its short
-life; the engine's ranks, read every tenth of a second, stayed on one in some jobs and moved
-between the two in others, whatever ran before. GPU-aware MPI moves a small device message with
-such copies, so its small messages move with the receiving rank's level: over 24 fresh 2-rank
-probe jobs osu_bw's 8 B window of device messages read 287-312 us wherever the receiving rank copied
-at the faster level and 410-475 us wherever at the slower (results/nvidia-h200-x2/gpu-aware-witness),
-and over 8 fresh `commatlas run` jobs `mpi.gpu_aware.bandwidth` at 8 B split alike, 291-303 against
-402-447 us a window (results/nvidia-h200-x2/copy-level). The engine reads each rank's level right
-before and right after the timed batches of every point of MPI over device buffers
-(`timing.copy_level_us`), so a comparison of two jobs can tell that state from a change of the tool:
-`copy_level_moved` says whether a rank that pays for the point's messages held one level through
-the point in each job, another in the other job, in the direction the figure moved. A rank whose
-readings of a point disagree (its level changed during the point, or a copy caught the machine
-busy) explains nothing.
+A process's 8 B synchronous copies to and from its GPU run at one of a few levels, 0.7-1.6 us apart:
+on 2x H200 between 7.3 and 9.7 us a copy (four VMs; most showed two levels, one three). A fresh
+probe process mostly kept one level for its short life; the engine's ranks, read every tenth of a
+second, stayed on one in some jobs and moved between them in others, whatever ran before. GPU-aware
+MPI moves a small device message with such copies, so its small messages move with the receiving
+rank's level: over 24 fresh 2-rank probe jobs osu_bw's 8 B window of device messages read 287-312 us
+wherever the receiving rank copied at the faster level and 410-475 us wherever at the slower
+(results/nvidia-h200-x2/gpu-aware-witness), and over 8 fresh `commatlas run` jobs
+`mpi.gpu_aware.bandwidth` at 8 B split alike, 291-303 against 402-447 us a window
+(results/nvidia-h200-x2/copy-level); a collective's small calls follow its slowest rank's. The
+engine reads each rank's level right before and right after the timed batches of every point of MPI
+over device buffers (`timing.copy_level_us`), so a comparison of two jobs can tell that state from a
+change of the tool: `copy_level_moved` says whether a rank that pays for the point's messages held
+one level through the point in each job, another in the other job, in the direction the figure
+moved. A rank whose readings of a point disagree (its level changed during the point, or a copy
+caught the machine busy) explains nothing.
 """
 from __future__ import annotations
 
