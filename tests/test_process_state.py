@@ -110,3 +110,24 @@ def test_a_collective_is_paid_by_every_rank_and_its_move_is_named_by_the_rank_th
     # The same point with the figure moved the other way (job 3's call faster than job 1's) is a change.
     faster = [slowed(r, 0.7) if r.get("benchmark") == "mpi.gpu_aware.allreduce" else r for r in job3]
     assert process_moved(Verdict(True, "x"), a, point(faster, "mpi.gpu_aware.allreduce", 8)).different
+
+
+def test_jobs_of_one_side_may_each_hold_their_own_level():
+    # check-order's two rounds alone against the --quick run (call 5): GPU-aware reduce_scatter at
+    # 8 B took 27.3 us a call in the run, where rank 0 copied at 7.77 us, and 31.5 and 32.5 us in
+    # the two jobs alone, where it held 8.82 and 9.19 us through each point. Each job is steady, and
+    # every job alone lies beyond the run: the witness explains the move, though the two jobs'
+    # levels lie 4% apart from each other.
+    folder = fixture_run("h200x2-copy-level-rounds")
+    run = read_lines(folder / "default" / "results.jsonl")
+    rounds = [r for n in (1, 2) for b in ("mpi.gpu_aware.reduce_scatter", "mpi.gpu_aware.bandwidth")
+              for r in read_lines(folder / f"round-{n}" / b / "results.jsonl") if r.get("type") == "result"]
+    a, b = point(run, "mpi.gpu_aware.reduce_scatter", 8), point(rounds, "mpi.gpu_aware.reduce_scatter", 8)
+    assert len(b) == 2
+    verdict = process_moved(Verdict(True, "x"), a, b)
+    assert verdict.unstable and verdict.why.startswith(
+        "rank 0's 8 B copies to and from its GPU took 7.77 us in the baseline and 8.82-9.19 us in the other run")
+    # GPU-aware bandwidth at 8 B: 301.5 us a window in the run, 388-394 us alone, but the receiver's
+    # levels alone (8.92 and 8.26 us) lie less than LEVEL_APART beyond the run's (7.85 us): a change.
+    a, b = point(run, "mpi.gpu_aware.bandwidth", 8), point(rounds, "mpi.gpu_aware.bandwidth", 8)
+    assert process_moved(Verdict(True, "x"), a, b).different

@@ -23,13 +23,14 @@ from statistics import median
 
 from commatlas.io.results import Result
 
-# A rank's level moved between two jobs when the medians of its readings lie this far apart. The
+# A rank's level moved between two sides when every record's level on one lies this far beyond
+# every record's level on the other. The
 # two levels lay 13-17% apart (medians 7.45 and 8.45 us, 7.9 and 9.2, 8.0 and 9.4 on three 2x H200
 # VMs); one level's medians moved up to 8% from job to job.
 LEVEL_APART = 1.10
-# A side's readings of a rank (before and after each point's timed batches, over its records)
-# held one level when they lie within this of each other: a rank that changed level during a
-# point, or whose readings caught a slow copy, tells nothing of the state its point ran in. One
+# A record's two readings of a rank (before and after its point's timed batches) held one level
+# when they lie within this of each other: a rank that changed level during a point, or whose
+# readings caught a slow copy, tells nothing of the state its point ran in. One
 # level's readings of one point lay within 4% of each other in most points; single readings
 # reached 10.5-11.5 us where the level read 9.3.
 LEVEL_STEADY = 1.05
@@ -53,26 +54,41 @@ def paying_ranks(result: Result) -> tuple[int, ...] | None:
     return (m.target.rank,) if one_end else (m.source.rank, m.target.rank)
 
 
-def _readings(results: list[Result], rank: int) -> list[float]:
-    return [us for r in results if len(r.copy_level_us) > rank for us in r.copy_level_us[rank] if us is not None]
+def _levels(results: list[Result], rank: int) -> list[float] | None:
+    """The rank's level in each record (the median of its readings there), None where a record has
+    none for it or its readings disagree (beyond LEVEL_STEADY): a record is one point of one job, and
+    the jobs of one side (--repeat, check-order's rounds) may each have drawn their own level."""
+    out = []
+    for r in results:
+        readings = [us for us in (r.copy_level_us[rank] if len(r.copy_level_us) > rank else ()) if us is not None]
+        if not readings or max(readings) > LEVEL_STEADY * min(readings):
+            return None
+        out.append(median(readings))
+    return out
 
 
 def copy_level_moved(a: list[Result], b: list[Result], slower_in_b: bool, names: tuple[str, str]) -> str | None:
-    """Where a rank that pays for these points' messages held one level on each side
-    (LEVEL_STEADY) and another in `b` than in `a` (LEVEL_APART), in the direction the figure moved
-    (`slower_in_b`: the figure got worse in `b`), in words ("rank 1's 8 B copies ... took 7.41 us
-    in the baseline and 8.46 us in the other run ..."); None where no paying rank did."""
+    """Where a rank that pays for these points' messages held its level through every record
+    (LEVEL_STEADY) and every record of one side lies LEVEL_APART or more beyond every record of the
+    other, in the direction the figure moved (`slower_in_b`: the figure got worse in `b`), in words
+    ("rank 1's 8 B copies ... took 7.41 us in the baseline and 8.46 us in the other run ...");
+    None where no paying rank did."""
     ranks = paying_ranks(a[0]) if a else None
     for rank in ranks or ():
-        la, lb = _readings(a, rank), _readings(b, rank)
-        if not la or not lb or max(la) > LEVEL_STEADY * min(la) or max(lb) > LEVEL_STEADY * min(lb):
+        la, lb = _levels(a, rank), _levels(b, rank)
+        if not la or not lb:
             continue
-        apart = median(lb) >= LEVEL_APART * median(la) if slower_in_b else median(la) >= LEVEL_APART * median(lb)
+        apart = min(lb) >= LEVEL_APART * max(la) if slower_in_b else min(la) >= LEVEL_APART * max(lb)
         if apart:
-            return (f"rank {rank}'s 8 B copies to and from its GPU took {median(la):.3g} us in {names[0]} and "
-                    f"{median(lb):.3g} us in {names[1]}, steady before and after the timed batches: the machine "
+            return (f"rank {rank}'s 8 B copies to and from its GPU took {_span(la)} us in {names[0]} and "
+                    f"{_span(lb)} us in {names[1]}, steady before and after the timed batches: the machine "
                     "copied at another speed, and each small message through MPI's device path pays it")
     return None
+
+
+def _span(levels: list[float]) -> str:
+    lo, hi = min(levels), max(levels)
+    return f"{lo:.3g}" if f"{lo:.3g}" == f"{hi:.3g}" else f"{lo:.3g}-{hi:.3g}"
 
 
 def level_explains(a: list[Result], b: list[Result], figure_a: float, figure_b: float, metric: str,
