@@ -13,7 +13,7 @@ import pytest
 
 from commatlas.analysis.answers import compute_answers
 from commatlas.analysis.compare import compare_runs
-from commatlas.analysis.host_activity import host_witness, interference
+from commatlas.analysis.host_activity import host_busy, host_witness, interference
 from commatlas.io.results import load_run
 from commatlas.report.bestmap import map_cell
 from conftest import fixture_run, read_lines, slowed
@@ -276,3 +276,64 @@ def test_the_harness_check_says_when_the_host_got_in_the_way() -> None:
     quiet = harness_check(load_run(WITNESS / "memcpy-1"))
     assert not [p for p in quiet.pairs if p.verdict.kind is Kind.HOST]
     assert [p for p in quiet.pairs if p.verdict.kind is Kind.ONE_PASS]
+
+
+# 4x H200, a real default run: host.memcpy over all 64 vCPUs waited on the hypervisor in both passes
+# of every point (3.0 ms a copy from 16 B to 16 MiB), while one thread saw no steal.
+BUSY = fixture_run("h200x4-host-busy")
+KiB, MiB = 1 << 10, 1 << 20
+
+
+def _host_copy_cell(run_dir: Path, size: int) -> dict:
+    answers = compute_answers(load_run(run_dir))
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((Path(__file__).resolve().parents[1] / "schema" / "answers.schema.json").read_text())
+    problems = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(answers)]
+    assert not problems, problems[:3]
+    return next(c for m in answers["movements"] if m["label"] == "CPU memory, copy" for c in m["cells"]
+                if c["bytes"] == size)
+
+
+def test_a_figure_the_host_got_in_the_way_of_in_every_pass_is_the_hosts() -> None:
+    results = load_run(BUSY).results
+    many = [r for r in results if r.benchmark == "host.memcpy" and r.params.get("threads") == 64]
+    one = [r for r in results if r.benchmark == "host.memcpy" and r.params.get("threads") == 1]
+    assert len(many) == len(one) == 7
+    for r in many:
+        words = host_busy(r) or ""
+        assert words.startswith("in its own batches the hypervisor took ") and \
+            "; in its confirmation batch the hypervisor took " in words, (r.bytes, words)
+    # Its passes agreed on the machine's state at 3.0 ms a copy: repeatable, and still the host's.
+    assert {r.bytes for r in many if r.stability == "repeatable"} >= {16, 4 * KiB, 64 * KiB, 256 * MiB}
+    assert not [r for r in one if host_busy(r)]
+
+
+def test_the_map_crowns_no_figure_the_host_got_in_the_way_of() -> None:
+    cell = _host_copy_cell(BUSY, 256 * MiB)
+    # The 64-thread copy is still the fastest figure there (51.9 GB/s against one thread's 9.6)...
+    assert cell["winner"]["benchmark"] == "host.memcpy" and cell["winner"]["choices"]["threads"] == "64"
+    # ...but the passes agreed on the hypervisor's state, so nothing is crowned.
+    assert cell["host_busy"] == ["cpu_memcpy"] and cell["clear"] is False
+    assert "the hypervisor took 30%" in cell["winner"]["host_busy"]
+    shown = map_cell(cell)
+    assert shown is not None and shown.busy and shown.name == "memcpy (host busy)"
+    assert "the host got in the way of every pass of memcpy (in its own batches the hypervisor took 30%" in shown.detail
+    assert "no winner is claimed here" in shown.detail
+
+
+def test_one_quiet_pass_leaves_the_figure_the_mechanisms(tmp_path: Path) -> None:
+    """The same records with the confirmation batch of the 256 MiB point as quiet as a one-thread
+    copy's: the host got in the way of one pass only, so the figure is not the host's."""
+    records = read_lines(BUSY / "results.jsonl")
+    point = next(r["point"] for r in records if r.get("type") == "result" and r["benchmark"] == "host.memcpy"
+                 and r["params"]["threads"] == 64 and r["bytes"] == 256 * MiB)
+    quiet = next(r for r in records if r.get("type") == "result" and r["benchmark"] == "host.memcpy"
+                 and r["params"]["threads"] == 1 and r["bytes"] == 256 * MiB)["timing"]["host_activity"]
+    for r in records:
+        if r.get("type") == "stability" and r["point"] == point:
+            r["stability"]["host_activity"] = quiet
+    (tmp_path / "results.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    cell = _host_copy_cell(tmp_path, 256 * MiB)
+    assert cell["host_busy"] == [] and cell["winner"]["host_busy"] is None
+    shown = map_cell(cell)
+    assert shown is not None and not shown.busy and shown.name == "memcpy"

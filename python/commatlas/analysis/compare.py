@@ -58,7 +58,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from commatlas.analysis.answers import compute_answers
-from commatlas.analysis.host_activity import PLACEMENT_EXPLAINS, interference, pair_move, placement_moved
+from commatlas.analysis.host_activity import PLACEMENT_EXPLAINS, host_busy, interference, pair_move, placement_moved
 from commatlas.analysis.process_state import level_explains
 from commatlas.analysis.ranking import ratio, value_of
 from commatlas.errors import UsageError
@@ -930,7 +930,8 @@ def compare_winners(base: Run, other: Run, rule: Rule) -> tuple[list[WinnerChang
     mechanism, so two variants of one mechanism that swap places within 1% (GPU-initiated stores
     through peer access and through CUDA IPC on 2x H100) both lead it by 20% and would read as a
     clear change. Where a run lacks the other's winner, its runner-up margin stands in. A cell whose
-    winners or runner-ups are unstable in either run cannot say."""
+    winners or runner-ups are unstable in either run, or had the host in the way of every pass
+    (host_activity.host_busy), cannot say."""
     try:
         answers = [compute_answers(base), compute_answers(other)]
     except Exception as e:  # noqa: BLE001 - the point-by-point comparison stands without it
@@ -950,7 +951,7 @@ def compare_winners(base: Run, other: Run, rule: Rule) -> tuple[list[WinnerChang
                       for side, cell in enumerate((a, b)) for role in ("winner", "runner_up")]
         contenders += [(side, r) for side, pair in enumerate(head_to_head) for r in pair]
         unstable = sorted({("the baseline", "the other run")[side] for side, r in contenders
-                           if r is not None and is_unstable([r])})
+                           if r is not None and (is_unstable([r]) or host_busy(r))})
         tolerance = max([rule.tolerance(movement.get("metric", ""), b.get("bytes"))]
                         + [own_spread(r) for _, r in contenders if r is not None])
         metric = movement.get("metric", "")
@@ -958,7 +959,7 @@ def compare_winners(base: Run, other: Run, rule: Rule) -> tuple[list[WinnerChang
                    else (c.get("margin") or 1.0) for (mine, theirs), c in zip(head_to_head, (a, b))]
         clear = not unstable and all(m - 1 > tolerance for m in margins)
         if unstable:
-            why = f"a contender is unstable in {' and '.join(unstable)}"
+            why = f"a contender is unstable, or held by a busy host, in {' and '.join(unstable)}"
         elif clear:
             why = f"each run's winner led by more than ±{amount(tolerance)}"
         else:

@@ -138,8 +138,9 @@ def _fit(text: str) -> str:
 
 
 def _settled(cell: dict[str, Any]) -> bool:
-    """A cell with a winner whose figures repeated: no finding builds on a figure that did not."""
-    return bool(cell["winner"]) and not cell.get("unstable")
+    """A cell with a winner whose figures repeated, and not only because the host was busy in every
+    pass: no finding builds on a figure that did not, or on the machine's state."""
+    return bool(cell["winner"]) and not cell.get("unstable") and not cell.get("host_busy")
 
 
 def _crossovers(mv: dict[str, Any]) -> list[tuple[str, float, str]]:
@@ -270,7 +271,7 @@ def _head_to_head(mv: dict[str, Any]) -> list[tuple[str, float, str]]:
     out = []
     crossed = {(x["below"], x["above"]) for x in mv["crossovers"]}
     for kind, (a, others) in PAIRS.items():
-        both = [c for c in mv["cells"] if a in c["best_by_mechanism"] and not c.get("unstable")
+        both = [c for c in mv["cells"] if a in c["best_by_mechanism"] and _settled(c)
                 and any(o in c["best_by_mechanism"] for o in others)]
         if not both:
             continue

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from commatlas.analysis.host_activity import host_witness
+from commatlas.analysis.host_activity import host_busy, host_witness
 from commatlas.analysis.keys import FIRST_BIN_MAX, Bin
 from commatlas.io.results import Result
 
@@ -108,7 +108,10 @@ def _choice(c: Contender, r: Result) -> dict[str, Any]:
             "includes": r.latency_includes or None,
             # "unstable": a later batch of the same point disagreed (results.Result.stability).
             "stability": r.stability,
-            "host_witness": host_witness(r) if r.stability == "unstable" else None}
+            "host_witness": host_witness(r) if r.stability == "unstable" else None,
+            # The host got in the way of every pass of a figure that repeated: it repeated the
+            # machine's state, so it is shown but, as an unstable one, not crowned.
+            "host_busy": host_busy(r) if r.stability != "unstable" else None}
 
 
 def _cell(b: Bin, contenders: dict[Contender, dict[int, Result]], metric: str) -> dict[str, Any] | None:
@@ -151,9 +154,11 @@ def _cell(b: Bin, contenders: dict[Contender, dict[int, Result]], metric: str) -
         (w_lo, w_hi), (r_lo, r_hi) = spread_of(wr), spread_of(rr)
         cell["clear"] = bool(w_lo > r_hi) if metric == "bandwidth" else bool(w_hi < r_lo)
     # A winner whose own figure did not repeat is never a clear winner: which state the machine was
-    # in decided it, so no finding or crossover builds on it.
+    # in decided it, so no finding or crossover builds on it. Nor is one the host got in the way of
+    # in every pass: its passes agreed on the machine's state, not on the mechanism's figure.
     cell["unstable"] = [c["mechanism"] for c in (cell["winner"], cell["runner_up"]) if c and c["stability"] == "unstable"]
-    if cell["unstable"]:
+    cell["host_busy"] = [c["mechanism"] for c in (cell["winner"], cell["runner_up"]) if c and c["host_busy"]]
+    if cell["unstable"] or cell["host_busy"]:
         cell["clear"] = False
     return cell
 

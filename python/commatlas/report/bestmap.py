@@ -45,6 +45,9 @@ class MapCell:
     alone: bool = False
     # The winner's figure did not repeat in a later batch (the machine changed state): not crowned.
     unstable: bool = False
+    # The host got in the way of every pass of the winner's figure (steal, other processes): the
+    # passes agreed on the machine's state, so it is not crowned either.
+    busy: bool = False
     library: str = ""  # the winner's MPI library, where libraries compete in its movement
 
     @property
@@ -56,7 +59,7 @@ class MapCell:
         """The mechanism; "copy engine (in cache)" where every figure of the cell is a cache figure."""
         return (mechanism_name(self.mechanism) + (f" ({self.library})" if self.library else "")
                 + (" (in cache)" if self.cache else "") + (" (alone)" if self.alone else "")
-                + (" (unstable)" if self.unstable else ""))
+                + (" (unstable)" if self.unstable else "") + (" (host busy)" if self.busy else ""))
 
     @property
     def colour(self) -> str:
@@ -138,6 +141,10 @@ def _detail(cell: dict[str, Any]) -> str:
                      + " disagreed with the first, so no winner is claimed here")
         parts += [f"{mechanism_name(c['mechanism'])}: {c['host_witness']}" for c in (cell["winner"], cell["runner_up"])
                   if c and c.get("host_witness")]
+    if cell.get("host_busy"):
+        parts.append("the host got in the way of every pass of " + " and ".join(
+            f"{mechanism_name(c['mechanism'])} ({c['host_busy']})" for c in (cell["winner"], cell["runner_up"])
+            if c and c.get("host_busy")) + ": its figure is the machine's, so no winner is claimed here")
     if cell["runner_up"]:
         r = cell["runner_up"]
         parts.append(f"runner-up {contender_words(r)} [{r['allocator']}] {_figure(r)}, "
@@ -161,7 +168,7 @@ def map_cell(cell: dict[str, Any] | None, rivals: bool = False, libraries: bool 
     unstable = w.get("stability") == "unstable"
     library = w["choices"].get("mpi_library", "") if libraries else ""
     return MapCell(w["mechanism"], _figure(w), fraction, False, cell["clear"], _detail(cell), cell["bytes"], alone,
-                   unstable, library)
+                   unstable, bool(w.get("host_busy")), library)
 
 
 def _aligned(cells: list[dict[str, Any]], bins: list[str], rivals: bool = False,
@@ -187,7 +194,8 @@ def map_rows(answers: dict[str, Any], allocator: str | None = None, fixed: bool 
             cells = mv["by_allocator"].get(chosen, cells)
             label = f"{label} [{chosen}]"
         aligned = _aligned(cells, bins, len(mv.get("mechanisms") or []) > 1, len(mv.get("libraries") or []) > 1)
-        kind = (row_class(label), tuple((c.mechanism, c.cache, c.alone, c.unstable) if c else None for c in aligned))
+        kind = (row_class(label), tuple((c.mechanism, c.cache, c.alone, c.unstable, c.busy) if c else None
+                                        for c in aligned))
         row = by_kind.get(kind)
         if row is not None:
             row.keys.append(mv["key"])
@@ -302,7 +310,8 @@ def bands(row: MapRow) -> list[Band]:
             text += " in cache"
         out.append(Band(run[0].bytes, run[-1].bytes, mechanism_name(run[0].mechanism)
                         + (f" ({run[0].library})" if run[0].library else "") + (" (alone)" if run[0].alone else "")
-                        + (" (unstable)" if run[0].unstable else ""), text))
+                        + (" (unstable)" if run[0].unstable else "") + (" (host busy)" if run[0].busy else ""),
+                        text))
         run.clear()
     for cell in row.cells:
         if cell is None:
