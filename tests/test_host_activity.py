@@ -337,3 +337,22 @@ def test_one_quiet_pass_leaves_the_figure_the_mechanisms(tmp_path: Path) -> None
     assert cell["host_busy"] == [] and cell["winner"]["host_busy"] is None
     shown = map_cell(cell)
     assert shown is not None and not shown.busy and shown.name == "memcpy"
+
+
+def test_compare_cannot_call_a_winner_change_against_a_figure_the_host_got_in_the_way_of(tmp_path: Path) -> None:
+    """The same run with the one-thread copy at 256 MiB made 8x faster, so it beats the 64-thread
+    copy (51.9 GB/s) that the hypervisor held in both passes: the host copy cell's winner changes,
+    and compare says it cannot tell, naming the busy host (without the rule it reads the change as
+    a tie against the held copy's own spread)."""
+    records = read_lines(BUSY / "results.jsonl")
+    for r in records:
+        if r.get("benchmark") == "host.memcpy" and r.get("bytes") == 256 * MiB and (
+                r.get("params") or {}).get("threads", 1) == 1 or (
+                r.get("type") == "stability" and r.get("benchmark") == "host.memcpy" and r.get("bytes") == 256 * MiB
+                and "threads=1," in r["point"]):
+            slowed(r, 1 / 8)
+    (tmp_path / "results.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    [c] = compare_runs([BUSY, tmp_path])
+    [change] = [w for w in c.winners if w.movement == "CPU memory, copy"]
+    assert "threads=64" in change.base and "threads=1" in change.other
+    assert not change.beyond_noise and "held by a busy host" in change.why, change.why
