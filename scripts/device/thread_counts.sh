@@ -13,6 +13,7 @@ source scripts/device/work_folder.sh thread_counts
 lscpu > "$W/lscpu.txt"; grep -E "^(CPU\(s\)|Thread|Core|Socket|NUMA node|Model name|Hypervisor)" "$W/lscpu.txt"
 cpus=$(nproc)
 COUNTS=${COUNTS:-"$cpus $((cpus - 1)) $((cpus - 2)) $((cpus - 4)) $((cpus * 7 / 8)) $((cpus * 3 / 4)) $((cpus / 2)) $((cpus / 4))"}
+COUNTS=$(echo "$COUNTS" | tr ' ' '\n' | awk '$1 > 0 && !seen[$1]++' | tr '\n' ' ')  # 16 vCPUs: 16 - 2 = 16 * 7 / 8
 cc -O2 -pthread scripts/device/busy_steal.c -o "$W/busy_steal" || exit 1
 echo "== busy threads only (2 s each)"
 # shellcheck disable=SC2086  # COUNTS is a list
