@@ -41,10 +41,15 @@ Accounting MemcpyWorkload::accounting() const {
   a.timing = setup_.threads > 1
                  ? "host steady_clock around a batch of operations; each releases " + std::to_string(setup_.threads) +
                        " already-running threads (caller included, each pinned to one CPU where the node is known) "
-                       "that memcpy contiguous 64-byte-aligned chunks, and ends when the last one finishes"
+                       "that memcpy contiguous 64-byte-aligned chunks, one each, and ends when the last chunk is "
+                       "copied; a thread that has not started its chunk " +
+                       std::to_string(WorkerPool::kLateWorker.count()) +
+                       " us after the caller finished its own has it copied by the caller (timing.late_worker_ops counts those operations)"
                  : "host steady_clock around a batch of memcpy calls on one thread";
-  a.latency_includes = setup_.threads > 1 ? "one memcpy of the whole buffer split over the threads, including their release and join"
-                                          : "one libc memcpy call";
+  a.latency_includes = setup_.threads > 1
+                           ? "one memcpy of the whole buffer split over the threads, including the release and join of "
+                             "those with bytes to copy (fewer than all below threads x 64 B)"
+                           : "one libc memcpy call";
   // The DRAM peak is the movement's (topology/movement_peak.cpp, from the SMBIOS tables).
   return a;
 }
@@ -55,7 +60,7 @@ void MemcpyWorkload::prepare_batch() {
   // others do.
   const ScopedCpuBinding on_source_node(caller_cpus_);
   if (pool_) {
-    pool_->run(chunk_poison_);
+    pool_->run(chunk_poison_, chunks_with_bytes(buffers_.size(), setup_.threads));
   } else {
     buffers_.poison();
   }
@@ -64,7 +69,7 @@ void MemcpyWorkload::prepare_batch() {
 void MemcpyWorkload::copy_once() {
   if (planted_no_move()) return;  // test-only (COMMATLAS_TEST_SKIP_MOVE): the check must fail
   if (pool_) {
-    pool_->run(chunk_copy_);
+    if (pool_->run(chunk_copy_, chunks_with_bytes(buffers_.size(), setup_.threads)) > 0) ++late_worker_ops_;
   } else {
     std::memcpy(buffers_.destination(), buffers_.source(), buffers_.size());
   }

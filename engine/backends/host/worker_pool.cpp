@@ -1,6 +1,7 @@
 #include "backends/host/worker_pool.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "backends/host/numa.h"
 
@@ -39,7 +40,26 @@ Chunk chunk_of(std::size_t total, int count, int index) {
   return {begin, std::min(per, total - begin)};
 }
 
-WorkerPool::WorkerPool(int threads, const std::vector<int>& cpus) {
+int chunks_with_bytes(std::size_t total, int count) {
+  const int parts = std::max(count, 1);
+  if (total == 0) return 1;
+  const std::size_t per = chunk_of(total, parts, 0).length;
+  return static_cast<int>(std::min<std::size_t>((total + per - 1) / per, static_cast<std::size_t>(parts)));
+}
+
+PartClaims::PartClaims(int parts) : slots_(std::make_unique<Slot[]>(static_cast<std::size_t>(std::max(parts, 1)))) {}
+
+bool PartClaims::take(int part, std::uint64_t generation) {
+  std::atomic<std::uint64_t>& taken = slots_[static_cast<std::size_t>(part)].taken;
+  std::uint64_t last = taken.load(std::memory_order_relaxed);
+  while (last < generation)
+    if (taken.compare_exchange_weak(last, generation, std::memory_order_acq_rel, std::memory_order_relaxed)) return true;
+  return false;
+}
+
+WorkerPool::WorkerPool(int threads, const std::vector<int>& cpus, std::chrono::nanoseconds late_after)
+    : late_after_(late_after), claims_(threads) {
+  if (threads >= (1 << kPartBits)) throw std::invalid_argument("a worker pool holds fewer than 65536 threads");
   for (int i = 1; i < threads; ++i) {
     std::vector<int> own;
     if (!cpus.empty()) own.push_back(cpus[static_cast<std::size_t>(i) % cpus.size()]);
@@ -53,7 +73,7 @@ std::vector<int> WorkerPool::caller_binding(const std::vector<int>& cpus) {
 
 WorkerPool::~WorkerPool() {
   stopping_.store(true);
-  generation_.fetch_add(1);
+  release_.fetch_add(std::uint64_t{1} << kPartBits);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     wake_.notify_all();
@@ -61,21 +81,42 @@ WorkerPool::~WorkerPool() {
   for (auto& t : threads_) t.join();
 }
 
-void WorkerPool::run(const Task& task) {
+int WorkerPool::run(const Task& task, int parts) {
+  parts = std::clamp(parts, 1, size());
   task_ = &task;
-  remaining_.store(static_cast<int>(threads_.size()), std::memory_order_relaxed);
-  generation_.fetch_add(1);  // seq_cst: orders against a worker announcing it goes to sleep
+  remaining_.store(parts - 1, std::memory_order_relaxed);
+  const std::uint64_t generation = (release_.load(std::memory_order_relaxed) >> kPartBits) + 1;
+  // seq_cst: orders against a worker announcing it goes to sleep
+  release_.store(generation << kPartBits | static_cast<std::uint64_t>(parts));
   if (sleepers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mutex_);
     wake_.notify_all();
   }
   task(0);
-  for (int round = 0; remaining_.load(std::memory_order_acquire) != 0; ++round) backoff(round);
+  int late = 0;
+  if (remaining_.load(std::memory_order_acquire) == 0) return late;
+  // The clock is read only once the caller has to wait, and then every few rounds.
+  const auto waiting_since = std::chrono::steady_clock::now();
+  bool looked = false;
+  for (int round = 0; remaining_.load(std::memory_order_acquire) != 0; ++round) {
+    if (!looked && round % 16 == 15 && std::chrono::steady_clock::now() - waiting_since >= late_after_) {
+      looked = true;  // a worker that took its part is waited for; one that has not, is late
+      for (int i = 1; i < parts; ++i) {
+        if (!claims_.take(i, generation)) continue;
+        task(i);
+        remaining_.fetch_sub(1, std::memory_order_relaxed);
+        ++late;
+      }
+      continue;
+    }
+    backoff(round);
+  }
+  return late;
 }
 
 std::uint64_t WorkerPool::wait_for_release(std::uint64_t seen) {
   for (int round = 0; round < kSpinsBeforeSleep; ++round) {
-    const std::uint64_t g = generation_.load(std::memory_order_acquire);
+    const std::uint64_t g = release_.load(std::memory_order_acquire);
     if (g != seen) return g;
     backoff(round);
   }
@@ -83,9 +124,9 @@ std::uint64_t WorkerPool::wait_for_release(std::uint64_t seen) {
   // the mutex sees the new generation: the seq_cst pair leaves no lost wake-up.
   sleepers_.fetch_add(1);
   std::unique_lock<std::mutex> lock(mutex_);
-  wake_.wait(lock, [&] { return generation_.load() != seen; });
+  wake_.wait(lock, [&] { return release_.load() != seen; });
   sleepers_.fetch_sub(1);
-  return generation_.load();
+  return release_.load();
 }
 
 void WorkerPool::worker_loop(int index, std::vector<int> cpus) {
@@ -98,6 +139,10 @@ void WorkerPool::worker_loop(int index, std::vector<int> cpus) {
   while (true) {
     seen = wait_for_release(seen);
     if (stopping_.load()) return;
+    // Nothing to do past the operation's parts, nor where the caller took this part while this
+    // worker was late (then the operation may be over, and task_ another's: read it only after).
+    const int parts = static_cast<int>(seen & ((std::uint64_t{1} << kPartBits) - 1));
+    if (index >= parts || !claims_.take(index, seen >> kPartBits)) continue;
     (*task_)(index);
     remaining_.fetch_sub(1, std::memory_order_acq_rel);
   }
