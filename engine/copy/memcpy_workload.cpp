@@ -42,9 +42,7 @@ Accounting MemcpyWorkload::accounting() const {
                  ? "host steady_clock around a batch of operations; each releases " + std::to_string(setup_.threads) +
                        " already-running threads (caller included, each pinned to one CPU where the node is known) "
                        "that memcpy contiguous 64-byte-aligned chunks, one each, and ends when the last chunk is "
-                       "copied; a thread that has not started its chunk " +
-                       std::to_string(WorkerPool::kLateWorker.count()) +
-                       " us after the caller finished its own has it copied by the caller (timing.late_worker_ops counts those operations)"
+                       "copied; below threads x 64 B only the threads with a chunk take part"
                  : "host steady_clock around a batch of memcpy calls on one thread";
   a.latency_includes = setup_.threads > 1
                            ? "one memcpy of the whole buffer split over the threads, including the release and join of "
@@ -69,7 +67,7 @@ void MemcpyWorkload::prepare_batch() {
 void MemcpyWorkload::copy_once() {
   if (planted_no_move()) return;  // test-only (COMMATLAS_TEST_SKIP_MOVE): the check must fail
   if (pool_) {
-    if (pool_->run(chunk_copy_, chunks_with_bytes(buffers_.size(), setup_.threads)) > 0) ++late_worker_ops_;
+    pool_->run(chunk_copy_, chunks_with_bytes(buffers_.size(), setup_.threads));
   } else {
     std::memcpy(buffers_.destination(), buffers_.source(), buffers_.size());
   }

@@ -40,10 +40,6 @@ class MemcpyWorkload final : public Workload {
   // CPUs of caller_cpus().
   void copy_once();
   const std::vector<int>& caller_cpus() const { return caller_cpus_; }
-  // Operations so far (warm-up included) in which the caller copied a late worker's chunk.
-  std::optional<std::int64_t> late_worker_ops() override {
-    return pool_ ? std::optional<std::int64_t>(late_worker_ops_) : std::nullopt;
-  }
 
  private:
   void prepare_batch() override;
@@ -55,7 +51,6 @@ class MemcpyWorkload final : public Workload {
   std::unique_ptr<WorkerPool> pool_;  // only with more than one thread
   WorkerPool::Task chunk_copy_;
   WorkerPool::Task chunk_poison_;
-  std::int64_t late_worker_ops_ = 0;
 };
 
 }  // namespace commatlas::host

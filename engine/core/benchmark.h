@@ -146,11 +146,6 @@ class Workload {
   // Accounting::copy_level_witness: this rank's 8 B synchronous copy level now, microseconds
   // (backends/cuda/copy_level.h); nullopt where this rank has no GPU.
   virtual std::optional<double> copy_level_us() { return std::nullopt; }
-  // A workload over a pool of host threads (host::WorkerPool): how many of its operations so far
-  // had a part done by the caller for a worker that had not started it in time (the host kept
-  // that worker's CPU); the harness records the timed batches' share (timing.late_worker_ops).
-  // nullopt for every other workload.
-  virtual std::optional<std::int64_t> late_worker_ops() { return std::nullopt; }
 
  protected:
   // Makes what the next timed batch must produce wrong again: poisons the destination (helpers in

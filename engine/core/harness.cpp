@@ -253,7 +253,6 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint, c
     if (const auto us = workload.copy_level_us()) levels[2 * static_cast<std::size_t>(group.rank()) + which] = *us;
   };
   if (a.copy_level_witness) read_levels(0);
-  const std::optional<std::int64_t> late_before = workload.late_worker_ops();
   // Around the timed batches (a soak's series included), outside every sample.
   const HostActivityWindow activity;
   auto reduce_over_ranks = [&](std::vector<double>& v) {
@@ -338,8 +337,6 @@ Measurement measure(Workload& workload, Context& ctx, const MeasureHint* hint, c
   m.cost.timed_s = since(t0) - poison_s;  // poisoning is the data check's cost, not the samples'
   m.finished_at = Clock::now();
   m.activity = activity.close(group, same_node(group.rank_nodes()));
-  if (const auto late_after = workload.late_worker_ops(); late_before && late_after)
-    m.late_worker_ops = *late_after - *late_before;
   if (a.copy_level_witness) {
     read_levels(1);
     group.max_over_ranks(levels);

@@ -126,9 +126,6 @@ struct Measurement {
   // after the timed batches, two entries per rank in rank order, 0 where a rank has none; empty
   // for every other workload.
   std::vector<double> copy_level_us;
-  // Workload::late_worker_ops over the timed batches: operations in which a pool thread had not
-  // started its part in time and the caller did it; absent for workloads without a pool.
-  std::optional<std::int64_t> late_worker_ops;
   Verification verification;
   // Precision-driven stopping (RunOptions::precision): the target (0 when off), the relative
   // half-width of the median's 95% interval reached (infinity when too few samples had one),

@@ -195,7 +195,6 @@ std::string result_record(const PointId& id, const Measurement& m, const PointFa
   w.field("max_over_ranks", a.max_over_ranks);
   if (m.harnessed) write_harness_fields(w, m);
   if (m.host_enqueue_s) w.field("host_enqueue_s", *m.host_enqueue_s);
-  if (m.late_worker_ops) w.field("late_worker_ops", *m.late_worker_ops);
   if (!m.copy_level_us.empty()) {
     // Per rank: [before, after] the timed batches; null where the rank has none.
     w.key("copy_level_us").begin_array();

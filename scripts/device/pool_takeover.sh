@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
-# The host worker pool with and without taking over a late worker's chunk, in one device call.
-# On the 64-vCPU kinds a copy over every CPU waited 3-6 ms for a vCPU the host had descheduled, at
-# 16 B as at 16 MiB; the pool now waits only for chunks with bytes, and the caller copies a chunk
-# whose thread has not started it 50 us after the caller finished its own. Here, host.memcpy and
-# reference.host_memcpy over every thread (and one), built from this tree ("after") and from the
-# files the change replaced ("before", carried in .device-carry/pool-before/ with their paths):
+# The host worker pool against the files a change replaced, in one device call. On the 2- and
+# 4-GPU kinds a copy over every CPU waited for every worker to see its release, also those with no
+# bytes to copy: 7 us at 16 B over 32 threads, and 3-6 ms a copy while the host held one of 64
+# vCPUs. Here host.memcpy and reference.host_memcpy over every thread (and one), built from this
+# tree ("after") and with the files the change replaced ("before", carried in
+# .device-carry/pool-before/ with their paths):
 #   1. two rounds, interleaved: each engine quiet, then with one CPU of the node kept busy by
 #      another process (the host taking a CPU away, planted: a pinned spinning shell);
 #   2. with that CPU busy, 4 KiB, 1 MiB and 16 MiB over a fixed 0.5 s each (--precision off), so
 #      that the samples span the scheduler's time slices and their spread shows the stalls.
+# The table's "late" column counts timing.late_worker_ops, which only the takeover pool of commit
+# fbf9b93 recorded (results/nvidia-h200-x2/pool-32/README.md says why it did not stay).
 # Usage (repository root, .device-carry carried): OUT=/some/dir bash scripts/device/pool_takeover.sh
 set -uo pipefail
 source scripts/device/work_folder.sh pool_takeover
 lscpu > "$W/lscpu.txt"; grep -E "^(CPU\(s\)|NUMA node|Model name|Hypervisor)" "$W/lscpu.txt"; uname -r
-before=$W/before-tree
-mkdir -p "$before"
+before=$(mktemp -d)  # outside W: the pack holds records, not sources
+
 cp -a CMakeLists.txt engine schema python "$before"/ && cp -a .device-carry/pool-before/. "$before"/ || exit 1
 host_only=(-DCOMMATLAS_WITH_CUDA=OFF -DCOMMATLAS_WITH_NCCL=OFF -DCOMMATLAS_WITH_MPI=OFF -DCOMMATLAS_WITH_NVSHMEM=OFF
            -DCOMMATLAS_WITH_HIP=OFF -DCOMMATLAS_BUILD_TESTS=OFF)

@@ -47,18 +47,7 @@ int chunks_with_bytes(std::size_t total, int count) {
   return static_cast<int>(std::min<std::size_t>((total + per - 1) / per, static_cast<std::size_t>(parts)));
 }
 
-PartClaims::PartClaims(int parts) : slots_(std::make_unique<Slot[]>(static_cast<std::size_t>(std::max(parts, 1)))) {}
-
-bool PartClaims::take(int part, std::uint64_t generation) {
-  std::atomic<std::uint64_t>& taken = slots_[static_cast<std::size_t>(part)].taken;
-  std::uint64_t last = taken.load(std::memory_order_relaxed);
-  while (last < generation)
-    if (taken.compare_exchange_weak(last, generation, std::memory_order_acq_rel, std::memory_order_relaxed)) return true;
-  return false;
-}
-
-WorkerPool::WorkerPool(int threads, const std::vector<int>& cpus, std::chrono::nanoseconds late_after)
-    : late_after_(late_after), claims_(threads) {
+WorkerPool::WorkerPool(int threads, const std::vector<int>& cpus) {
   if (threads >= (1 << kPartBits)) throw std::invalid_argument("a worker pool holds fewer than 65536 threads");
   for (int i = 1; i < threads; ++i) {
     std::vector<int> own;
@@ -81,7 +70,7 @@ WorkerPool::~WorkerPool() {
   for (auto& t : threads_) t.join();
 }
 
-int WorkerPool::run(const Task& task, int parts) {
+void WorkerPool::run(const Task& task, int parts) {
   parts = std::clamp(parts, 1, size());
   task_ = &task;
   remaining_.store(parts - 1, std::memory_order_relaxed);
@@ -93,25 +82,7 @@ int WorkerPool::run(const Task& task, int parts) {
     wake_.notify_all();
   }
   task(0);
-  int late = 0;
-  if (remaining_.load(std::memory_order_acquire) == 0) return late;
-  // The clock is read only once the caller has to wait, and then every few rounds.
-  const auto waiting_since = std::chrono::steady_clock::now();
-  bool looked = false;
-  for (int round = 0; remaining_.load(std::memory_order_acquire) != 0; ++round) {
-    if (!looked && round % 16 == 15 && std::chrono::steady_clock::now() - waiting_since >= late_after_) {
-      looked = true;  // a worker that took its part is waited for; one that has not, is late
-      for (int i = 1; i < parts; ++i) {
-        if (!claims_.take(i, generation)) continue;
-        task(i);
-        remaining_.fetch_sub(1, std::memory_order_relaxed);
-        ++late;
-      }
-      continue;
-    }
-    backoff(round);
-  }
-  return late;
+  for (int round = 0; remaining_.load(std::memory_order_acquire) != 0; ++round) backoff(round);
 }
 
 std::uint64_t WorkerPool::wait_for_release(std::uint64_t seen) {
@@ -139,10 +110,8 @@ void WorkerPool::worker_loop(int index, std::vector<int> cpus) {
   while (true) {
     seen = wait_for_release(seen);
     if (stopping_.load()) return;
-    // Nothing to do past the operation's parts, nor where the caller took this part while this
-    // worker was late (then the operation may be over, and task_ another's: read it only after).
-    const int parts = static_cast<int>(seen & ((std::uint64_t{1} << kPartBits) - 1));
-    if (index >= parts || !claims_.take(index, seen >> kPartBits)) continue;
+    // Nothing to do past the operation's parts (the release word says how many there are).
+    if (index >= static_cast<int>(seen & ((std::uint64_t{1} << kPartBits) - 1))) continue;
     (*task_)(index);
     remaining_.fetch_sub(1, std::memory_order_acq_rel);
   }

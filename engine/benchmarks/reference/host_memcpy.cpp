@@ -45,7 +45,6 @@ class BareLoopMemcpy final : public Workload {
   Verification verify() override { return memcpy_.verify(); }
   VerifyMethod verify_method() const override { return memcpy_.verify_method(); }
   bool resize(std::uint64_t bytes) override { return memcpy_.resize_for_next_size(bytes); }
-  std::optional<std::int64_t> late_worker_ops() override { return memcpy_.late_worker_ops(); }
 
  private:
   // The wrapped workload's own batch start: its poisoning, and the planted no-op's switch
