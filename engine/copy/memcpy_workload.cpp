@@ -44,9 +44,12 @@ Accounting MemcpyWorkload::accounting() const {
                        "that memcpy contiguous 64-byte-aligned chunks, one each, and ends when the last chunk is "
                        "copied; below threads x 64 B only the threads with a chunk take part"
                  : "host steady_clock around a batch of memcpy calls on one thread";
+  // The threads that copy at this size, named: a 16-byte copy "over 32 threads" is one thread's.
+  const int copying = chunks_with_bytes(setup_.bytes, setup_.threads);
   a.latency_includes = setup_.threads > 1
-                           ? "one memcpy of the whole buffer split over the threads, including the release and join of "
-                             "those with bytes to copy (fewer than all below threads x 64 B)"
+                           ? "one memcpy of the whole buffer split over " + std::to_string(copying) + " of the " +
+                                 std::to_string(setup_.threads) +
+                                 " threads (one 64-byte-aligned chunk each), including their release and join"
                            : "one libc memcpy call";
   // The DRAM peak is the movement's (topology/movement_peak.cpp, from the SMBIOS tables).
   return a;

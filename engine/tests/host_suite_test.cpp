@@ -149,6 +149,24 @@ TEST(MemcpyWorkload, CopiesAndChecks) {
   }
 }
 
+// A latency over N threads says how many of them copy at that size: below N x 64 B it is fewer,
+// and the copy waits for no other (a 16-byte copy over 32 threads is one thread's memcpy).
+TEST(MemcpyWorkload, SaysHowManyOfItsThreadsCopy) {
+  host::MemcpySetup setup;
+  setup.threads = 4;
+  setup.bytes = 4096;
+  host::MemcpyWorkload w(setup);
+  EXPECT_NE(w.accounting().latency_includes.find("over 4 of the 4 threads"), std::string::npos)
+      << w.accounting().latency_includes;
+  ASSERT_TRUE(w.resize_for_next_size(16));
+  EXPECT_NE(w.accounting().latency_includes.find("over 1 of the 4 threads"), std::string::npos)
+      << w.accounting().latency_includes;
+  std::vector<double> seconds;
+  w.begin_timed_batch();
+  w.run(1, 1, seconds);
+  EXPECT_TRUE(w.verify().ok);
+}
+
 // What the harness does before each timed batch: the warm-up's bytes are gone, so only the batch
 // that follows can make the check pass (1 and 3 threads poison through different code).
 TEST(MemcpyWorkload, EachTimedBatchStartsFromAPoisonedDestination) {
