@@ -1,12 +1,12 @@
 // A persistent pool of threads for multi-threaded host operations.
 //
-// Threads start once per workload; each operation only releases them (a generation counter they
-// spin on) and waits for its parts to be done, so thread start-up is never inside a timed loop.
+// Threads start once per workload; each operation only releases them (a word they spin on) and
+// waits for its parts to be done, so thread start-up is never inside a timed loop.
 // The calling thread takes part as worker 0: N threads means the caller plus N-1 pool threads.
 //
 // An operation waits only for the workers whose part holds bytes: a 16-byte copy "over 32 threads"
-// is one thread's memcpy, and waiting for 31 idle workers to see the release made it 7 us on 2x
-// H200 (0.35 us without), and 3.4 ms whenever the host had one of their vCPUs.
+// is one thread's memcpy. Waiting for 31 idle workers to see the release made it 6.4-7.7 us on 2x
+// H200 (0.28-0.37 us without), and up to 3.7 ms while another process held one of their CPUs.
 #pragma once
 
 #include <atomic>
@@ -64,10 +64,10 @@ class WorkerPool {
 
   std::vector<std::thread> threads_;
   // What every operation touches, in one cache line of its own: the caller writes the task and the
-  // release, each worker reads both and writes `remaining_` (the parts not yet done). Where the object happened to put
-  // the task and the generation on two lines, a 2-thread 16-byte copy on the 2-vCPU VM took
-  // 0.14-0.17 us instead of 0.06-0.08 (one more line to move per hand-over), and a process kept
-  // whichever it got: two identical runs read up to 2.6x apart.
+  // release, each worker reads both and writes `remaining_` (the parts not yet done). Where the
+  // object happened to put the task and the release on two lines, a 2-thread 16-byte copy on the
+  // 2-vCPU VM took 0.14-0.17 us instead of 0.06-0.08 (one more line to move per hand-over), and a
+  // process kept whichever it got: two identical runs read up to 2.6x apart.
   alignas(kHandoverLine) const Task* task_ = nullptr;
   std::atomic<std::uint64_t> release_{0};  // generation << kPartBits | parts
   std::atomic<int> remaining_{0};
