@@ -39,7 +39,11 @@ def test_preset_run_answers_per_movement_and_size(tune_run: Path) -> None:
     assert answer["format"] == "commatlas-tuning/1"
     assert answer["baseline"] == "every swept variable unset"
     assert "OMPI_MCA_btl" in answer["variables"]
-    assert answer["answers"], "one answer per movement and size range"
+    # One answer per movement and size range, or the points left out of it: on the 2-core VM four
+    # ranks' halo points often do not repeat their own batches.
+    assert answer["answers"] or answer["left_out"], "one answer per movement and size range"
+    for x in answer["left_out"]:
+        assert x["benchmark"] == "pattern.halo2d.mpi" and x["bytes"] == 4096 and "not judged" in x["text"]
     for a in answer["answers"]:
         assert a["benchmark"] == "pattern.halo2d.mpi" and a["ranks"] == 4
         assert a["text"].startswith("for pattern.halo2d.mpi")
@@ -60,10 +64,13 @@ def test_a_slower_setting_is_flagged_and_a_faster_one_wins(tune_run: Path) -> No
     settings = [r for r in changed.results if any(v != "(unset)" for k, v in r.params.items() if k.startswith("env."))]
     slow, fast = settings[:2]
     base = next(r for r in changed.results if all(v == "(unset)" for k, v in r.params.items() if k.startswith("env.")))
+    # Figures that held: a point that did not repeat, or that the host was busy for, is left out.
     for r in settings:
         factor = 3.0 if r is slow else 0.5 if r is fast else 1.0
         r.stats = type(r.stats)(**{**r.stats.__dict__, "median_s": base.stats.median_s * factor, "cv": 0.0})
+        r.stability, r.pass_activity = "repeatable", ()
     base.stats = type(base.stats)(**{**base.stats.__dict__, "cv": 0.0})
+    base.stability, base.pass_activity = "repeatable", ()
     answer = tuning_answers(changed)
     slow_setting = {k[4:]: v for k, v in slow.params.items() if k.startswith("env.") and v != "(unset)"}
     fast_setting = {k[4:]: v for k, v in fast.params.items() if k.startswith("env.") and v != "(unset)"}
@@ -144,3 +151,40 @@ def test_a_setting_that_takes_a_variant_off_its_route_is_one_entry_per_message()
                                        "the bytes crossed PCIe"), broke[0]["text"]
     assert " at 8 B, 64 KiB, 1 MiB, 16 MiB: " in broke[1]["text"], broke[1]["text"]
     assert "no setting beat the default" in " ".join(a["text"] for a in answer["answers"])
+
+
+# Real records of 1x H200 (tests/fixtures/h200-glibc-tunables): host.memcpy on one thread under three
+# GLIBC_TUNABLES settings, one job per setting and then three.
+def _medians(run, nbytes: int, value: str) -> list[float]:
+    return sorted(r.stats.median_s for r in run.results
+                  if r.bytes == nbytes and r.params.get("env.GLIBC_TUNABLES") == value)
+
+
+NON_TEMPORAL = "glibc.cpu.x86_non_temporal_threshold=0xffffffffff"
+REP_MOVSB = "glibc.cpu.x86_rep_movsb_threshold=0xffffffff"
+
+
+def test_one_job_per_setting_says_so_and_leaves_out_a_figure_that_did_not_repeat() -> None:
+    run = load_run(fixture_run("h200-glibc-tunables") / "one-job")
+    unstable = [r for r in run.results if r.stability == "unstable"]
+    assert [(r.bytes, r.params["env.GLIBC_TUNABLES"]) for r in unstable] == [(16 << 20, REP_MOVSB)]
+    answer = tuning_answers(run)
+    assert "job-to-job spread" in answer["caveat"] and "--repeat" in answer["caveat"]
+    assert [(x["bytes"], x["setting"]) for x in answer["left_out"]] == [(16 << 20, {"GLIBC_TUNABLES": REP_MOVSB})]
+    assert "did not repeat" in answer["left_out"][0]["text"]
+    assert "Points left out" in render_tuning_html(answer) and "job-to-job" in render_tuning_html(answer)
+
+
+def test_jobs_of_one_setting_that_spread_wider_than_a_gain_claim_none() -> None:
+    run = load_run(fixture_run("h200-glibc-tunables") / "three-jobs")
+    # At 1 MiB the non-temporal setting's median job is 1.48x the default's, but the default's own
+    # three jobs lie 1.75x apart: a job draws its state.
+    default, setting = _medians(run, 1 << 20, "(unset)"), _medians(run, 1 << 20, NON_TEMPORAL)
+    assert default[1] / setting[1] > 1.4 and default[-1] / default[0] > 1.7
+    answer = tuning_answers(run)
+    assert answer["caveat"] == ""
+    assert all(a["setting"] is None for a in answer["answers"]), [a["text"] for a in answer["answers"]]
+    # Every job of both sides agrees at 256 MiB: that slowdown stands.
+    slowed = [s for s in answer["slowed"] if s["setting"] == {"GLIBC_TUNABLES": NON_TEMPORAL}]
+    assert [(s["min_bytes"], s["max_bytes"]) for s in slowed] == [(256 << 20, 256 << 20)]
+    assert slowed[0]["gain"] == pytest.approx(0.68, abs=0.03)

@@ -3,6 +3,16 @@ which setting was best per movement and size range, by how much over the run wit
 settings broke or slowed something. A preset run's baseline of each point is the pass with every
 knob unset. A plain `--sweep-env` run without an unset value compares with the first value given
 of each variable instead, and says so.
+
+A gain is judged as the map judges a winner:
+- a job's point whose figure did not repeat in a later batch, or that the host got in the way of
+  in every pass (commatlas.analysis.host_activity.host_busy), never counts as a gain or a
+  slowdown: the other jobs of that side are compared, and where a side has none left the point is
+  left out and listed;
+- each setting runs in a job of its own, and on a VM a job can draw a state that every point of it
+  keeps (one H200 host's one-thread 1 MiB copy read 18.6 or 32.8 GB/s by job). With `--repeat`,
+  a ratio within the spread of either side's jobs is noise; with one job per setting that spread
+  is unknown, and the answer says so (`caveat`).
 """
 
 from __future__ import annotations
@@ -11,6 +21,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
+from commatlas.analysis.host_activity import host_busy
 from commatlas.io.points import params_key
 from commatlas.io.records import UNSET
 from commatlas.io.results import Failure, Result, Run
@@ -65,6 +76,22 @@ def _bin(nbytes: int) -> int:
     return 0 if nbytes <= 1 else math.ceil(math.log(nbytes, 4) - 1e-9)
 
 
+def _unsettled(r: Result) -> str | None:
+    """Why a record's figure cannot carry a gain or a slowdown, in words; None where it can."""
+    if r.stability == "unstable":
+        return "its figure did not repeat in a later batch"
+    busy = host_busy(r)
+    return f"the host was busy in every pass ({busy})" if busy else None
+
+
+def _typical(jobs: list[tuple[float, float, str | None]]) -> tuple[float, float, float]:
+    """One side of a comparison over its jobs: the median job's median and cv, and how far its
+    jobs' medians lie apart (slowest / fastest; 1 with one job)."""
+    ordered = sorted(jobs)
+    median, cv, _ = ordered[len(ordered) // 2]
+    return median, cv, ordered[-1][0] / ordered[0][0]
+
+
 def _range_text(low: int, high: int) -> str:
     return format_bytes(low) if low == high else f"{format_bytes(low)} to {format_bytes(high)}"
 
@@ -85,19 +112,25 @@ def tuning_answers(run: Run) -> dict[str, Any]:
             given = [str(v) for v in sweep.get("values", [])]
             variables[name] = [v for v in given if v in variables[name]] + [v for v in variables[name] if v not in given]
     answer: dict[str, Any] = {"format": "commatlas-tuning/1", "variables": dict(variables),
-                              "baseline": "", "answers": [], "slowed": [], "broke": []}
+                              "baseline": "", "caveat": "", "answers": [], "slowed": [], "broke": [],
+                              "left_out": []}
     if not variables:
         answer["baseline"] = "no --sweep-env or --tune in this run"
         return answer
     base, answer["baseline"] = _baseline(variables)
 
-    # (movement, bytes) -> setting -> medians (several with --repeat)
-    medians: dict[tuple[Any, int], dict[tuple[tuple[str, str], ...], list[tuple[float, float]]]] = \
+    # (movement, bytes) -> setting -> (median, cv, why the figure cannot be judged) per job
+    medians: dict[tuple[Any, int], dict[tuple[tuple[str, str], ...], list[tuple[float, float, str | None]]]] = \
         defaultdict(lambda: defaultdict(list))
     for r in run.results:
         if r.bytes is None or not r.verified_ok or r.stats.median_s <= 0:
             continue
-        medians[(_movement_key(r), r.bytes)][_setting_of(_env(r.params), base)].append((r.stats.median_s, r.stats.cv or 0.0))
+        medians[(_movement_key(r), r.bytes)][_setting_of(_env(r.params), base)].append(
+            (r.stats.median_s, r.stats.cv or 0.0, _unsettled(r)))
+    jobs = max((len(times) for by_setting in medians.values() for times in by_setting.values()), default=0)
+    if jobs == 1:
+        answer["caveat"] = ("One job per setting: a gain inside this machine's job-to-job spread cannot be told "
+                            "from a real one. `--repeat 3` measures that spread.")
 
     # gains[(movement, bin)][setting] -> ratios baseline time / setting time, one per size
     gains: dict[tuple[Any, int], dict[tuple[tuple[str, str], ...], list[tuple[int, float]]]] = \
@@ -105,14 +138,26 @@ def tuning_answers(run: Run) -> dict[str, Any]:
     for (movement, nbytes), by_setting in medians.items():
         if () not in by_setting:
             continue
-        baseline, base_cv = sorted(by_setting[()])[len(by_setting[()]) // 2]
+        base_jobs = [j for j in by_setting[()] if not j[2]]
         for setting, times in by_setting.items():
-            if setting:
-                t, cv = sorted(times)[len(times) // 2]
-                # Within the two points' own spread, a ratio is noise: count it as no change.
-                ratio = baseline / t
-                gain = 1.0 if abs(math.log(ratio)) < math.log(max(CLEAR_GAIN, 1 + base_cv + cv)) else ratio
-                gains[(movement, _bin(nbytes))][setting].append((nbytes, gain))
+            if not setting:
+                continue
+            # Only jobs whose figure holds are compared; a side with none leaves the point out.
+            jobs_settled = [j for j in times if not j[2]]
+            if not base_jobs or not jobs_settled:
+                why = next(w for _, _, w in [*by_setting[()], *times] if w)
+                answer["left_out"].append({
+                    "movement": _label(movement), "benchmark": movement[0], "setting": dict(setting), "bytes": nbytes,
+                    "why": why, "text": f"{_setting_text(setting)} against the default, {_label(movement)} at "
+                                        f"{format_bytes(nbytes)}: not judged, {why}"})
+                continue
+            baseline, base_cv, base_spread = _typical(base_jobs)
+            t, cv, spread = _typical(jobs_settled)
+            # Within the two points' own spread, or their jobs', a ratio is noise: count it as no change.
+            ratio = baseline / t
+            noise = max(CLEAR_GAIN, 1 + base_cv + cv, base_spread, spread)
+            gain = 1.0 if abs(math.log(ratio)) < math.log(noise) else ratio
+            gains[(movement, _bin(nbytes))][setting].append((nbytes, gain))
 
     # Per movement, walk the bins in size order and merge neighbours with the same best setting.
     per_movement: dict[Any, list[dict[str, Any]]] = defaultdict(list)
