@@ -10,7 +10,8 @@ A gain is judged as the map judges a winner:
   slowdown: the other jobs of that side are compared, and where a side has none left the point is
   left out and listed;
 - each setting runs in a job of its own, and on a VM a job can draw a state that every point of it
-  keeps (one H200 host's one-thread 1 MiB copy read 18.6 or 32.8 GB/s by job). With `--repeat`,
+  keeps (on one H200 VM a one-thread 1 MiB copy read 12.9, 16.2 and 22.6 GB/s in three jobs of one
+  setting, and one job of another setting read 32.8). With `--repeat`,
   a ratio within the spread of either side's jobs is noise; with one job per setting that spread
   is unknown, and the answer says so (`caveat`).
 """
