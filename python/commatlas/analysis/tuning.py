@@ -131,7 +131,7 @@ def tuning_answers(run: Run) -> dict[str, Any]:
     jobs = max((len(times) for by_setting in medians.values() for times in by_setting.values()), default=0)
     if jobs == 1:
         answer["caveat"] = ("One job per setting: a gain inside this machine's job-to-job spread cannot be told "
-                            "from a real one. `--repeat 3` measures that spread.")
+                            "from a real one; --repeat 3 measures that spread.")
 
     # gains[(movement, bin)][setting] -> ratios baseline time / setting time, one per size
     gains: dict[tuple[Any, int], dict[tuple[tuple[str, str], ...], list[tuple[int, float]]]] = \
