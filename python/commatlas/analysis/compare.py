@@ -60,6 +60,7 @@ import numpy as np
 from commatlas.analysis.answers import compute_answers
 from commatlas.analysis.host_activity import PLACEMENT_EXPLAINS, host_busy, interference, pair_move, placement_moved
 from commatlas.analysis.process_state import level_explains
+from commatlas.analysis.repeats import side_unstable
 from commatlas.analysis.ranking import ratio, value_of
 from commatlas.errors import UsageError
 from commatlas.io.engine import normalise_mpi_name
@@ -476,23 +477,6 @@ def own_spread(r: Result) -> float:
 
 def is_unstable(results: list[Result]) -> bool:
     return any(r.stability == "unstable" for r in results)
-
-
-# Jobs (repetitions) of one side from which a minority whose own batches did not repeat no longer
-# makes the point unstable: the other jobs' figures stand, and their spread is the tolerance.
-OUTVOTED_FROM = 3
-
-
-def side_unstable(flagged: int, jobs: int) -> bool:
-    """Whether a side whose `flagged` of `jobs` records (one per job) say their batches did not repeat
-    is unstable as a whole. One job: any says so. From OUTVOTED_FROM jobs: when at least half do.
-    With more rounds (check-order --rounds 5 --in-order: 6 and 5 jobs), the chance that one job of
-    a noisy point misses its confirmation grows, and the any-job rule made more evidence answer less
-    (2x H100: 25 of 110 GPU-aware MPI and NCCL points unstable, each by one job or two, with the
-    sides' medians within 0.92-1.07x of each other)."""
-    if flagged == 0:
-        return False
-    return jobs < OUTVOTED_FROM or 2 * flagged >= jobs
 
 
 def unstable_jobs_note(flagged: int, jobs: int, side: str) -> str:

@@ -6,7 +6,7 @@ own, matched and judged by compare's point matching and tolerance rule. Each poi
 - "differs": beyond it, with both figures and the ratio;
 - "unstable": a record of either side says its batches did not repeat (timing.stability.verdict,
   where the engine writes it), so neither figure can be held against the other; with several jobs
-  on a side (3 or more), at least half of them (compare.side_unstable: a minority is outvoted).
+  on a side (3 or more), at least half of them (repeats.side_unstable: a minority is outvoted).
   Where every pass of one side lies beyond every pass of the other, the point differs all the same
   (compare.passes_apart);
 - "not alone": the job of its own has no result for it (the skip or error it wrote instead, or why
@@ -36,7 +36,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from commatlas.analysis.compare import center, compare_two, group_points, run_settings, side_unstable
+from commatlas.analysis.compare import center, compare_two, group_points, run_settings
+from commatlas.analysis.repeats import side_unstable
 from commatlas.errors import EXIT_INTERRUPTED, CommatlasError
 from commatlas.io.results import Failure, Result, Run, load_run
 

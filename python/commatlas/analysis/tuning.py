@@ -7,8 +7,8 @@ of each variable instead, and says so.
 A gain is judged as the map judges a winner:
 - a job's point whose figure did not repeat in a later batch, or that the host got in the way of
   in every pass (commatlas.analysis.host_activity.host_busy), never counts as a gain or a
-  slowdown: the other jobs of that side are compared, and where a side has none left the point is
-  left out and listed;
+  slowdown. As compare counts jobs (commatlas.analysis.repeats.side_unstable), a minority of such
+  jobs is outvoted and the others are compared; otherwise the point is left out and listed;
 - each setting runs in a job of its own, and on a VM a job can draw a state that every point of it
   keeps (on one H200 VM a one-thread 1 MiB copy read 12.9, 16.2 and 22.6 GB/s in three jobs of one
   setting, and one job of another setting read 32.8). With `--repeat`,
@@ -23,6 +23,7 @@ from collections import defaultdict
 from typing import Any
 
 from commatlas.analysis.host_activity import host_busy
+from commatlas.analysis.repeats import side_unstable
 from commatlas.io.points import params_key
 from commatlas.io.records import UNSET
 from commatlas.io.results import Failure, Result, Run
@@ -143,9 +144,10 @@ def tuning_answers(run: Run) -> dict[str, Any]:
         for setting, times in by_setting.items():
             if not setting:
                 continue
-            # Only jobs whose figure holds are compared; a side with none leaves the point out.
+            # Only jobs whose figure holds are compared; a side those do not outvote leaves it out.
             jobs_settled = [j for j in times if not j[2]]
-            if not base_jobs or not jobs_settled:
+            if any(side_unstable(len(side) - len(settled), len(side))
+                   for side, settled in ((by_setting[()], base_jobs), (times, jobs_settled))):
                 why = next(w for _, _, w in [*by_setting[()], *times] if w)
                 answer["left_out"].append({
                     "movement": _label(movement), "benchmark": movement[0], "setting": dict(setting), "bytes": nbytes,
