@@ -177,6 +177,22 @@ std::optional<HostActivity> activity_of(const JsonValue* v, const std::string& w
   return a;
 }
 
+// The ranks' copy levels around a point, as a program outside the harness reads them (the
+// OSU-method program on device buffers): per rank [before, after] in microseconds, null where a
+// reading failed. Kept as the harness keeps its own (Measurement::copy_level_us: two a rank, 0 for
+// none), so the record writes them alike.
+std::vector<double> copy_levels_of(const JsonValue* v) {
+  std::vector<double> out;
+  if (!v || v->is(Kind::Null)) return out;
+  const char* shape = "'timing.copy_level_us' must hold a [before, after] pair of microseconds (or null) per rank";
+  if (!v->is(Kind::Array)) throw UsageError(shape);
+  for (const JsonValue& rank : v->items) {
+    if (!rank.is(Kind::Array) || rank.items.size() != 2) throw UsageError(shape);
+    for (const JsonValue& us : rank.items) out.push_back(us.is(Kind::Null) ? 0.0 : positive_number(us, "timing.copy_level_us"));
+  }
+  return out;
+}
+
 Measurement measurement_of(const JsonValue& in, const std::optional<Movement>& movement) {
   Measurement m;
   m.harnessed = false;
@@ -199,6 +215,7 @@ Measurement measurement_of(const JsonValue& in, const std::optional<Movement>& m
   m.warmup_samples = optional_whole(timing, "warmup_samples", 0).value_or(0);
   a.max_over_ranks = flag(timing, "max_over_ranks", false);
   m.activity = activity_of(timing.get("host_activity"), "timing.host_activity");
+  m.copy_level_us = copy_levels_of(timing.get("copy_level_us"));
   a.latency_includes = text_or(in, "latency_includes", "");
   if (movement && movement->participants)
     if (const auto op = collective_of(movement->operation))

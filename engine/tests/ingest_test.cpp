@@ -81,6 +81,24 @@ TEST(Ingest, APassOfAnotherProgramCarriesItsCpuPairOnly) {
   EXPECT_THROW(ingest(three), UsageError);
 }
 
+// The OSU-method program on device buffers reads each rank's copy level around its loop; the
+// record keeps them as the harness writes its own, a failed reading as null.
+TEST(Ingest, CopyLevelsOfAnotherProgramAreKeptPerRank) {
+  std::string line = kCopy;
+  line.replace(line.find("\"max_over_ranks\":false}"), 23,
+               R"("max_over_ranks":false,"copy_level_us":[[7.5,7.6],[8.5,null]]})");
+  const auto records = ingest(line);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_TRUE(contains(records[0], R"("copy_level_us":[[7.5,7.6],[8.5,null]])")) << records[0];
+  EXPECT_FALSE(contains(ingest(kCopy)[0], "copy_level_us"));
+  for (const char* bad : {R"([[7.5]])", R"([7.5,7.6])", R"([[7.5,-1]])", R"({"a":1})"}) {
+    std::string wrong = kCopy;
+    wrong.replace(wrong.find("\"max_over_ranks\":false}"), 23,
+                  std::string(R"("max_over_ranks":false,"copy_level_us":)") + bad + "}");
+    EXPECT_THROW(ingest(wrong), UsageError) << bad;
+  }
+}
+
 TEST(Ingest, BadInputNamesTheLineAndWritesNothing) {
   std::string unknown = kCopy;
   unknown.replace(unknown.find("\"mechanism\":\"torch\""), 19, "\"mechanism\":\"pigeon\"");

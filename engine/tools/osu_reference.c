@@ -43,6 +43,7 @@
  *
  * One JSON line per (test, size) on rank 0's stdout, e.g.
  *   {"test":"osu_latency","bytes":8,"buffers":"host","latency_us":0.47,"seconds":0.0094,...}
+ * A device line also carries each rank's copy level around its loop (copy_level_us below).
  * A usage error is one line on stderr and exit status 2.
  */
 #define _GNU_SOURCE /* sched_setaffinity, cpu_set_t */
@@ -368,6 +369,46 @@ static double pair_round_trip(int myid, int *cpu_a, int *cpu_b) {
     return pair ? best : 0;
 }
 
+/* The copy level, as engine/backends/cuda/copy_level.h reads it beside the engine's MPI points over
+ * device buffers: microseconds per 8 B synchronous cudaMemcpy, alternating device -> host and host
+ * -> device (pinned host memory), the median of 5 batches of 10 pairs after one untimed batch. A
+ * process copies at one of a few levels, and GPU-aware MPI's small device messages pay it (osu_bw's
+ * 8 B window on 2x H200: 287-312 us where the receiver copied at the faster level, 410-475 us at the
+ * slower). This job draws its own level, apart from the engine's: read right before and right
+ * after each device loop, outside its clock, so that the two jobs' figures can be set beside their
+ * levels. 0 where it could not be read. */
+#if defined(COMMATLAS_OSU_CUDA)
+#define LEVEL_BATCHES 5
+#define LEVEL_COPIES 10
+static char *level_host = NULL, *level_device = NULL;
+
+static int by_value(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double copy_level_us(void) {
+    if (!level_host && (cudaMallocHost((void **)&level_host, 8) != cudaSuccess ||
+                        cudaMalloc((void **)&level_device, 8) != cudaSuccess)) {
+        level_host = NULL;
+        return 0;
+    }
+    double per_copy[LEVEL_BATCHES];
+    for (int batch = 0; batch <= LEVEL_BATCHES; ++batch) {
+        const long long t0 = now_ns();
+        for (int i = 0; i < LEVEL_COPIES; ++i)
+            if (cudaMemcpy(level_host, level_device, 8, cudaMemcpyDeviceToHost) != cudaSuccess ||
+                cudaMemcpy(level_device, level_host, 8, cudaMemcpyHostToDevice) != cudaSuccess)
+                return 0;
+        if (batch > 0) per_copy[batch - 1] = (double)(now_ns() - t0) / 1e3 / (2.0 * LEVEL_COPIES);
+    }
+    qsort(per_copy, LEVEL_BATCHES, sizeof per_copy[0], by_value);
+    return per_copy[LEVEL_BATCHES / 2];
+}
+#else
+static double copy_level_us(void) { return 0; }
+#endif
+
 /* The rank's index on its node, from MPI itself (no launcher variable needed). */
 static int node_local_rank(void) {
     MPI_Comm node;
@@ -564,10 +605,17 @@ int main(int argc, char *argv[]) {
                 const int skip = t == LATENCY ? (large ? LAT_SKIP_LARGE : LAT_SKIP_SMALL)
                                               : (large ? BW_SKIP_LARGE : BW_SKIP_SMALL);
                 set_buffers(s_buf, r_buf, size);
+                double level[2] = {0, 0}; /* this rank's copy level right before and after the loop */
+                if (on_device) level[0] = copy_level_us();
                 double seconds = 0;
                 if (t == LATENCY) seconds = run_latency(myid, s_buf, r_buf, size, iterations, skip);
                 else if (t == BW) seconds = run_bw(myid, s_buf, r_buf, size, iterations, skip);
                 else seconds = run_bibw(myid, s_buf, r_buf, size, iterations, skip);
+                double levels[4] = {0, 0, 0, 0}; /* rank 0's two readings, then rank 1's */
+                if (on_device) {
+                    level[1] = copy_level_us();
+                    MPI_Gather(level, 2, MPI_DOUBLE, levels, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                }
 
                 /* Rank 1 received the full message in every test, rank 0 in latency and bibw (bw:
                  * the 4-byte ack). Both ranks' verdicts reach rank 0. */
@@ -591,6 +639,15 @@ int main(int argc, char *argv[]) {
                     printf("\"mb_per_s\":%.6g,\"window\":%d,",
                            size / 1e6 * iterations * WINDOW_SIZE * (t == BIBW ? 2 : 1) / seconds, WINDOW_SIZE);
                 printf("\"seconds\":%.9g,\"iterations\":%d,\"skip\":%d,", seconds, iterations, skip);
+                if (on_device) { /* per rank [before, after], as the engine's records keep it */
+                    printf("\"copy_level_us\":[");
+                    for (int k = 0; k < 4; ++k) {
+                        printf("%s", k == 0 ? "[" : k == 2 ? "],[" : ",");
+                        if (levels[k] > 0) printf("%.6g", levels[k]);
+                        else printf("null");
+                    }
+                    printf("]],");
+                }
                 if (pair_ns > 0)
                     printf("\"cpu_pair\":{\"cpus\":[%d,%d],\"round_trip_ns\":%.1f},", cpu_a, cpu_b, pair_ns);
                 else
@@ -616,6 +673,12 @@ int main(int argc, char *argv[]) {
         free(s_buf);
         free(r_buf);
     }
+#if defined(COMMATLAS_OSU_CUDA)
+    if (level_host) {
+        cudaFreeHost(level_host);
+        cudaFree(level_device);
+    }
+#endif
     if (pair_win != MPI_WIN_NULL) MPI_Win_free(&pair_win);
     MPI_Finalize();
     return device_refused ? 3 : 0;

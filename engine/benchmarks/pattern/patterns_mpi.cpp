@@ -84,6 +84,9 @@ class StepWorkload : public Workload {
     }
   }
   VerifyMethod verify_method() const override { return VerifyMethod::Bytes; }
+  // MPI over device buffers copies each small message at its process's copy level, so a pattern's
+  // step pays it as point-to-point does (Accounting::copy_level_witness, set in base()).
+  std::optional<double> copy_level_us() override { return mech_->copy_level_us(); }
   // A transport whose GPU waits gave up says so (check_run) here, in the data check every rank
   // takes part in: thrown from a step on one rank alone, it would leave the others in the next
   // collective. Its steps returned at the give-up, so neither their data nor their times stand.
@@ -109,6 +112,7 @@ class StepWorkload : public Workload {
     a.latency_includes = what + ", " + mech_->describe() + ", on " + std::to_string(ctx_.group.size()) +
                          " ranks; the slowest rank";
     a.max_over_ranks = true;
+    a.copy_level_witness = mech_->copy_level_witness();
     return a;
   }
   Context& ctx_;

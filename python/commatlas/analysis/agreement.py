@@ -22,6 +22,11 @@ themselves say the hypervisor or other processes took the machine during a pass 
 or that the host had moved the job's CPUs between the two figures' passes (`timing.host_activity`,
 commatlas.analysis.host_activity), the miss is the machine's, whatever the spread: the verdict
 names what the host did.
+
+Two figures measured in two jobs meet one more cause: each job draws its own state of the machine.
+Where the records carry a witness of that state (the ranks' GPU copy level, `timing.copy_level_us`,
+commatlas.analysis.process_state) and the two jobs' witnesses lie apart the way the figures do, the
+miss is the jobs' states, not the tool: the verdict names both readings.
 """
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ class Kind(Enum):
     ONE_PASS = "one pass"
     HOST = "host in the way"
     LAUNCH_BOUND = "reference launch-bound"
+    JOB_STATE = "job state"
     DIFFERS = "differs"
 
 
@@ -46,6 +52,9 @@ MEANING = {
     Kind.ONE_PASS: f"one pass: the spread is unknown, {REPEAT_HINT}",
     Kind.HOST: ("host in the way: the records show the hypervisor or other processes taking the machine during a "
                 "pass, or moving the job's CPUs between passes"),
+    Kind.JOB_STATE: ("job state: the two figures ran in two jobs, and their ranks copied to and from their GPUs at "
+                     "different levels (timing.copy_level_us), which small device messages pay, the way the "
+                     "figures differ"),
     Kind.DIFFERS: "beyond spread: a difference of the tool, wider than the machine's own spread",
     Kind.LAUNCH_BOUND: ("reference launch-bound: its host took as long to enqueue each call as the call took, so "
                         "it timed the launches, not the operation"),
@@ -65,14 +74,17 @@ class Verdict:
 
 
 def judge(*, within_rule: bool, difference: float, spread: float | None, slower: bool,
-          subject: str, reference: str, rule: str = "", host: str = "", launch_bound: str = "") -> Verdict:
+          subject: str, reference: str, rule: str = "", host: str = "", launch_bound: str = "",
+          job_state: str = "") -> Verdict:
     """`difference`: the tool's figure over the reference's, minus one. `spread`: (max - min) /
     median over the passes of the figures compared (the wider of the two), None with one pass.
     `slower`: the tool took longer (fewer GB/s, more us). `rule`: said after "agrees" when the rule
     that decided is not the plain 3%. `host`: what the host did to a pass of either figure, where
     the records show it taking the machine (commatlas.analysis.host_activity.interference).
     `launch_bound`: how the reference's own host enqueueing paced it, where it did and the tool is
-    the faster: the reference then cannot judge the tool."""
+    the faster: the reference then cannot judge the tool. `job_state`: where the two figures ran in
+    two jobs, how the jobs' witnessed states differ the way the figures do
+    (commatlas.analysis.process_state.level_explains)."""
     if within_rule:
         agrees = "agrees" + (f" ({rule})" if rule else "")
         return Verdict(Kind.AGREES, agrees, agrees)
@@ -80,6 +92,8 @@ def judge(*, within_rule: bool, difference: float, spread: float | None, slower:
         return Verdict(Kind.LAUNCH_BOUND, f"{reference} was launch-bound: {launch_bound}", "reference launch-bound")
     if host:
         return Verdict(Kind.HOST, f"the host got in the way: {host}", "host in the way")
+    if job_state:
+        return Verdict(Kind.JOB_STATE, f"the two jobs drew different states: {job_state}", "job state")
     if spread is None:
         return Verdict(Kind.ONE_PASS, f"one pass: spread unknown, {REPEAT_HINT}", "one pass")
     if abs(difference) <= spread:

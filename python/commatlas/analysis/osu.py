@@ -18,9 +18,12 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from commatlas.analysis.agreement import Verdict, judge
+from commatlas.analysis.host_activity import interference, placement_explains
+from commatlas.analysis.process_state import level_explains
 from commatlas.io.points import engine_point_key as _point_key
 from commatlas.io.engine import Engine
 from commatlas.io.lines import json_object
+from commatlas.io.results import Result, run_from_records
 from commatlas.units import format_gbps, format_latency_us
 
 REFERENCE_PROGRAM = "commatlas-osu-ref"
@@ -289,7 +292,7 @@ def reference_measurements(lines: Iterable[str], ranks: int, repeat: int | None 
             "timing": {"method": _method(test, iterations, int(out["skip"]), window, buffers, bool(out.get("gpu_context")),
                                          out.get("context_made")),
                        "ops_per_sample": iterations, "warmup_samples": int(out["skip"]), "max_over_ranks": False,
-                       **_activity(out)},
+                       **_activity(out), **_copy_levels(out)},
             # One sample: OSU times the whole loop once.
             "samples_s": [per_op],
             "latency_includes": ("half a round trip, bare osu_latency loop" if test == "osu_latency"
@@ -308,6 +311,14 @@ def _activity(out: dict[str, Any]) -> dict[str, Any]:
     if "cpu_pair" not in out:
         return {}
     return {"host_activity": {"window_s": float(out["seconds"]), "cpu_pair": out["cpu_pair"]}}
+
+
+def _copy_levels(out: dict[str, Any]) -> dict[str, Any]:
+    """Each rank's copy level right before and right after a device loop, as the engine records its
+    own (`timing.copy_level_us`): the reference's job draws its level apart from the engine's, and
+    small device messages pay it. Empty for host lines, and for lines of a program that did not say."""
+    levels = out.get("copy_level_us")
+    return {"copy_level_us": levels} if isinstance(levels, list) and levels else {}
 
 
 def _per_op(out: dict[str, Any]) -> float:
@@ -352,6 +363,12 @@ class ComparisonRow:
     agree: bool             # the acceptance rule: within 3% or the reference's own spread
     engine_spread: float = 0.0  # the same for the engine's figures
     library: str = ""       # the MPI library both ran on ("Open MPI 4.1.4"); "" in older runs
+    # What the host did to a pass of either figure, or how it placed the two jobs' CPUs apart the way
+    # the figures differ (commatlas.analysis.host_activity); "" where the records do not show it.
+    host: str = ""
+    # How the two jobs' ranks copied to and from their GPUs at different levels, the way the figures
+    # differ (commatlas.analysis.process_state); "" where they did not, or a side has no readings.
+    job_state: str = ""
 
     @property
     def verdict(self) -> Verdict:
@@ -361,7 +378,8 @@ class ComparisonRow:
         slower = difference > 0 if self.metric == "latency" else difference < 0
         spread = max(self.reference_spread, self.engine_spread) if self.rounds > 1 else None
         return judge(within_rule=abs(difference) <= AGREE_FRACTION, difference=difference, spread=spread,
-                     slower=slower, subject="the engine", reference="the reference")
+                     slower=slower, subject="the engine", reference="the reference", host=self.host,
+                     job_state=self.job_state)
 
     @property
     def engine_text(self) -> str:
@@ -401,7 +419,11 @@ def comparison_rows(records: Iterable[dict[str, Any]]) -> list[ComparisonRow]:
     Figures are paired by pass (repeat and swept environment), so rounds stay interleaved."""
     engine: dict[tuple[str, str, int], dict[tuple[Any, ...], float]] = {}
     reference: dict[tuple[str, str, int], dict[tuple[Any, ...], float]] = {}
+    kept: dict[tuple[str, str, str, int], dict[tuple[Any, ...], dict[str, Any]]] = {}  # the records behind each
+    stability: dict[str, dict[str, Any]] = {}
     for r in records:
+        if r.get("type") == "stability" and r.get("point"):
+            stability[r["point"]] = r
         if r.get("type") != "result" or r.get("bytes") is None:
             continue
         value = _figure(r)
@@ -414,8 +436,10 @@ def comparison_rows(records: Iterable[dict[str, Any]]) -> list[ComparisonRow]:
             if not compared(r):
                 continue
             engine.setdefault((key, library, r["bytes"]), {})[_pass_of(r)] = value
+            kept.setdefault(("engine", key, library, r["bytes"]), {})[_pass_of(r)] = r
         elif key in (b for b, _, _ in TESTS.values()) and r.get("params", {}).get("reference_of") in CHECKED:
             reference.setdefault((r["params"]["reference_of"], library, r["bytes"]), {})[_pass_of(r)] = value
+            kept.setdefault(("reference", r["params"]["reference_of"], library, r["bytes"]), {})[_pass_of(r)] = r
     rows = []
     for (benchmark, library, size), by_pass in sorted(engine.items()):
         ref = reference.get((benchmark, library, size), {})
@@ -430,9 +454,31 @@ def comparison_rows(records: Iterable[dict[str, Any]]) -> list[ComparisonRow]:
         engine_spread = (max(mine) - min(mine)) / e if e > 0 else 0.0
         agree = abs(e - o) / o <= max(AGREE_FRACTION, spread) if o > 0 else False
         metric = "latency" if CHECKED[benchmark] == "osu_latency" else "bandwidth"
+        side = {name: _results([kept[name, benchmark, library, size][p] for p in passes], stability)
+                for name in ("engine", "reference")}
+        host, job_state = _jobs(side["engine"], side["reference"], e, o, metric)
         rows.append(ComparisonRow(benchmark, size, metric, e, o, len(passes), spread, e / o if o else 0.0, agree,
-                                  engine_spread, library))
+                                  engine_spread, library, host, job_state))
     return rows
+
+
+def _results(records: list[dict[str, Any]], stability: dict[str, dict[str, Any]]) -> list[Result]:
+    """The records of one side of a row as Results, each with its point's stability record (its
+    confirmation pass's host activity)."""
+    extra = [stability[r["point"]] for r in records if r.get("point") in stability]
+    return run_from_records(records + extra).results
+
+
+def _jobs(engine: list[Result], reference: list[Result], e: float, o: float, metric: str) -> tuple[str, str]:
+    """What the machine did to the engine's and the reference's jobs that can explain their figures'
+    difference, as harness_check asks of its pairs: the host in the way of a pass, or the two jobs'
+    CPUs placed apart (`host`); the two jobs' ranks copying at different levels (`job_state`)."""
+    names = ("the engine's job", "the reference's job")
+    host = next((f"{r.benchmark} {words}" for r in engine + reference if (words := interference(r))), "")
+    if not host and e > 0 and o > 0:
+        host = placement_explains(engine, reference, max(e / o, o / e), names) or ""
+    job_state = level_explains(reference, engine, o, e, metric, names[::-1]) or ""
+    return host, job_state
 
 
 def reference_skips(reason: str, ranks: int, repeat: int | None = None,
