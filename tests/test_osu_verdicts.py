@@ -5,7 +5,10 @@ Records are real, cut from the committed runs under results/ into tests/fixtures
 README): five interleaved rounds of engine and reference on one H100 machine (h100-osu-rounds: the
 ping-pong and bibw rounds of results/nvidia-h100-x1/osu-compare/rounds.jsonl), a one-pass default run
 of the same machine (h100-atlas-default), and the MPI records of a two-GPU default run whose GPU-aware
-MPI measured every allocator (h200x2-call4)."""
+MPI measured every allocator (h200x2-call4). Two more runs carry the two jobs' states beside their
+figures: a 2x H200 default run and a fresh job whose reference read each rank's copy level around
+its device loops (h200x2-osu-copy-level), and a 2-core default run whose host kept the engine's CPUs
+apart and the reference's together (cpu-2core-osu-placement)."""
 
 from __future__ import annotations
 
@@ -27,6 +30,8 @@ from conftest import fixture_json, fixture_run, read_lines
 ROUNDS = fixture_run("h100-osu-rounds") / "rounds.jsonl"
 ONE_PASS = fixture_run("h100-atlas-default") / "default" / "results.jsonl"
 TWO_GPUS = fixture_run("h200x2-call4") / "default" / "results.jsonl"
+LEVELS = fixture_run("h200x2-osu-copy-level")
+PLACED_APART = fixture_run("cpu-2core-osu-placement") / "results.jsonl"
 
 
 def row(rows: list[osu.ComparisonRow], benchmark: str, size: int) -> osu.ComparisonRow:
@@ -97,6 +102,91 @@ def test_the_summary_table_prints_the_verdict_at_80_columns():
     # One line per row at 80 columns; the meaning is said once, below.
     assert "one pass: the spread is unknown, --repeat 3 measures it" in table
     assert all(len(line) <= 80 for line in table.splitlines())
+
+
+# --- the two jobs' states ---------------------------------------------------------------------------
+
+def without_reference_levels(records: list[dict]) -> list[dict]:
+    out = copy.deepcopy(records)
+    for r in out:
+        if r.get("benchmark", "").startswith("reference."):
+            r.get("timing", {}).pop("copy_level_us", None)
+    return out
+
+
+def test_the_device_reference_keeps_each_ranks_copy_level_around_its_loop():
+    records = read_lines(LEVELS / "default" / "results.jsonl")
+    device = [r for r in records if r.get("type") == "result" and r["benchmark"].startswith("reference.osu_")
+              and r["params"].get("buffers") == "device"]
+    host = [r for r in records if r.get("type") == "result" and r["benchmark"].startswith("reference.osu_")
+            and r["params"].get("buffers") != "device"]
+    assert len(device) == 15 and len(host) == 15
+    for r in device:  # two ranks, before and after its loop, as the engine's own records keep them
+        levels = r["timing"]["copy_level_us"]
+        assert len(levels) == 2 and all(len(pair) == 2 and all(5 < us < 15 for us in pair) for pair in levels)
+    assert not any("copy_level_us" in r["timing"] for r in host)
+
+
+def test_a_miss_where_the_two_jobs_copied_at_different_levels_names_both_readings():
+    records = read_lines(LEVELS / "default" / "results.jsonl")
+    r = row(osu.comparison_rows(records), "mpi.gpu_aware.bandwidth", 4096)
+    # The engine's job read 1.61x the reference's: its receiving rank copied at 7.38 us, the reference's at 8.82.
+    assert r.ratio == pytest.approx(1.61, abs=0.01) and r.rounds == 1
+    assert r.verdict.kind is Kind.JOB_STATE and not r.verdict.differs
+    assert r.verdict.text == ("the two jobs drew different states: rank 1's 8 B copies to and from its GPU took "
+                              "8.82 us in the reference's job and 7.38 us in the engine's job")
+    # Without the reference's readings nothing says why: one pass, as before.
+    assert row(osu.comparison_rows(without_reference_levels(records)), "mpi.gpu_aware.bandwidth",
+               4096).verdict.kind is Kind.ONE_PASS
+    # Within the rule the levels are not asked: 16 MiB agrees though the levels lay as far apart.
+    assert row(osu.comparison_rows(records), "mpi.gpu_aware.bandwidth", 16 << 20).verdict.text == "agrees"
+
+
+def test_the_level_explains_a_miss_only_the_way_it_moves_figures():
+    records = read_lines(LEVELS / "default" / "results.jsonl")
+    # The engine made 2.1x slower at 4 KiB: now slower than the reference, though its ranks copied
+    # faster. The levels cannot explain that; the verdict falls back to what it knows.
+    slowed = slower(records, "mpi.gpu_aware.bandwidth", 4096, 2.1)
+    r = row(osu.comparison_rows(slowed), "mpi.gpu_aware.bandwidth", 4096)
+    assert r.ratio < 1 and r.verdict.kind is Kind.ONE_PASS and r.job_state == ""
+    # The other way round, in a job whose engine ranks drew the slower level and the reference's the
+    # faster: the engine read slower, and the verdict says why.
+    job = osu.comparison_rows(read_lines(LEVELS / "job-3" / "results.jsonl"))
+    r = row(job, "mpi.gpu_aware.bibw", 65536)
+    assert r.ratio == pytest.approx(0.71, abs=0.01) and r.verdict.kind is Kind.JOB_STATE
+    assert "7.33 us in the reference's job and 8.92 us in the engine's job" in r.verdict.text
+
+
+def test_a_miss_where_the_host_placed_the_engines_cpus_apart_says_so():
+    rows = osu.comparison_rows(read_lines(PLACED_APART))
+    r = row(rows, "mpi.pingpong", 1)  # 3.0x slower in the engine's job, whose two vCPUs sat apart
+    assert r.ratio == pytest.approx(3.0, abs=0.05) and r.verdict.kind is Kind.HOST
+    assert r.verdict.text.startswith("the host got in the way: the host placed the job's CPUs apart: a cache line's "
+                                     "round trip between CPUs 0 and 1 read 3")
+    assert "ns in the engine's job, 8" in r.verdict.text and r.verdict.text.endswith("ns in the reference's job")
+    kinds = [x.verdict.kind for x in rows]
+    assert kinds.count(Kind.HOST) == 12 and kinds.count(Kind.AGREES) == 3 and Kind.ONE_PASS not in kinds
+
+
+def test_the_summary_says_once_what_a_job_state_means():
+    out = io.StringIO()
+    print_summary(Console(file=out, width=80, color_system=None), read_records(LEVELS / "default" / "results.jsonl"))
+    text = out.getvalue()
+    table = text[text.index("Engine vs OSU method"):]
+    rows = [line for line in table.splitlines() if line.startswith("│ mpi.gpu_aware.")]
+    assert sum("│ job state │" in line for line in rows) == 10
+    caption = " ".join(table[table.index("└"):].split())
+    assert "job state: the two figures ran in two jobs, and their ranks copied to and from their GPUs at " \
+           "different levels (timing.copy_level_us)" in caption
+    assert all(len(line) <= 80 for line in table.splitlines())
+
+
+def test_a_reference_line_keeps_its_copy_levels_through_the_engines_ingest(engine_path):
+    line = json.dumps({"test": "osu_bw", "bytes": 8, "buffers": "device", "gpus": [0, 1], "mb_per_s": 1.2,
+                       "window": 64, "seconds": 0.0084, "iterations": 20, "skip": 2,
+                       "copy_level_us": [[7.6, 7.61], [8.82, None]], "verified": True, "bytes_checked": 16})
+    (record,) = osu.reference_records(Engine(engine_path), [line], ranks=2)
+    assert record["timing"]["copy_level_us"] == [[7.6, 7.61], [8.82, None]]
 
 
 # --- device buffers -------------------------------------------------------------------------------------

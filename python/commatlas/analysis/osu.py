@@ -477,7 +477,8 @@ def _jobs(engine: list[Result], reference: list[Result], e: float, o: float, met
     host = next((f"{r.benchmark} {words}" for r in engine + reference if (words := interference(r))), "")
     if not host and e > 0 and o > 0:
         host = placement_explains(engine, reference, max(e / o, o / e), names) or ""
-    job_state = level_explains(reference, engine, o, e, metric, names[::-1]) or ""
+    # The table says once what a copy level does (agreement.MEANING), so each row keeps to its readings.
+    job_state = level_explains(reference, engine, o, e, metric, names[::-1], why=False) or ""
     return host, job_state
 
 

@@ -67,12 +67,18 @@ def _levels(results: list[Result], rank: int) -> list[float] | None:
     return out
 
 
-def copy_level_moved(a: list[Result], b: list[Result], slower_in_b: bool, names: tuple[str, str]) -> str | None:
+# What a level that moved does to a figure, said after the readings where the reader meets it first.
+LEVEL_WHY = (", steady before and after the timed batches: the machine copied at another speed, and each small "
+             "message through MPI's device path pays it")
+
+
+def copy_level_moved(a: list[Result], b: list[Result], slower_in_b: bool, names: tuple[str, str],
+                     why: bool = True) -> str | None:
     """Where a rank that pays for these points' messages held its level through every record
     (LEVEL_STEADY) and every record of one side lies LEVEL_APART or more beyond every record of the
     other, in the direction the figure moved (`slower_in_b`: the figure got worse in `b`), in words
-    ("rank 1's 8 B copies ... took 7.41 us in the baseline and 8.46 us in the other run ...");
-    None where no paying rank did."""
+    ("rank 1's 8 B copies ... took 7.41 us in the baseline and 8.46 us in the other run", and LEVEL_WHY
+    unless `why` is False, where the reader has it already); None where no paying rank did."""
     ranks = paying_ranks(a[0]) if a else None
     for rank in ranks or ():
         la, lb = _levels(a, rank), _levels(b, rank)
@@ -81,8 +87,7 @@ def copy_level_moved(a: list[Result], b: list[Result], slower_in_b: bool, names:
         apart = min(lb) >= LEVEL_APART * max(la) if slower_in_b else min(la) >= LEVEL_APART * max(lb)
         if apart:
             return (f"rank {rank}'s 8 B copies to and from its GPU took {_span(la)} us in {names[0]} and "
-                    f"{_span(lb)} us in {names[1]}, steady before and after the timed batches: the machine "
-                    "copied at another speed, and each small message through MPI's device path pays it")
+                    f"{_span(lb)} us in {names[1]}" + (LEVEL_WHY if why else ""))
     return None
 
 
@@ -92,10 +97,10 @@ def _span(levels: list[float]) -> str:
 
 
 def level_explains(a: list[Result], b: list[Result], figure_a: float, figure_b: float, metric: str,
-                   names: tuple[str, str]) -> str | None:
+                   names: tuple[str, str], why: bool = True) -> str | None:
     """copy_level_moved's words where they can explain a figure that moved from `figure_a` to
     `figure_b`: in the direction the level moved, and no more than LEVEL_EXPLAINS times."""
     if not (figure_a > 0 and figure_b > 0) or max(figure_a / figure_b, figure_b / figure_a) > LEVEL_EXPLAINS:
         return None
     slower_in_b = figure_b < figure_a if metric == "bandwidth" else figure_b > figure_a
-    return copy_level_moved(a, b, slower_in_b, names)
+    return copy_level_moved(a, b, slower_in_b, names, why)
