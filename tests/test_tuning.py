@@ -5,17 +5,21 @@ flags what slowed or broke, and renders; a preset that would run for hours is re
 from __future__ import annotations
 
 import copy
+import io
 import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from conftest import assert_one_line_error, assert_valid_run, fixture_run, have_mpiexec, run_cli
 
 from commatlas.analysis.tuning import tuning_answers
+from commatlas.io.records import read_records
 from commatlas.io.results import load_run
 from commatlas.report.render import render_tuning_html
-from commatlas.run.presets import mpi_knobs, nccl_preset, ompi_components
+from commatlas.report.summary import print_summary
+from commatlas.run.presets import glibc_preset, mpi_knobs, nccl_preset, ompi_components
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +122,7 @@ def test_list_tune_shows_each_preset_and_its_values() -> None:
     done = run_cli("list", "--tune", "--json")
     assert done.returncode == 0, done.stderr
     table = {p["preset"]: p for p in json.loads(done.stdout)}
-    assert set(table) == {"nccl", "mpi"}
+    assert set(table) == {"nccl", "mpi", "glibc"}
     proto = next(k for k in table["nccl"]["knobs"] if k["name"] == "NCCL_PROTO")
     assert proto["values"][0] == "(unset)" and "LL" in proto["values"]
 
@@ -189,3 +193,48 @@ def test_jobs_of_one_setting_that_spread_wider_than_a_gain_claim_none() -> None:
     slowed = [s for s in answer["slowed"] if s["setting"] == {"GLIBC_TUNABLES": NON_TEMPORAL}]
     assert [(s["min_bytes"], s["max_bytes"]) for s in slowed] == [(256 << 20, 256 << 20)]
     assert slowed[0]["gain"] == pytest.approx(0.68, abs=0.03)
+
+
+def test_the_glibc_preset_moves_memcpys_thresholds_where_glibc_has_them() -> None:
+    preset = glibc_preset("x86_64", "glibc")
+    (knob,) = preset.knobs
+    assert knob.name == "GLIBC_TUNABLES" and preset.only == ("host.memcpy",)
+    # The two settings session 32 measured by hand, and non-temporal stores from 1 MiB.
+    assert NON_TEMPORAL in knob.values and REP_MOVSB in knob.values
+    assert len(preset.passes()) == 1 + len(knob.values)
+    # Elsewhere the tunables do not exist: the preset is refused with why, before anything runs.
+    for machine, libc in (("aarch64", "glibc"), ("x86_64", "")):
+        other = glibc_preset(machine, libc)
+        assert other.knobs == () and "x86-64 glibc's" in other.note
+
+
+def test_a_tuning_run_answers_first_on_the_terminal() -> None:
+    """The 1x H200 run of three jobs a setting (session 32): the terminal shows what was swept and
+    the one effect that held before the map, at 80 columns, each setting whole on a line."""
+    run = load_run(fixture_run("h200-glibc-tunables") / "three-jobs")
+    out = io.StringIO()
+    print_summary(Console(file=out, width=80, color_system=None), read_records(run.path))
+    text = out.getvalue()
+    assert text.index("Tuning (GLIBC_TUNABLES, 3 settings)") < text.index("Best interface per movement")
+    lines = text.splitlines()
+    slower = next(i for i, line in enumerate(lines) if line.startswith("1.46× slower"))
+    assert "host.memcpy at 256 MiB" in lines[slower]
+    assert lines[slower + 1].strip() == NON_TEMPORAL
+    assert any(line.startswith("none beat the default  host.memcpy at 16 KiB–256 MiB") for line in lines)
+    assert all(len(line) <= 80 for line in lines)
+    # A run that swept nothing says nothing of tuning.
+    plain = io.StringIO()
+    print_summary(Console(file=plain, width=80, color_system=None),
+                  read_records(fixture_run("h200x2-osu-copy-level") / "job-3" / "results.jsonl"))
+    assert "Tuning" not in plain.getvalue() and "Best interface per movement" in plain.getvalue()
+
+
+def test_a_setting_that_left_no_record_is_said_of_the_whole_run() -> None:
+    """The meta record names a setting no record carries: its pass failed as a whole."""
+    run = load_run(fixture_run("h200-glibc-tunables") / "one-job")
+    kept = [r for r in read_records(run.path) if r.get("params", {}).get("env.GLIBC_TUNABLES") != REP_MOVSB]
+    out = io.StringIO()
+    print_summary(Console(file=out, width=80, color_system=None), kept)
+    lines = out.getvalue().splitlines()
+    broke = next(i for i, line in enumerate(lines) if line.startswith("broke"))
+    assert lines[broke].rstrip().split("  ")[-1].strip() == "the whole run" and lines[broke + 1].strip() == REP_MOVSB

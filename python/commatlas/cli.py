@@ -109,8 +109,8 @@ def run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sweep-env", action="append", default=[], metavar="NAME=V1,V2",
                    help="run once per value of this variable (repeatable: every combination), "
                         "e.g. NCCL_ALGO=Ring,Tree")
-    p.add_argument("--tune", choices=("nccl", "mpi"), metavar="PRESET",
-                   help="sweep a preset of tuning variables one at a time (nccl, mpi: see `commatlas list --tune`); "
+    p.add_argument("--tune", choices=tuple(PRESETS), metavar="PRESET",
+                   help="sweep a preset of tuning variables one at a time (nccl, mpi, glibc: see `commatlas list --tune`); "
                         "the report says which setting was best per movement and size")
     p.add_argument("--soak", metavar="DURATION",
                    help="repeat one benchmark (--only KEY) at one size (--sizes N) for this long ('60s', '5m'), "

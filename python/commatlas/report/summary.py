@@ -28,6 +28,7 @@ from commatlas.units import format_ratio, format_size
 
 NO_TERMINAL_WIDTH = 80
 TERMINAL_FINDINGS = 6  # the rest are in report.html and summary.md
+TERMINAL_TUNING = 8    # lines of the tuning answer; the rest are in report.html and summary.md
 
 
 MAP_TITLE = "Best interface per movement and size (in cache: cache figures only; alone: no rival measured)"
@@ -79,6 +80,66 @@ def findings_lines(answers: dict[str, Any], most: int = TERMINAL_FINDINGS) -> li
     if len(found) > most:
         lines.append(f"… {len(found) - most} more in report.html")
     return lines
+
+
+def tuning_table(answers: dict[str, Any], most: int = TERMINAL_TUNING) -> list[Any]:
+    """A --tune or --sweep-env run's answer (commatlas.analysis.tuning), as the terminal shows it: a
+    line that says what was swept and against what, then a row per setting that won, broke or
+    slowed something, then the ranges where none won; [] for a run that swept nothing. Its question
+    is which setting, so the terminal says that before the map. The variant words every row shares
+    (cpu_numa=0 ...) are said once, in the title."""
+    tuning = answers.get("tuning") or {}
+    variables = tuning.get("variables") or {}
+    if not variables:
+        return []
+    swept = "; ".join(f"{name}, {len(values)} settings" for name, values in variables.items())
+    head = f"Tuning ({swept}): each gain is over {tuning.get('baseline', 'the baseline')}."
+    if tuning.get("caveat"):
+        head += " " + tuning["caveat"]
+    one_variable = next(iter(variables)) if len(variables) == 1 else None
+
+    def setting(entry: dict[str, Any]) -> str:
+        chosen = entry.get("setting") or {}
+        if not chosen:
+            return "the default"
+        return ", ".join(v if k == one_variable else f"{k}={v}" for k, v in chosen.items())
+
+    def sizes(entry: dict[str, Any]) -> str:
+        if entry.get("min_bytes") is not None:
+            low, high = entry["min_bytes"], entry["max_bytes"]
+            return format_size(low) if low == high else f"{format_size(low)}–{format_size(high)}"
+        return ", ".join(format_size(n) for n in sorted(entry.get("sizes") or [])) or "every size"
+
+    won = [a for a in tuning.get("answers") or [] if a.get("setting")]
+    none = [a for a in tuning.get("answers") or [] if not a.get("setting")]
+    rows = ([(a, f"{a['gain']:.2f}× faster", None) for a in won]
+            + [(b, "broke (report.html says why)", "red") for b in tuning.get("broke") or []]
+            + [(x, f"{1 / x['gain']:.2f}× slower", "red") for x in tuning.get("slowed") or []]
+            + [(a, "none beat the default", "dim") for a in none])
+    # A setting that left no record at all broke its whole pass: that entry names no movement.
+    labels = [str(e.get("movement") or e.get("benchmark") or "") for e, _, _ in rows]
+    named = [label for label in labels if label]
+    shared = set.intersection(*(set(label.split()[1:]) for label in named)) if named else set()
+    title = head + (" Every row: " + " ".join(w for w in named[0].split()[1:] if w in shared) + "." if shared else "")
+    # An entry a row: the verdict, then what and where, and the setting on a line of its own. A
+    # setting is one long word (glibc.cpu.x86_non_temporal_threshold=0x100000): in a column of its
+    # own at 80 columns it was cut mid-word.
+    table = Table(title=title, title_justify="left", box=None, show_header=False, pad_edge=False)
+    table.add_column("against the default", no_wrap=True)
+    table.add_column("what and setting", overflow="fold", ratio=1)
+    for (entry, verdict, style), label in list(zip(rows, labels))[:most]:
+        what = (" ".join(w for w in label.split() if w not in shared) or label) + f" at {sizes(entry)}" if label \
+            else "the whole run"
+        chosen = f"\n{setting(entry)}" if entry.get("setting") else ""
+        table.add_row(verdict, what + chosen, style=style)
+    out: list[Any] = [table]
+    if len(rows) > most:
+        out.append(f"… {len(rows) - most} more rows in report.html")
+    left_out = len(tuning.get("left_out") or [])
+    if left_out:
+        out.append(f"{left_out} point(s) not judged: they did not repeat, or the host got in the way (report.html "
+                   "lists them)")
+    return out
 
 
 def osu_table(records: list[dict[str, Any]]) -> Table | None:
@@ -156,6 +217,7 @@ def print_summary(console: Console, records: list[dict[str, Any]]) -> None:
         return
     answers = compute_answers(run)
     width = summary_width(console)
+    parts += tuning_table(answers)
     table = map_table(answers, width or console.width)
     if table is not None:
         parts.append(table)

@@ -1,4 +1,4 @@
-"""Tuning presets (`commatlas run --tune nccl|mpi`): the knobs people actually turn, swept one at
+"""Tuning presets (`commatlas run --tune nccl|mpi|glibc`): the knobs people actually turn, swept one at
 a time, every other knob of the preset left unset: 1 + sum(values) passes instead of the product.
 Every record of a preset run carries every knob as params `env.NAME` ("(unset)" when not set), so
 the baseline of each point is the pass with every knob unset (commatlas.analysis.tuning reads it).
@@ -6,6 +6,7 @@ the baseline of each point is the pass with every knob unset (commatlas.analysis
 
 from __future__ import annotations
 
+import platform
 import re
 import shutil
 import subprocess
@@ -115,7 +116,31 @@ def mpi_preset(implementation: str | None = None, ompi_info_text: str | None = N
     return Preset("mpi", knobs, ("mpi.*", "pattern.*.mpi"), note)
 
 
-PRESETS = {"nccl": nccl_preset, "mpi": mpi_preset}
+# glibc's x86-64 memcpy picks its stores by size: vector stores, then `rep movsb` from
+# x86_rep_movsb_threshold (2 KiB with AVX2 by default), then non-temporal stores, which bypass the
+# caches, from x86_non_temporal_threshold (3/4 of a thread's share of the L3 by default). Each value
+# below moves one threshold; a value past every size turns that kind of store off. On 1x H200 the
+# non-temporal threshold past every size made a one-thread 256 MiB copy 1.46x slower over three jobs
+# a setting, and no setting's gain at 16 KiB-16 MiB held over jobs
+# (results/nvidia-h200-x1/glibc-tunables-32).
+GLIBC_MEMCPY = Knob("GLIBC_TUNABLES", (
+    "glibc.cpu.x86_non_temporal_threshold=0xffffffffff",
+    "glibc.cpu.x86_non_temporal_threshold=0x100000",
+    "glibc.cpu.x86_rep_movsb_threshold=0xffffffff",
+), "glibc's memcpy on x86-64: non-temporal stores never, or from 1 MiB; `rep movsb` never")
+
+
+def glibc_preset(machine: str | None = None, libc: str | None = None) -> Preset:
+    """glibc's memcpy thresholds, for host copies: the tunables exist on x86-64 glibc only."""
+    machine = platform.machine() if machine is None else machine
+    libc = platform.libc_ver()[0] if libc is None else libc
+    if machine not in ("x86_64", "AMD64") or libc != "glibc":
+        where = f"{machine or 'this CPU'} with {libc or 'a C library other than glibc'}"
+        return Preset("glibc", (), ("host.memcpy",), f"{where}: glibc's memcpy tunables are x86-64 glibc's")
+    return Preset("glibc", (GLIBC_MEMCPY,), ("host.memcpy",), "host copies (memcpy) in every engine process")
+
+
+PRESETS = {"nccl": nccl_preset, "mpi": mpi_preset, "glibc": glibc_preset}
 
 
 def preset(name: str) -> Preset:
