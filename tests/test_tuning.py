@@ -238,3 +238,20 @@ def test_a_setting_that_left_no_record_is_said_of_the_whole_run() -> None:
     lines = out.getvalue().splitlines()
     broke = next(i for i, line in enumerate(lines) if line.startswith("broke"))
     assert lines[broke].rstrip().split("  ")[-1].strip() == "the whole run" and lines[broke + 1].strip() == REP_MOVSB
+
+
+def test_two_jobs_a_side_are_judged_by_the_median_between_them() -> None:
+    """1x H200, three jobs a setting, one of them unstable at 1 MiB: two settled jobs of
+    non-temporal stores off read 24.0 and 17.9 GB/s against the default's 24.9-29.6. The median of
+    two lies between them; the slower one alone made it "1.48x slower", past their own 1.34x spread."""
+    run = load_run(fixture_run("h200-tune-glibc"))
+    answer = tuning_answers(run)
+    at_1mib = [s for s in answer["slowed"] if s["min_bytes"] <= 1 << 20 <= s["max_bytes"]
+               and s["setting"] == {"GLIBC_TUNABLES": NON_TEMPORAL}]
+    assert at_1mib == [], [s["text"] for s in at_1mib]
+    # What holds over every job: non-temporal stores off, 256 MiB 1.53x slower; from 1 MiB, 16 MiB faster.
+    (slowed,) = [s for s in answer["slowed"] if s["setting"] == {"GLIBC_TUNABLES": NON_TEMPORAL}]
+    assert (slowed["min_bytes"], slowed["gain"]) == (256 << 20, pytest.approx(0.654, abs=0.01))
+    (won,) = [a for a in answer["answers"] if a["setting"]]
+    assert won["setting"] == {"GLIBC_TUNABLES": "glibc.cpu.x86_non_temporal_threshold=0x100000"}
+    assert (won["min_bytes"], won["max_bytes"], won["params"]["threads"]) == (16 << 20, 16 << 20, "1")
