@@ -124,7 +124,9 @@ def tuning_table(answers: dict[str, Any], most: int = TERMINAL_TUNING) -> list[A
     # An entry a row: the verdict, then what and where, and the setting on a line of its own. A
     # setting is one long word (glibc.cpu.x86_non_temporal_threshold=0x100000): in a column of its
     # own at 80 columns it was cut mid-word.
-    table = Table(title=title, title_justify="left", box=None, show_header=False, pad_edge=False)
+    # The head is a line of its own, not the table's title: a title wraps at the table's width,
+    # which a one-row table keeps narrow.
+    table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column("against the default", no_wrap=True)
     table.add_column("what and setting", overflow="fold", ratio=1)
     for (entry, verdict, style), label in list(zip(rows, labels))[:most]:
@@ -132,7 +134,7 @@ def tuning_table(answers: dict[str, Any], most: int = TERMINAL_TUNING) -> list[A
             else "the whole run"
         chosen = f"\n{setting(entry)}" if entry.get("setting") else ""
         table.add_row(verdict, what + chosen, style=style)
-    out: list[Any] = [table]
+    out: list[Any] = [title, table]
     if len(rows) > most:
         out.append(f"… {len(rows) - most} more rows in report.html")
     left_out = len(tuning.get("left_out") or [])
