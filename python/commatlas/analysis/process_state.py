@@ -67,7 +67,8 @@ def _levels(results: list[Result], rank: int) -> list[float] | None:
     return out
 
 
-# What a level that moved does to a figure, said after the readings where the reader meets it first.
+# What a level that moved does to a figure, said after the readings unless the reader has it already
+# (a table that says it once, below its rows).
 LEVEL_WHY = (", steady before and after the timed batches: the machine copied at another speed, and each small "
              "message through MPI's device path pays it")
 

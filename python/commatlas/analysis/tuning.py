@@ -86,16 +86,21 @@ def _unsettled(r: Result) -> str | None:
     return f"the host was busy in every pass ({busy})" if busy else None
 
 
-def _typical(jobs: list[tuple[float, float, str | None]]) -> tuple[float, float, float]:
+def _typical(jobs: list[tuple[float, float, str | None]]) -> tuple[float, float]:
     """One side of a comparison over its jobs: the median over its jobs' medians and the wider cv of
-    the job(s) at the middle, and how far its jobs' medians lie apart (slowest / fastest; 1 with one
-    job). With an even count the median lies between the two middle jobs (their geometric mean):
-    taking the upper one, as before, made two jobs a side read as the slower of them, and on 1x H200
-    called glibc's non-temporal stores off "1.48x slower" at 1 MiB where its two settled jobs read
-    1.10x and 1.48x the default's median."""
-    ordered = sorted(jobs)
+    the job(s) at the middle. With an even count the median lies between the two middle jobs (their
+    geometric mean): the upper one alone would make two jobs a side read as the slower of them (on
+    1x H200 glibc's non-temporal stores off read "1.48x slower" at 1 MiB that way, where its two
+    settled jobs read 1.10x and 1.48x the default's median)."""
+    ordered = sorted(jobs, key=lambda job: (job[0], job[1]))
     low, high = ordered[(len(ordered) - 1) // 2], ordered[len(ordered) // 2]
-    return math.sqrt(low[0] * high[0]), max(low[1], high[1]), ordered[-1][0] / ordered[0][0]
+    return math.sqrt(low[0] * high[0]), max(low[1], high[1])
+
+
+def _apart(jobs: list[tuple[float, float, str | None]]) -> float:
+    """How far a side's jobs' medians lie apart: slowest / fastest, 1 with one job."""
+    medians = [job[0] for job in jobs]
+    return max(medians) / min(medians)
 
 
 def _range_text(low: int, high: int) -> str:
@@ -158,14 +163,14 @@ def tuning_answers(run: Run) -> dict[str, Any]:
                     "why": why, "text": f"{_setting_text(setting)} against the default, {_label(movement)} at "
                                         f"{format_bytes(nbytes)}: not judged, {why}"})
                 continue
-            baseline, base_cv, _ = _typical(base_jobs)
-            t, cv, _ = _typical(jobs_settled)
+            baseline, base_cv = _typical(base_jobs)
+            t, cv = _typical(jobs_settled)
             # How far a side's jobs lie apart counts every job: an unsettled job's figure is not
             # compared, but the state it drew is the machine's too. On 2x H200 a default job whose
             # batches did not repeat read 10.96 GB/s at 1 MiB, the settled ones 13.0 and 14.2, and
             # OMPI_MCA_btl=self,vader's three jobs 10.4-12.0: with the settled jobs' spread alone,
             # that setting was "1.24x slower" (results/nvidia-h200-x2/host-mpi-btl-33).
-            base_spread, spread = _typical(by_setting[()])[2], _typical(times)[2]
+            base_spread, spread = _apart(by_setting[()]), _apart(times)
             # Within the two points' own spread, or their jobs', a ratio is noise: count it as no change.
             ratio = baseline / t
             noise = max(CLEAR_GAIN, 1 + base_cv + cv, base_spread, spread)

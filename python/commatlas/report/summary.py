@@ -87,7 +87,7 @@ def tuning_table(answers: dict[str, Any], most: int = TERMINAL_TUNING) -> list[A
     line that says what was swept and against what, then a row per setting that won, broke or
     slowed something, then the ranges where none won; [] for a run that swept nothing. Its question
     is which setting, so the terminal says that before the map. The variant words every row shares
-    (cpu_numa=0 ...) are said once, in the title."""
+    (cpu_numa=0 ...) are said once, in the head."""
     tuning = answers.get("tuning") or {}
     variables = tuning.get("variables") or {}
     if not variables:
@@ -123,9 +123,8 @@ def tuning_table(answers: dict[str, Any], most: int = TERMINAL_TUNING) -> list[A
     title = head + (" Every row: " + " ".join(w for w in named[0].split()[1:] if w in shared) + "." if shared else "")
     # An entry a row: the verdict, then what and where, and the setting on a line of its own. A
     # setting is one long word (glibc.cpu.x86_non_temporal_threshold=0x100000): in a column of its
-    # own at 80 columns it was cut mid-word.
-    # The head is a line of its own, not the table's title: a title wraps at the table's width,
-    # which a one-row table keeps narrow.
+    # own at 80 columns it was cut mid-word. The head is a line of its own, not the table's title:
+    # a title wraps at the table's width, which a one-row table keeps narrow.
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column("against the default", no_wrap=True)
     table.add_column("what and setting", overflow="fold", ratio=1)
