@@ -45,7 +45,7 @@ from typing import Any
 
 from commatlas.analysis import osu
 from commatlas.analysis.agreement import Kind, Verdict, judge
-from commatlas.analysis.host_activity import interference, placement_explains
+from commatlas.analysis.host_activity import host_between
 from commatlas.io.points import ParamsKey, SeriesKey, series_key
 from commatlas.io.results import Endpoint, Movement, Result, Run
 from commatlas.units import format_ratio, format_size, format_value
@@ -296,9 +296,7 @@ def _pair(name: str, target: str, variant: str, size: int, harnessed: list[Resul
     within_time = small and abs(h_us - b_us) <= AGREE_US
     rule = f"{AGREE_US:g} us" if small and not within_fraction else f"{AGREE_FRACTION:.0%}"
     spread = max(_spread(harnessed, metric), _spread(bare, metric)) if len(bare) > 1 else None
-    host = (next((f"{r.benchmark} {words}" for r in harnessed + bare if (words := interference(r))), "")
-            or (h > 0 and b > 0 and placement_explains(harnessed, bare, max(h / b, b / h),
-                                                       ("the harness's passes", "the bare loop's"))) or "")
+    host = host_between(harnessed, bare, h, b, ("the harness's passes", "the bare loop's"))
     enqueue = [p.host_enqueue_s * 1e6 for p in bare if p.host_enqueue_s is not None]
     return Pair(name, target, variant, size, metric, h, b, h_us, b_us, len(bare), rule,
                 bool(within_fraction or within_time), note, spread, host,

@@ -130,6 +130,18 @@ def placement_explains(a: list[Result], b: list[Result], move: float, names: tup
     return words if words and pair is not None and move <= PLACEMENT_EXPLAINS * pair else None
 
 
+def host_between(a: list[Result], b: list[Result], figure_a: float, figure_b: float,
+                 names: tuple[str, str]) -> str:
+    """What the host did that can explain two sets of records' figures apart, in words, for a
+    self-check that sets a figure beside its reference: a pass of either side the host got in the
+    way of (interference, named with its benchmark), else the two sides' CPUs placed apart by as
+    much as the figures differ (placement_explains); "" where neither shows."""
+    busy = next((f"{r.benchmark} {words}" for r in a + b if (words := interference(r))), "")
+    if busy or not (figure_a > 0 and figure_b > 0):
+        return busy
+    return placement_explains(a, b, max(figure_a / figure_b, figure_b / figure_a), names) or ""
+
+
 def interference(result: Result) -> str | None:
     """Where the machine got in the way of a record's passes by those rules, in words ("in its
     confirmation batch the hypervisor took 15% ..."); None where neither pass shows it. compare

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from commatlas.analysis.agreement import Verdict, judge
-from commatlas.analysis.host_activity import interference, placement_explains
+from commatlas.analysis.host_activity import host_between
 from commatlas.analysis.process_state import level_explains
 from commatlas.io.points import engine_point_key as _point_key
 from commatlas.io.engine import Engine
@@ -474,9 +474,7 @@ def _jobs(engine: list[Result], reference: list[Result], e: float, o: float, met
     difference, as harness_check asks of its pairs: the host in the way of a pass, or the two jobs'
     CPUs placed apart (`host`); the two jobs' ranks copying at different levels (`job_state`)."""
     names = ("the engine's job", "the reference's job")
-    host = next((f"{r.benchmark} {words}" for r in engine + reference if (words := interference(r))), "")
-    if not host and e > 0 and o > 0:
-        host = placement_explains(engine, reference, max(e / o, o / e), names) or ""
+    host = host_between(engine, reference, e, o, names)
     # The table says once what a copy level does (agreement.MEANING), so each row keeps to its readings.
     job_state = level_explains(reference, engine, o, e, metric, names[::-1], why=False) or ""
     return host, job_state
