@@ -84,6 +84,9 @@ declare -A ONLY=(
   # Every GPU-aware MPI figure the issue's first table compares alone and inside the run: the
   # benchmarks and the patterns over GPU-aware MPI.
   [gpu_aware_all]='mpi.gpu_aware.*,pattern.*.gpu_aware'
+  # What gained the copy-level readings in session 33: the patterns over MPI on device buffers and
+  # the OSU-method reference, whose device sweep reads its ranks' levels around each loop.
+  [witnessed]='pattern.*.gpu_aware,pattern.*.staged,reference.osu_latency,reference.osu_bw,reference.osu_bibw'
   # The ping-pongs of the MPI job that no family above checks on its own, since each got a wire
   # pass before its smaller sizes (GPU-aware, GPU-initiated and NCCL device-API ping-pongs are in
   # their families).
