@@ -93,6 +93,10 @@ inline constexpr double kRepeatTolerance = 0.10;
 // 10.8 of its 84 s).
 inline constexpr std::int64_t kConfirmSamples = 5;
 inline constexpr double kConfirmBudgetShare = 0.15;
+// A variant that prepares fresh memory per size keeps each size's buffers for its confirmation
+// (core/runner.cpp), at most this many bytes of sizes at once: every default size of every such
+// variant fits (the largest, a 256 MiB chase or managed copy, holds 273 MiB of sizes).
+inline constexpr std::uint64_t kFreshHoldBytes = std::uint64_t{1} << 30;
 Stability judge_stability(const Measurement& first, double confirm_median_s, std::int64_t confirm_samples);
 
 // What the previous size of the same variant measured: calibration starts from it.

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <map>
+#include <set>
 
 #include "core/error.h"
 #include "core/json.h"
@@ -237,6 +239,22 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
       };
       std::vector<Pending> pending;
       std::uint64_t workload_bytes = 0;  // the size `workload` is at now
+      // A variant that prepares fresh memory at every size (first touch, managed migration, a
+      // chase's chain, a pattern's layout) cannot walk back to a size in one set of buffers. Each
+      // size's workload is kept after its point instead, so that the confirmation pass measures it
+      // again in the buffers it ran in, as a resizable variant's does. Only kFreshHoldBytes of a
+      // variant's sizes are kept at once: past them a size is let go, and its point says why.
+      std::map<std::uint64_t, std::unique_ptr<Workload>> held;
+      std::uint64_t held_bytes = 0;
+      std::set<std::uint64_t> let_go;
+      auto hold = [&](std::unique_ptr<Workload> w, std::uint64_t at) {
+        if (held_bytes + at > kFreshHoldBytes) {
+          let_go.insert(at);
+          return;  // freed here, before the next size is prepared
+        }
+        held_bytes += at;
+        held[at] = std::move(w);
+      };
       bool wire_asked = false;                        // the variant's link counters were read
       std::optional<WireCheck> variant_wire_failure;  // and showed the bytes off their route
       std::uint64_t wire_failed_bytes = 0;            // at this size
@@ -259,17 +277,26 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
         points.clear();
       };
       // The confirmation pass: each point again, in the same buffers, now that every other size of
-      // the variant has run in between (core/harness.h, Stability). A workload that cannot go back
-      // to a size (fresh memory per size) leaves its points unchecked, and says why.
+      // the variant has run in between (core/harness.h, Stability): a size's own held buffers where
+      // the variant prepares fresh memory per size, else the variant's one set resized to it.
       auto confirm_pending = [&](std::vector<Pending>& points) {
         std::string why_not;
         if (ctx.options.soak_s > 0) why_not = "a soak's own series is its evidence of noise over time";
         for (auto it = points.begin(); it != points.end();) {
           Pending& p = *it;
-          if (why_not.empty() && !workload)
-            why_not = "the variant prepares fresh memory at every size, so no size can be measured again in its buffers";
-          if (!why_not.empty()) {
-            p.m.stability.why = why_not;
+          std::unique_ptr<Workload> own;  // the size's held buffers, freed once it is confirmed
+          if (const auto h = held.find(p.bytes); why_not.empty() && h != held.end()) {
+            own = std::move(h->second);
+            held.erase(h);
+          }
+          std::string why_this = why_not;
+          if (why_this.empty() && !own && let_go.count(p.bytes))
+            why_this = "the variant prepares fresh memory at every size, and this size's buffers were let go: "
+                       "its sizes would have held more than " + format_size(kFreshHoldBytes) + " at once";
+          else if (why_this.empty() && !own && !workload)
+            why_this = "the variant prepares fresh memory at every size, so no size can be measured again in its buffers";
+          if (!why_this.empty()) {
+            p.m.stability.why = why_this;
             ++it;
             continue;
           }
@@ -277,12 +304,13 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
           try {
             const auto watchdog = watchdog_for(id, p.bytes, "the confirmation of ");
             const auto t0 = std::chrono::steady_clock::now();
-            if (p.bytes != workload_bytes && !ctx.group.all(workload->resize_for_next_size(p.bytes))) {
+            if (!own && p.bytes != workload_bytes && !ctx.group.all(workload->resize_for_next_size(p.bytes))) {
               workload.reset();
               continue;  // the next round of the loop records why
             }
-            workload_bytes = p.bytes;
-            const Verification v = confirm(*workload, ctx, p.m);
+            if (!own) workload_bytes = p.bytes;
+            Workload& w = own ? *own : *workload;
+            const Verification v = confirm(w, ctx, p.m);
             p.m.cost.confirm_s = seconds_since(t0);
             if (!v.ok) {
               // Its result stands (its own batches were checked); the second batch moved wrong bytes.
@@ -302,6 +330,7 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
           }
           ++it;
         }
+        held.clear();
       };
       for (std::uint64_t bytes : plan.sizes) {
         if (size_cap > 0 && bytes > size_cap) continue;  // a --full size of this variant (core/tiers.cpp)
@@ -325,7 +354,7 @@ RunSummary run_benchmarks(const std::vector<const Benchmark*>& all_selected, Con
           const auto watchdog = watchdog_for(id, bytes, "");
           const auto t0 = std::chrono::steady_clock::now();
           // Every rank must agree, or one rank would re-prepare (collectively) alone.
-          if (workload && !ctx.group.all(workload->resize_for_next_size(bytes))) workload.reset();
+          if (workload && !ctx.group.all(workload->resize_for_next_size(bytes))) hold(std::move(workload), workload_bytes);
           if (!workload) workload = plan.benchmark->prepare(ctx, params, bytes);
           workload_bytes = bytes;
           const double prepare_s = seconds_since(t0);

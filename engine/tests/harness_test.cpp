@@ -720,6 +720,12 @@ class ThreeSizes final : public Benchmark {
   mutable int prepares = 0;
 };
 
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 std::string run_to_text(const Benchmark& b, Context& ctx, RunSummary* summary) {
   char path[] = "/tmp/commatlas-runner-test-XXXXXX";
   const int fd = mkstemp(path);
@@ -753,13 +759,33 @@ TEST(Runner, ConfirmationPassJudgesEveryPoint) {
   EXPECT_NE(text.find("\"sized_on\":\"probe\""), std::string::npos) << text;  // the largest size
   EXPECT_NE(text.find("\"sized_on\":\"previous_size\""), std::string::npos) << text;
 
-  ThreeSizes fresh;  // prepares afresh at every size: cannot go back, says so
+  ThreeSizes fresh;  // prepares afresh at every size: each size's buffers wait for its confirmation
   fresh.resizable = false;
-  const std::string unchecked = run_to_text(fresh, ctx, &summary);
+  const std::string confirmed = run_to_text(fresh, ctx, &summary);
   EXPECT_EQ(summary.results, 3);
-  EXPECT_EQ(unchecked.find("\"verdict\":\"repeatable\""), std::string::npos) << unchecked;
-  EXPECT_NE(unchecked.find("\"verdict\":\"unchecked\",\"why\":\"the variant prepares fresh memory"), std::string::npos)
-      << unchecked;
+  EXPECT_EQ(fresh.prepares, 3);  // once per size, none again for the confirmation
+  EXPECT_EQ(count_of(confirmed, "\"verdict\":\"repeatable\""), 3u) << confirmed;
+  EXPECT_EQ(confirmed.find("\"verdict\":\"unchecked\""), std::string::npos) << confirmed;
+}
+
+// Past kFreshHoldBytes of held sizes, a fresh variant lets a size's buffers go, and that point says
+// why it is unchecked; the sizes that fit, and the last one measured, are still confirmed.
+TEST(Runner, FreshVariantPastTheHoldLimitSaysWhichSizesWentUnchecked) {
+  SingleProcessGroup group;
+  RunOptions options = options_with_budget(0.001);
+  options.sizes = {kFreshHoldBytes, kFreshHoldBytes / 2, 4096};  // 1 GiB kept; 512 MiB more is past it
+  Context ctx(options, group, HostFacts{});
+  ThreeSizes fresh;
+  fresh.resizable = false;
+  RunSummary summary;
+  const std::string text = run_to_text(fresh, ctx, &summary);
+  EXPECT_EQ(summary.results, 3);
+  EXPECT_EQ(count_of(text, "\"verdict\":\"repeatable\""), 2u) << text;
+  EXPECT_EQ(count_of(text, "\"verdict\":\"unchecked\""), 1u) << text;
+  const std::size_t let_go = text.find("this size's buffers were let go: its sizes would have held more than 1 GiB");
+  ASSERT_NE(let_go, std::string::npos) << text;
+  const std::size_t line = text.rfind('\n', let_go) + 1;
+  EXPECT_NE(text.substr(line, let_go - line).find("\"bytes\":536870912"), std::string::npos) << text;
 }
 
 }  // namespace
