@@ -95,6 +95,13 @@ struct Accounting {
   // them per rank (timing.copy_level_us). The copies run at one of a few levels, and two jobs'
   // small-message figures move with them: the witness a comparison of two jobs reads.
   bool copy_level_witness = false;
+  // Steps the workload must walk before it is warm, where a warm-up of the usual length does not
+  // get there: a chase is warm once every line of its chain has been loaded, one lap (the lines a
+  // cache can hold are in it, and the page-table entries of the rest are cached). The usual
+  // warm-up walked 72K of a 16 MiB chain's 262K lines on 2x H200, so the timed batches went on
+  // filling the cache; a confirmation re-warmed with two samples read a 256 MiB chain 2.1-2.7x
+  // slower than its point on the 2-core VM. 0: the usual warm-up is enough.
+  double warm_steps = 0;
 };
 
 struct Verification {

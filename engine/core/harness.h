@@ -58,7 +58,15 @@ struct Warmup {
   std::int64_t samples_per_round = 0;
   bool steady = false;    // the last two halves agreed within kSteadyDrift
   double drift = 0;       // |later / earlier - 1| of the last two halves' medians
+  // Accounting::warm_steps: the share of them walked before the warm-up (1: all; less where
+  // kWarmLapShare of the budget ran out first); negative where the workload asks for none.
+  double lap = -1;
 };
+// The most of a point's time budget that walking Accounting::warm_steps may take, before the
+// warm-up and again before the confirmation: a chain that a cache holds is walked in a few
+// milliseconds (a 16 MiB one in 4-25 ms on the host), and one that takes longer misses anyway,
+// where this much (150K loads of a 256 MiB host chain) caches its page-table entries again.
+inline constexpr double kWarmLapShare = 0.25;
 inline constexpr double kSteadyDrift = 0.25;
 inline constexpr int kMaxWarmupRounds = 4;
 // The warm-up's first chunk (what a sample costs in wall time is learnt from it), the samples a

@@ -126,6 +126,7 @@ void write_harness_fields(JsonWriter& w, const Measurement& m) {
   w.field("samples_per_round", m.warmup.samples_per_round);
   w.field("steady", m.warmup.steady);
   w.field("drift", m.warmup.drift);
+  if (m.warmup.lap >= 0) w.field("lap", m.warmup.lap);
   w.end_object();
 }
 

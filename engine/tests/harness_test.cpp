@@ -340,6 +340,39 @@ TEST(Harness, SlowFirstOpSizesThePointWithoutAProbe) {
   EXPECT_EQ(measure(hinted, ctx, &hint).warmup.sized_on, SizedOn::PreviousSize);
 }
 
+// A workload that is warm only once walked whole (a chase) walks its warm_steps right after the
+// probe, before the warm-up judges steadiness, and again before its confirmation, which then has
+// the point's own warm-up too; a walk past kWarmLapShare of the budget stops there, and the record
+// says how far it got.
+TEST(Harness, WarmStepsAreWalkedBeforeTheWarmupAndTheConfirmation) {
+  RecordingGroup group;
+  Context ctx(precision_options(0.005, 0.1), group, HostFacts{});
+  Accounting a;
+  a.steps_per_op = 16;
+  a.min_sample_s = std::ldexp(1.0, -16);  // 16 ops of 2^-20 s a sample: 256 steps
+  a.warm_steps = 25600;                   // 100 samples, 1.5 ms of the 0.025 s a walk may take
+  FakeWorkload w(std::ldexp(1.0, -20), a);
+  Measurement m = measure(w, ctx);
+  ASSERT_GE(w.runs.size(), 4u);
+  EXPECT_EQ(w.runs[2].samples, 100);  // after the first op and the probe: the whole walk
+  EXPECT_EQ(w.runs[2].ops, 16);
+  EXPECT_DOUBLE_EQ(m.warmup.lap, 1.0);
+  std::size_t before = w.runs.size();
+  ASSERT_TRUE(confirm(w, ctx, m).ok);
+  // Walked again before the confirmation's batch, then warmed as the point was.
+  EXPECT_EQ(w.runs[before].samples, 100 + m.warmup_samples);
+
+  a.warm_steps = 25.6e6;  // 100,000 samples, 1.5 s: the budget's share holds 1638 of them
+  FakeWorkload long_chain(std::ldexp(1.0, -20), a);
+  m = measure(long_chain, ctx);
+  EXPECT_EQ(long_chain.runs[2].samples, 1638);
+  EXPECT_DOUBLE_EQ(m.warmup.lap, 0.01638);
+
+  FakeWorkload none(std::ldexp(1.0, -20));  // asks for no walk: none, and the record leaves it out
+  m = measure(none, ctx);
+  EXPECT_LT(m.warmup.lap, 0);
+}
+
 // The runner's wire check runs between the probe and the warm-up, on the probe's estimate: a hook
 // that says stop leaves the point unwarmed and untimed; one that says go changes nothing after it.
 TEST(Harness, BeforeWarmupRunsAfterTheProbeAndCanEndThePoint) {

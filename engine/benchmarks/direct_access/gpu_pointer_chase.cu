@@ -61,6 +61,7 @@ class GpuChaseWorkload final : public Workload {
                " dependent loads each, queued behind a spin kernel; time per load";
     a.steps_per_op = kStepsPerOp;  // one op is a kernel; records carry one load
     a.latency_includes = "one dependent 8-byte load by one GPU thread (cache hits included at small working sets)";
+    a.warm_steps = static_cast<double>(chain_.links());
     return a;
   }
 
@@ -130,6 +131,7 @@ class HostChaseWorkload final : public Workload {
     a.timing = "host steady_clock around chases of " + std::to_string(kStepsPerOp) + " dependent loads; time per load";
     a.steps_per_op = kStepsPerOp;
     a.latency_includes = "one dependent 8-byte load by one CPU thread (cache hits included at small working sets)";
+    a.warm_steps = static_cast<double>(chain_.links());
     return a;
   }
 

@@ -25,6 +25,7 @@ class ChaseWorkload final : public Workload {
     // budget calibration sees the true cost of an operation.
     a.timing = "host steady_clock around a batch of dependent loads walking the chain; per-load time = sample time / loads";
     a.latency_includes = "one dependent 8-byte load, random line order, TLB misses included";
+    a.warm_steps = static_cast<double>(chain_.lines());
     return a;
   }
 
