@@ -87,6 +87,10 @@ declare -A ONLY=(
   # What gained the copy-level readings in session 33: the patterns over MPI on device buffers and
   # the OSU-method reference, whose device sweep reads its ranks' levels around each loop.
   [witnessed]='pattern.*.gpu_aware,pattern.*.staged,reference.osu_latency,reference.osu_bw,reference.osu_bibw'
+  # What session 34 changed: the chases walk a lap of their chain before the warm-up, and the
+  # variants that prepare fresh memory per size keep each size's buffers for its confirmation
+  # (halo2d stands for the patterns: their every mechanism, at two sizes each).
+  [fresh]='gpu.pointer_chase,host.pointer_chase,host.pointer_chase_gpu_memory,gpu.copy_latency,gpu.prefetch,reference.mpi_pingpong,pattern.halo2d.*'
   # The ping-pongs of the MPI job that no family above checks on its own, since each got a wire
   # pass before its smaller sizes (GPU-aware, GPU-initiated and NCCL device-API ping-pongs are in
   # their families).
