@@ -93,6 +93,21 @@ def test_results_say_how_sampling_stopped_and_what_each_point_cost(host_run: Pat
     assert end["wall_s"] >= sum(e["wall_s"] for e in end["benchmarks"].values())
 
 
+def test_a_chase_is_walked_whole_and_confirmed_in_its_own_chains(engine_path: Path, tmp_path: Path, validator) -> None:
+    """The chase prepares a fresh chain at every size: each size's chain is kept for its
+    confirmation, so every point gets a verdict (never "unchecked"), and the chain was walked
+    before the warm-up (timing.warmup.lap, all of it at these sizes)."""
+    out = tmp_path / "chase"
+    done = run_cli("run", "--only", "host.pointer_chase", "--sizes", "4K,64K", "--out", str(out), timeout=120)
+    assert done.returncode == 0, done.stderr + done.stdout
+    records = assert_valid_run(out / "results.jsonl", validator)
+    results = [r for r in records if r["type"] == "result"]
+    verdicts = {r["bytes"]: r["stability"]["verdict"] for r in records if r["type"] == "stability"}
+    assert sorted(verdicts) == sorted(r["bytes"] for r in results) == [4096, 65536]
+    assert set(verdicts.values()) <= {"repeatable", "unstable"}, verdicts
+    assert all(r["timing"]["warmup"]["lap"] == 1 for r in results)
+
+
 def test_fixed_budget_mode_is_reachable(engine_path: Path, tmp_path: Path, validator) -> None:
     out = tmp_path / "fixed"
     done = run_cli("run", "--only", "host.memcpy", "--sizes", "4096,64K", "--precision", "off", "--time-budget", "0.01",
