@@ -422,12 +422,15 @@ Verification confirm(Workload& workload, Context& ctx, Measurement& first) {
   // chain read 6-7 ns a load after its point's warm-up of about 50 laps, 20-25 ns after one).
   if (a.warm_steps > 0) rewarm = lap_samples(a, ops, first.seconds_per_op, opt.time_budget_s) + first.warmup_samples;
   rewarm = group.broadcast(rewarm);
+  const std::int64_t samples = group.broadcast(clamp64(kConfirmBudgetShare * opt.time_budget_s / t_sample, 3, kConfirmSamples));
+  // Opened before the re-warm, not between it and the batch: reading the host's counters evicts
+  // a few lines, and a chain the size of a cache took 5-40 samples to settle after that (a 1 MiB
+  // chain on the 2-core VM: 9-11 ns a load, then 6.3-7), more than a confirmation batch has. Before
+  // the barrier too: its reads would otherwise hold rank 0 back while the others start.
+  const HostActivityWindow activity;
   std::vector<double> warm;
   workload.run(rewarm, ops, warm);
-  const std::int64_t samples = group.broadcast(clamp64(kConfirmBudgetShare * opt.time_budget_s / t_sample, 3, kConfirmSamples));
   std::vector<double> got;
-  // Opened before the barrier: its reads would otherwise hold rank 0 back while the others start.
-  const HostActivityWindow activity;
   workload.begin_timed_batch();
   group.barrier();
   workload.run(samples, ops, got);
