@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """How `commatlas compare` judges identical runs, and whether it still sees a planted slowdown.
 
-    scripts/compare_tolerance.py [--without-cpu-pair] RUN_A1 RUN_B1 [RUN_A2 RUN_B2 ...]
+    scripts/compare_tolerance.py [--without-cpu-pair] [--quantile Q] [--isolated F[,F...]]
+                                 RUN_A1 RUN_B1 [RUN_A2 RUN_B2 ...]
 
 Each pair is two identical runs made back to back (same command, same machine). For each pair it
 prints how many points compare calls "no change", changed or unstable, its rule (each tolerance
@@ -13,12 +14,26 @@ slowdown would leave them): how many of its points are called changed. The goal:
 --without-cpu-pair judges as compare did before the CPU-pair witness: no two readings ever lie
 apart (commatlas.analysis.host_activity.PLACEMENT_APART), so no move is laid to the host's
 placement of the CPUs and every point counts towards the tolerance.
+
+Each pair's changed points are counted by what made them changed: beyond the range's tolerance
+(which the RUNS_QUANTILE of the range's own points sets, so that about 2.5% of a large range is
+beyond it whatever the machine did), of a benchmark that moved apart as a whole, beyond the point's
+own spread, or unstable in a run with passes that lie apart.
+
+--quantile Q judges with RUNS_QUANTILE = Q instead of compare's own.
+--isolated F,... plants a slowdown of F at one point the pair judged "no change", in turn at 20
+points drawn at random: how many of them compare then calls changed. That is what a higher
+quantile costs: fewer false alarms on identical runs, and fewer single points caught. (Planted at
+2% of the points at once, they would set a range's 97.5% quantile themselves: that is the rule's
+breakdown point, and a benchmark that moved as a whole is caught by another rule.)
 """
 from __future__ import annotations
 
 import copy
 import math
+import random
 import sys
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,18 +41,24 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
+import commatlas.analysis.compare as compare  # noqa: E402
 import commatlas.analysis.host_activity as host_activity  # noqa: E402
-from commatlas.analysis.compare import compare_two  # noqa: E402
-from commatlas.io.results import Run, Stats, load_run  # noqa: E402
+from commatlas.analysis.compare import (PointDelta, RunComparison, compare_two, group_points,  # noqa: E402
+                                        run_settings)
+from commatlas.io.results import ResultsError, Run, Stats, load_run  # noqa: E402
 
 SLOWDOWN = 1.15
 
 
-def slowed(run: Run, factor: float) -> Run:
-    """The run with every time `factor` times longer."""
+def slowed(run: Run, factor: float, points: set[str] | None = None) -> Run:
+    """The run with every time `factor` times longer (only at `points`, the records' point ids,
+    when given)."""
     out = copy.copy(run)
     results = []
     for r in run.results:
+        if points is not None and r.point not in points:
+            results.append(r)
+            continue
         stats = Stats(*[v * factor if name.endswith("_s") else v for name, v in zip(Stats.__dataclass_fields__, (
             getattr(r.stats, f) for f in Stats.__dataclass_fields__))])
         collective = r.collective and replace(r.collective, algbw_gbps=r.collective.algbw_gbps / factor,
@@ -49,15 +70,59 @@ def slowed(run: Run, factor: float) -> Run:
     return out
 
 
+def cause(p: PointDelta, apart: set[str]) -> str:
+    """What made a changed point changed (the verdict's own words, sorted into four kinds)."""
+    if p.verdict.why.startswith("unstable in"):
+        return "unstable in a run, passes apart"
+    if p.benchmark in apart:
+        return "its benchmark moved apart as a whole"
+    if "(its own spread)" in p.verdict.why:
+        return "beyond its own spread"
+    if "with its whole range" in p.verdict.why:
+        return "with its range, which moved as a whole"
+    return "beyond the range's tolerance"
+
+
+def isolated(a: Run, b: Run, c: RunComparison, factor: float, draws: int = 20) -> tuple[int, int]:
+    """(flagged, planted): `draws` points drawn from those `c` called unchanged, each in turn alone
+    `factor` times slower in `b`."""
+    unchanged = [p for p in c.unchanged if p.key is not None]
+    groups = group_points(b.results, run_settings(a.results, b.results))
+    chosen = random.Random(0).sample(unchanged, min(len(unchanged), draws))
+    flagged = 0
+    for p in chosen:
+        s = compare_two(a, slowed(b, factor, {r.point for r in groups[p.key]}))
+        flagged += any(q.key == p.key and q.verdict.different for q in s.points)
+    return flagged, len(chosen)
+
+
 def main(paths: list[str]) -> int:
-    if paths[:1] == ["--without-cpu-pair"]:
-        paths = paths[1:]
-        host_activity.PLACEMENT_APART = math.inf
+    factors: list[float] = []
+    try:
+        while paths[:1] and paths[0].startswith("--"):
+            if paths[0] == "--without-cpu-pair":
+                host_activity.PLACEMENT_APART = math.inf
+                paths = paths[1:]
+            elif paths[0] == "--quantile" and len(paths) > 1 and 0.5 <= float(paths[1]) < 1:
+                compare.RUNS_QUANTILE = float(paths[1])
+                paths = paths[2:]
+            elif paths[0] == "--isolated" and len(paths) > 1:
+                factors = [float(f) for f in paths[1].split(",")]
+                paths = paths[2:]
+            else:
+                raise ValueError(paths[0])
+    except ValueError as e:
+        print(f"compare_tolerance.py: bad option or value ({e}); see --help", file=sys.stderr)
+        return 2
     if len(paths) < 2 or len(paths) % 2:
         print(__doc__, file=sys.stderr)
         return 2
     for a_path, b_path in zip(paths[::2], paths[1::2]):
-        a, b = load_run(a_path), load_run(b_path)
+        try:
+            a, b = load_run(a_path), load_run(b_path)
+        except ResultsError as e:
+            print(f"compare_tolerance.py: {e}", file=sys.stderr)
+            return 2
         c = compare_two(a, b)
         n, same, judged = len(c.points), len(c.unchanged), len(c.points) - len(c.unstable)
         real = [w for w in c.winners if w.beyond_noise]
@@ -69,6 +134,9 @@ def main(paths: list[str]) -> int:
               f"{len(real)} winners changed beyond the noise "
               f"({len(c.winners) - len(real)} more within it){'; ' + c.winners_note if c.winners_note else ''}")
         print(f"  rule ({c.rule.kind}): {c.rule.text}")
+        apart = {name for t in c.rule.tolerances for name in t.apart}
+        causes = Counter(cause(p, apart) for p in c.different)
+        print("  changed, by cause: " + ("; ".join(f"{k} {v}" for k, v in causes.most_common()) or "none"))
         for p in c.different:
             print(f"  changed: {p.benchmark} {p.variant} {p.size} ×{p.ratio:.2f}: {p.verdict.why}")
         for w in real:
@@ -79,6 +147,10 @@ def main(paths: list[str]) -> int:
               f"changed ({len(s.different) / max(judged, 1):.1%}), all worse: "
               f"{all(p.improvement < 1 for p in s.different)}")
         print(f"    rule: {s.rule.text}")
+        for factor in factors:
+            flagged, planted = isolated(a, b, c, factor)
+            print(f"  planted {factor:g}x slowdown at one point, {planted} points in turn: "
+                  f"{flagged} called changed ({flagged / max(planted, 1):.0%})")
     return 0
 
 

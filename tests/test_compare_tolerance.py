@@ -1,0 +1,55 @@
+"""scripts/compare_tolerance.py, which measures what compare's rule costs on identical pairs: what made
+each changed point changed, and how many single points it catches when one of them is planted
+slower (--isolated), at compare's quantile or another (--quantile). Read from a real pair of
+identical default runs (tests/fixtures/h200x2-atlas-1gpu)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from conftest import REPO, fixture_run
+
+SCRIPT = REPO / "scripts" / "compare_tolerance.py"
+PAIR = fixture_run("h200x2-atlas-1gpu")
+
+
+def tolerance(*args: object) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=600)
+
+
+def planted(out: str) -> dict[float, tuple[int, int]]:
+    """{factor: (called changed, planted)} from the --isolated lines."""
+    found = re.findall(r"planted ([0-9.]+)x slowdown at one point, (\d+) points in turn: (\d+) called changed", out)
+    return {float(f): (int(hit), int(n)) for f, n, hit in found}
+
+
+def test_a_planted_point_is_caught_and_a_point_left_alone_is_not() -> None:
+    out = tolerance("--isolated", "1,3", PAIR / "default", PAIR / "default2")
+    assert out.returncode == 0, out.stderr
+    lines = planted(out.stdout)
+    # Nothing planted (a factor of 1): the point stays unchanged, so counting cannot be what finds it.
+    assert lines[1.0] == (0, 20), out.stdout
+    hit, n = lines[3.0]
+    assert n == 20 and hit >= 18, out.stdout
+    causes = re.search(r"changed, by cause: (.*)", out.stdout)
+    assert causes, out.stdout
+    changed = int(re.search(r"'no change' \([0-9.]+%\), (\d+) changed", out.stdout)[1])
+    counted = sum(int(n) for n in re.findall(r" (\d+)(?:;|$)", causes[1]))
+    assert counted == changed, (causes[1], changed)  # every changed point has one cause
+
+
+def test_another_quantile_is_the_rule_compare_then_uses() -> None:
+    default = tolerance(PAIR / "default", PAIR / "default2")
+    higher = tolerance("--quantile", "0.99", PAIR / "default", PAIR / "default2")
+    assert default.returncode == higher.returncode == 0, default.stderr + higher.stderr
+    assert "the 97.5% quantile" in default.stdout and "the 99.0% quantile" in higher.stdout
+
+
+def test_bad_arguments_get_one_line_and_status_2(tmp_path) -> None:
+    for args in (["--quantile", "2", "a", "b"], ["--isolated", "x", "a", "b"], ["--bogus", "a", "b"],
+                 [tmp_path / "none", tmp_path / "none"]):
+        out = tolerance(*args)
+        assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, (args, out.stderr)
+        assert "Traceback" not in out.stderr
