@@ -357,6 +357,27 @@ def test_a_change_that_moved_a_whole_benchmark_says_one_pair_cannot_tell(tmp_pat
     assert not same.different and same.whole_benchmark_note == ""
 
 
+@pytest.mark.parametrize("machine", sorted(IDENTICAL))
+def test_an_identical_pair_says_how_many_points_its_rule_leaves_beyond_itself(machine, tmp_path) -> None:
+    """A tolerance that is the 97.5% quantile of the runs' own moves leaves 2.5% of each range
+    beyond it, and one point of a range too small to show that quantile: between identical runs the
+    points changed by the range's tolerance alone are no more than those, and the comparison says
+    how many there are of each."""
+    [c] = compare_runs(list(IDENTICAL[machine]))
+    note = re.match(r"(\d+) of the changed points lie beyond their range's tolerance and nothing else; .*"
+                    r"which leaves about (\d+) of them beyond it by construction", c.tail_note)
+    assert note, c.tail_note
+    tail, by_design = int(note[1]), int(note[2])
+    apart = {name for t in c.rule.tolerances for name in t.apart}
+    assert tail == sum(1 for p in c.different if p.benchmark not in apart and "(the range's)" in p.verdict.why)
+    assert 0 < tail <= by_design, c.tail_note
+    judged = sum(1 for p in c.points if not p.verdict.unstable)
+    assert 0.025 * judged - 1 <= by_design <= 0.025 * judged + len(c.rule.tolerances), (by_design, judged)
+    says_in_terminal_and_html(*IDENTICAL[machine], "beyond it by construction, even between identical runs", tmp_path)
+    [same] = compare_runs([IDENTICAL[machine][0], IDENTICAL[machine][0]])
+    assert same.tail_note == ""
+
+
 # Two identical default runs on 2x H100 (VM H), cut to MPI and its references: in the second run
 # GPU-aware MPI at 8 B - 1 MiB read 0.65x (bibw) and 1.2x the latency, and so did the OSU method,
 # which ran as a job of its own after each run.

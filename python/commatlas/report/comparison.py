@@ -51,6 +51,8 @@ def print_comparison(comparisons: list[RunComparison], console: Console) -> None
         rows = sorted(c.points, key=lambda p: (not p.verdict.different, not p.verdict.unstable,
                                                -abs(math.log(p.improvement)) if p.improvement > 0 else 0))
         console.print(points_table(c, rows[:TERMINAL_ROWS], narrow=console.width < TABLE_MIN_COLUMNS))
+        if c.tail_note:
+            console.print(c.tail_note)
         if c.whole_benchmark_note:
             console.print(c.whole_benchmark_note)
         if c.witness_note:
