@@ -3,38 +3,64 @@
 // does each level last? N timed prefetches back to back (each after an untimed one to the GPU);
 // printed: quantiles, a histogram in 2 us bins, and the median of every block of 50 in order.
 // Build and run: nvcc -arch=sm_90 -O2 -o tl scripts/device/prefetch_timeline.cu && ./tl [N]
+// Its output: results/nvidia-h200-x1/prefetch-levels-35 (run before a reformatting that kept every step).
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cmath>
 #include <vector>
-#include <algorithm>
+
 #include <cuda_runtime.h>
-#define CK(x) do{cudaError_t e=(x); if(e){printf("%s:%d %s\n",__FILE__,__LINE__,cudaGetErrorString(e)); exit(1);}}while(0)
+
+#define CHECK(call)                                                                 \
+  do {                                                                              \
+    cudaError_t e = (call);                                                         \
+    if (e != cudaSuccess) {                                                         \
+      printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));             \
+      exit(1);                                                                      \
+    }                                                                               \
+  } while (0)
+
 int main(int argc, char** argv) {
   const int n = argc > 1 ? atoi(argv[1]) : 3000;
-  cudaStream_t st; cudaEvent_t e0, e1;
-  CK(cudaSetDevice(0)); CK(cudaStreamCreate(&st)); CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-  cudaMemLocation gpu{}, host{}; gpu.type = cudaMemLocationTypeDevice; gpu.id = 0; host.type = cudaMemLocationTypeHost;
-  char* a; CK(cudaMallocManaged(&a, 4096)); memset(a, 1, 4096);
-  std::vector<double> us;
+  cudaStream_t stream;
+  cudaEvent_t start, stop;
+  CHECK(cudaSetDevice(0));
+  CHECK(cudaStreamCreate(&stream));
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  cudaMemLocation gpu0{}, host{};
+  gpu0.type = cudaMemLocationTypeDevice;
+  gpu0.id = 0;
+  host.type = cudaMemLocationTypeHost;
+  char* a = nullptr;
+  CHECK(cudaMallocManaged(&a, 4096));
+  memset(a, 1, 4096);
+  std::vector<double> us;  // in the order they were taken
   for (int i = 0; i < n; i++) {
-    CK(cudaMemPrefetchAsync(a, 4096, gpu, 0, st));
-    CK(cudaEventRecord(e0, st));
-    CK(cudaMemPrefetchAsync(a, 4096, host, 0, st));
-    CK(cudaEventRecord(e1, st)); CK(cudaEventSynchronize(e1));
-    float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); us.push_back(ms * 1e3);
+    CHECK(cudaMemPrefetchAsync(a, 4096, gpu0, 0, stream));  // untimed: the pages start on the GPU
+    CHECK(cudaEventRecord(start, stream));
+    CHECK(cudaMemPrefetchAsync(a, 4096, host, 0, stream));
+    CHECK(cudaEventRecord(stop, stream));
+    CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, start, stop));
+    us.push_back(ms * 1e3);
   }
-  std::vector<double> s = us; std::sort(s.begin(), s.end());
-  printf("n %d  p5 %.1f  p25 %.1f  median %.1f  p75 %.1f  p95 %.1f us\nhistogram (us: count):", n, s[n/20], s[n/4],
-         s[n/2], s[3*n/4], s[19*n/20]);
-  std::vector<int> bins(100, 0);
+  std::vector<double> sorted = us;
+  std::sort(sorted.begin(), sorted.end());
+  printf("n %d  p5 %.1f  p25 %.1f  median %.1f  p75 %.1f  p95 %.1f us\nhistogram (us: count):", n,
+         sorted[n / 20], sorted[n / 4], sorted[n / 2], sorted[3 * n / 4], sorted[19 * n / 20]);
+  std::vector<int> bins(100, 0);  // 2 us wide; a bin with under 0.5% of the samples is not printed
   for (double v : us) bins[std::min(99, (int)(v / 2))]++;
-  for (int b = 0; b < 100; b++) if (bins[b] >= n / 200) printf(" %d:%d", 2 * b, bins[b]);
+  for (int b = 0; b < 100; b++)
+    if (bins[b] >= n / 200) printf(" %d:%d", 2 * b, bins[b]);
   printf("\nblock medians of 50:");
   for (int b = 0; b + 50 <= n; b += 50) {
-    std::vector<double> blk(us.begin() + b, us.begin() + b + 50); std::sort(blk.begin(), blk.end());
-    printf(" %.0f", blk[25]);
+    std::vector<double> block(us.begin() + b, us.begin() + b + 50);
+    std::sort(block.begin(), block.end());
+    printf(" %.0f", block[25]);
   }
   printf("\n");
   return 0;
