@@ -208,6 +208,9 @@ class Verdict:
     different: bool
     why: str
     unstable: bool = False  # a run calls the point unstable: neither changed nor unchanged
+    # Changed by the range's tolerance alone (not its own spread, nor its range's common move):
+    # what `RunComparison.tail_note` counts.
+    by_range: bool = False
 
 
 @dataclass(frozen=True)
@@ -297,7 +300,7 @@ class RunComparison:
         if self.rule.kind != "runs":
             return ""
         apart = {name for t in self.rule.tolerances for name in t.apart}
-        tail = [p for p in self.different if p.benchmark not in apart and RANGE_WORDS in p.verdict.why]
+        tail = [p for p in self.different if p.benchmark not in apart and p.verdict.by_range]
         if not tail:
             return ""
         pooled = sum(t.beyond_by_design for t in self.rule.tolerances)
@@ -676,9 +679,6 @@ def choose_rule(base: Groups, other: Groups) -> Rule:
                 tuple((band, name, d) for band, x in pooled.items() for name, d in x))
 
 
-# How a verdict says that the range's tolerance judged it (not the point's own spread): what
-# `RunComparison.tail_note` counts.
-RANGE_WORDS = "(the range's)"
 # A tolerance wider than this (±5x) hides a change of several times in the machine's own variation
 # (a loaded 2-core VM has shown ±100x): a point within it is not judged unchanged but unstable,
 # as a point whose batches did not repeat is.
@@ -697,10 +697,12 @@ def judge(base: Figures, other: Figures, metric: str, size: int | None, rule: Ru
     inside its runs, when larger), or went with a range that moved as a whole."""
     t = rule.of(metric, size)
     tolerance = point_tolerance(metric, size, rule, own)
-    whose = "its own spread" if t is None or own > t.value else RANGE_WORDS.strip("()")
+    by_range = t is not None and own <= t.value
+    whose = "the range's" if by_range else "its own spread"
     move = signed_move(base, other)
     if abs(move) > tolerance:
-        return Verdict(True, f"median and fast end moved ≥ {amount(abs(move))}, beyond ±{amount(tolerance)} ({whose})")
+        return Verdict(True, f"median and fast end moved ≥ {amount(abs(move))}, beyond ±{amount(tolerance)} ({whose})",
+                       by_range=by_range)
     if t is not None and t.shifted and move * t.shift > 0 and abs(move) >= abs(t.shift) / 2:
         return Verdict(True, f"moved {abs(move):.0%} with its whole range ({t.band.label}: {t.shift:+.0%})")
     if tolerance > TOO_WIDE:
@@ -904,7 +906,7 @@ def compare_two(base: Run, other: Run) -> RunComparison:
             verdict = judge(fa, fb, r.metric, r.bytes, rule, own)
             if verdict.different:
                 unstable, words = between_jobs(a, results, point_tolerance(r.metric, r.bytes, rule, own))
-                verdict = Verdict(False, words, unstable=True) if unstable else Verdict(True, verdict.why + words)
+                verdict = Verdict(False, words, unstable=True) if unstable else replace(verdict, why=verdict.why + words)
             verdict = host_moved_cpus(host_interfered(verdict, worse, worse_name) if verdict.different else verdict,
                                       a, results, rule)
             verdict = process_moved(verdict, a, results)
