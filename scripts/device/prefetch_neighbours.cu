@@ -8,16 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include <cuda_runtime.h>
-
-#define CHECK(call)                                                                 \
-  do {                                                                              \
-    cudaError_t e = (call);                                                         \
-    if (e != cudaSuccess) {                                                         \
-      printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));              \
-      exit(1);                                                                      \
-    }                                                                               \
-  } while (0)
+#include "probe_check.h"
 
 static cudaStream_t stream;
 static cudaEvent_t start, stop;

@@ -11,16 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include <cuda_runtime.h>
-
-#define CHECK(call)                                                                 \
-  do {                                                                              \
-    cudaError_t e = (call);                                                         \
-    if (e != cudaSuccess) {                                                         \
-      printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));             \
-      exit(1);                                                                      \
-    }                                                                               \
-  } while (0)
+#include "probe_check.h"
 
 int main(int argc, char** argv) {
   const int n = argc > 1 ? atoi(argv[1]) : 3000;
