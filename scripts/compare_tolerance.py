@@ -16,15 +16,15 @@ apart (commatlas.analysis.host_activity.PLACEMENT_APART), so no move is laid to 
 placement of the CPUs and every point counts towards the tolerance.
 
 Each pair's changed points are counted by what made them changed: beyond the range's tolerance
-(which the RUNS_QUANTILE of the range's own points sets, so that about 2.5% of a large range is
-beyond it whatever the machine did), of a benchmark that moved apart as a whole, beyond the point's
-own spread, or unstable in a run with passes that lie apart.
+(which the RUNS_QUANTILE of the range's own points sets, or their far-out fence, so that about 1% of
+a large range is beyond it whatever the machine did), of a benchmark that moved apart as a whole,
+beyond the point's own spread, or unstable in a run with passes that lie apart.
 
 --quantile Q judges with RUNS_QUANTILE = Q instead of compare's own.
 --isolated F,... plants a slowdown of F at one point the pair judged "no change", in turn at 20
 points drawn at random: how many of them compare then calls changed. That is what a higher
 quantile costs: fewer false alarms on identical runs, and fewer single points caught. (Planted at
-2% of the points at once, they would set a range's 97.5% quantile themselves: that is the rule's
+1% of the points at once, they would set a range's 99% quantile themselves: that is the rule's
 breakdown point, and a benchmark that moved as a whole is caught by another rule.)
 """
 from __future__ import annotations
@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import math
 import random
+import signal
 import sys
 from collections import Counter
 from dataclasses import replace
@@ -155,4 +156,5 @@ def main(paths: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the listing quietly, as for any filter
     sys.exit(main(sys.argv[1:]))
