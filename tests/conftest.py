@@ -38,6 +38,18 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
                           env=full_env, cwd=cwd, timeout=timeout, check=False)
 
 
+@pytest.fixture
+def narrow_compare_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """compare judging by the 97.5% quantile of a range's moves, without the far-out fence: for tests
+    whose subject is what a verdict adds to a changed point (witness words, a busy host, a process's
+    copy level), on pairs cut to a few points or planted against themselves. There the range's
+    tolerance is set by a handful of moves, the planted ones among them, and compare's own wider
+    rule calls fewer of those points changed than the modifiers under test need."""
+    import commatlas.analysis.compare as compare  # deliberate: as engine_path imports the package, late
+    monkeypatch.setattr(compare, "RUNS_QUANTILE", 0.975)
+    monkeypatch.setattr(compare, "FAR_OUT_IQR", 0.0)
+
+
 @pytest.fixture(scope="session")
 def engine_path() -> Path:
     from commatlas.io.engine import locate_engine

@@ -84,7 +84,8 @@ def test_a_level_that_moved_less_than_apart_or_did_not_hold_explains_nothing():
     assert max(rank0) > LEVEL_STEADY * min(rank0)
 
 
-def test_compare_of_two_real_jobs_names_the_witness_and_keeps_the_other_changes():
+def test_compare_of_two_real_jobs_names_the_witness_and_keeps_the_other_changes(narrow_compare_rule):
+    # 13 points of MPI over device buffers: their far-out fence (±15%) holds the 0.89-0.92x moves
     comparison = compare_two(run_from_records(records(2)), run_from_records(records(7)))
     by_point = {(p.benchmark, p.size, p.variant.split(",")[0]): p for p in comparison.points}
     for size in (8, 4096, 65536):

@@ -9,7 +9,9 @@ comes from the runs being compared, never from other machines:
   benchmark's own pairs left out of the tolerance that judges it: `Rule.without`); the figure
   compared is then the median over the repetitions;
 - otherwise from how far the points of one metric and size range moved between the two runs,
-  around the range's common move: the 97.5th percentile of |move - common move| over its points.
+  around the range's common move: the 99th percentile of |move - common move| over its points,
+  or Tukey's far-out fence of them (Q3 + 3 IQR) where that is wider, as it is in a range too small
+  to have a 99th percentile of its own.
   A point's own run-to-run variation is not in its samples (between runs the clocks, the pages and
   the other jobs change; inside one run they do not), but the many points of a range measured in
   the same two runs show it. The common move is taken out first, so a change that moves every
@@ -75,14 +77,22 @@ MIN_POINTS = 8
 REPEAT_QUANTILE = 0.95
 REPEAT_SOURCE = "pairs of repetitions"  # how a tolerance measured from repetitions says so
 # Over the points of two runs, this share of them may lie further from the range's common move
-# than its tolerance: at most 2.5% of the points of two identical runs are called changed.
-RUNS_QUANTILE = 0.975
+# than its tolerance: at most 1% of the points of two identical runs are called changed this way.
+RUNS_QUANTILE = 0.99
+# ... and no tolerance lies inside Tukey's far-out fence of the range's moves (Q3 + 3 IQR): a range
+# of fewer than 1 / (1 - RUNS_QUANTILE) points has no 99% quantile of its own, and its largest mover
+# would lie beyond an interpolated one by construction; only a move that stands out from the range's
+# bulk is a change there.
+FAR_OUT_IQR = 3.0
 # A range moved as a whole when the sign test over its points says so at this level, and the
-# common move is this many times the typical point's distance from it and this share of the range's
-# tolerance.
+# common move is this many times the typical point's distance from it and this share of the
+# distance's SHIFT_QUANTILE (the points' spread around the move; at RUNS_QUANTILE's wider 99%, a
+# uniform 15% slowdown of a 4x H200 run moved 3 of its 5 ranges as a whole, not 5, and 309 points
+# were called changed, not 561).
 SHIFT_P = 0.01
 SHIFT_OVER_TYPICAL = 2.0
 SHIFT_OF_TOLERANCE = 0.5
+SHIFT_QUANTILE = 0.975
 # A benchmark whose median move lies this far from the other benchmarks' (modified z-score) moved
 # apart as a whole: a change of its own, left out of the range's tolerance so that it cannot hide.
 OUTLIER_Z = 3.5
@@ -145,8 +155,8 @@ class Tolerance:
     shifted: bool = False  # the range moved as a whole (sign test and size)
     apart: tuple[str, ...] = ()  # benchmarks that moved apart as a whole, left out of the value
     # Of the points the value was taken from, how many lie beyond it by its own construction (a
-    # pool several ranges share is counted at the first of them only): at least one in a pool of
-    # fewer than 1 / (1 - RUNS_QUANTILE) points, whatever the machine did.
+    # pool several ranges share is counted at the first of them only): 1% of a large pool, and at
+    # most one of a pool of fewer than 1 / (1 - RUNS_QUANTILE) points, whatever the machine did.
     beyond_by_design: int = 0
 
     @property
@@ -292,11 +302,12 @@ class RunComparison:
     def tail_note(self) -> str:
         """How many changed points only lie beyond their range's tolerance, against how many would
         between identical runs. A tolerance taken from the two runs' own points is their moves'
-        RUNS_QUANTILE, so that share of a range's points lies beyond it whatever happened (on the
-        committed identical GPU pairs, 10-18 of about 600 points were changed this way, with 16-18
-        beyond by construction; results/cpu-2core/compare-quantile-35). A point there alone reads
-        like a change and is as likely the tail; the moves that stand out from it are whole ranges
-        and whole benchmarks, which have their own verdicts and notes."""
+        RUNS_QUANTILE (or its far-out fence), so up to that share of a range's points lies beyond it
+        whatever happened (at the 97.5% quantile, on the committed identical GPU pairs, 10-18 of
+        about 600 points were changed this way, with 16-18 beyond by construction;
+        results/cpu-2core/compare-quantile-35). A point there alone reads like a change and is as
+        likely the tail; the moves that stand out from it are whole ranges and whole benchmarks,
+        which have their own verdicts and notes."""
         if self.rule.kind != "runs":
             return ""
         apart = {name for t in self.rule.tolerances for name in t.apart}
@@ -305,9 +316,10 @@ class RunComparison:
             return ""
         pooled = sum(t.beyond_by_design for t in self.rule.tolerances)
         return (f"{len(tail)} of the changed points lie beyond their range's tolerance and nothing else; each "
-                f"range's tolerance is the {RUNS_QUANTILE:.1%} quantile of its points' own moves, which leaves "
-                f"about {pooled} of them beyond it by construction, even between identical runs (at least one a range "
-                f"of fewer than {round(1 / (1 - RUNS_QUANTILE))} points): one run a side cannot tell such a point "
+                f"range's tolerance is the {RUNS_QUANTILE:.1%} quantile of its points' own moves (or their far-out "
+                f"fence), which leaves "
+                f"about {pooled} of them beyond it by construction, even between identical runs: one run a side "
+                f"cannot tell such a point "
                 f"from the noise's tail; run each side again (later, or with --repeat 2) to see whether it holds")
 
     @property
@@ -547,15 +559,15 @@ def sign_test_p(up: int, down: int) -> float:
 def common_move(moves: list[float]) -> tuple[float, bool]:
     """The range's common move (the median of its points' signed moves) and whether the range moved
     as a whole: its points went one way (sign test) by more than twice their typical distance
-    from the common move and by more than half the range's tolerance. Whether the whole machine
-    moves between identical runs, one pair of runs cannot show: a few percent of common move
-    (another job, a clock) is let pass."""
+    from the common move and by more than half the SHIFT_QUANTILE of that distance. Whether the
+    whole machine moves between identical runs, one pair of runs cannot show: a few percent of
+    common move (another job, a clock) is let pass."""
     if not moves:
         return 0.0, False
     x = np.asarray(moves)
     shift = float(np.median(x))
     typical = float(np.median(np.abs(x - shift)))
-    tolerance = float(np.quantile(np.abs(x - shift), RUNS_QUANTILE))
+    tolerance = float(np.quantile(np.abs(x - shift), SHIFT_QUANTILE))
     shifted = (len(x) >= SHIFT_MIN_POINTS and shift != 0.0
                and sign_test_p(int(np.sum(x > 0)), int(np.sum(x < 0))) <= SHIFT_P
                and abs(shift) > SHIFT_OVER_TYPICAL * typical and abs(shift) > SHIFT_OF_TOLERANCE * tolerance)
@@ -581,6 +593,16 @@ def apart(moves: dict[str, list[float]]) -> set[str]:
             return set()
         z = (s - center_) / (1.253314 * mean_ad)
     return {n for n, x in zip(names, z) if abs(x) > OUTLIER_Z and n in groups}
+
+
+def runs_tolerance(pool: list[float]) -> tuple[float, bool]:
+    """The RUNS_QUANTILE of a range's |move - common move|, or its far-out fence when wider (and
+    whether the fence set it)."""
+    if not pool:
+        return 0.0, False
+    q1, q3 = np.quantile(pool, [0.25, 0.75])
+    quantile, fence = float(np.quantile(pool, RUNS_QUANTILE)), float(q3 + FAR_OUT_IQR * (q3 - q1))
+    return max(quantile, fence), fence > quantile
 
 
 def runs_tolerances(moves: dict[Band, list[tuple[str, float]]]) -> list[Tolerance]:
@@ -621,9 +643,11 @@ def runs_tolerances(moves: dict[Band, list[tuple[str, float]]]) -> list[Toleranc
             pool, source, shared = every, f"every point, {len(every)}", "every"
         else:
             pool, source = [], f"{len(every)} points: too few, the points' own spread only"
+        value, fenced = runs_tolerance(pool)
+        if fenced:
+            source += ", their far-out fence"
         if left_out[band]:
             source += "; left out, moved apart as a whole: " + ", ".join(sorted(left_out[band]))
-        value = float(np.quantile(pool, RUNS_QUANTILE)) if pool else 0.0
         beyond = 0 if shared in counted else sum(1 for v in pool if v > value)
         if shared:
             counted.add(shared)
@@ -657,7 +681,8 @@ def choose_rule(base: Groups, other: Groups) -> Rule:
     if not pooled:
         tolerances = [runs[b] for b in BANDS if b in runs]
         text = (f"run-to-run variation shown by these two runs: per metric and size range, the "
-                f"{RUNS_QUANTILE:.1%} quantile of how far its points moved around the range's common move "
+                f"{RUNS_QUANTILE:.1%} quantile of how far its points moved around the range's common move, or "
+                f"their far-out fence (Q3 + 3 IQR) where wider "
                 f"(a point that wandered more inside its own run keeps its own spread): "
                 + "; ".join(t.text for t in tolerances) + left_out)
         return Rule("runs", tuple(tolerances), text)
