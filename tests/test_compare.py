@@ -390,6 +390,7 @@ def test_a_small_range_calls_no_point_changed_for_being_its_largest_mover(tmp_pa
     # the quantile alone leaves one point beyond it in each of these ranges
     assert sum(t.beyond_by_design for t in small) <= 1, c.rule.text
     quiet = next(t for t in small if t.band.label == "bandwidth ≥ 2 MiB" and t.beyond_by_design == 0)
+    assert "their far-out fence" in quiet.measured_from, quiet.measured_from  # the rule says what set it
     point = next(p for p in c.unchanged if p.metric == "bandwidth" and quiet.band.holds(p.metric, p.size))
     other = planted(QUIET_PAIR / "b", tmp_path / "b", point.benchmark, {point.size}, 2.0)
     [s] = compare_runs([QUIET_PAIR / "a", other])
