@@ -316,11 +316,10 @@ class RunComparison:
             return ""
         pooled = sum(t.beyond_by_design for t in self.rule.tolerances)
         return (f"{len(tail)} of the changed points lie beyond their range's tolerance and nothing else; each "
-                f"range's tolerance is the {RUNS_QUANTILE:.1%} quantile of its points' own moves (or their far-out "
-                f"fence), which leaves "
-                f"about {pooled} of them beyond it by construction, even between identical runs: one run a side "
-                f"cannot tell such a point "
-                f"from the noise's tail; run each side again (later, or with --repeat 2) to see whether it holds")
+                f"range's tolerance is the {RUNS_QUANTILE:.1%} quantile of its points' own moves (or their "
+                f"far-out fence), which leaves about {pooled} of them beyond it by construction, even between "
+                f"identical runs: one run a side cannot tell such a point from the noise's tail; run each side "
+                f"again (later, or with --repeat 2) to see whether it holds")
 
     @property
     def witness_note(self) -> str:
@@ -606,8 +605,9 @@ def runs_tolerance(pool: list[float]) -> tuple[float, bool]:
 
 
 def runs_tolerances(moves: dict[Band, list[tuple[str, float]]]) -> list[Tolerance]:
-    """Per range, from the two runs' own points: the RUNS_QUANTILE of |move - common move| over the
-    points of the benchmarks that did not move apart as a whole."""
+    """Per range, from the two runs' own points: the RUNS_QUANTILE of |move - common move| (or their
+    far-out fence, `runs_tolerance`) over the points of the benchmarks that did not move apart as a
+    whole."""
     pools: dict[Band, list[float]] = {}
     shifts: dict[Band, tuple[float, bool]] = {}
     left_out: dict[Band, set[str]] = {}
