@@ -236,7 +236,7 @@ def test_compare_lays_a_move_under_a_busy_host_to_the_machine(tmp_path: Path, na
     carry what the busy job's host showed (other processes on 68-100% of the node), compare calls
     them unstable and says why; where the host stayed quiet, they have changed. (Against itself,
     every other point moved 0, so the planted copies set their ranges' tolerances themselves: the
-    narrower rule leaves four of them beyond, compare's own three.)"""
+    narrower rule calls five of the seven changed, compare's own three.)"""
     def moved(c) -> list:
         return [p for p in c.points if p.benchmark == "host.memcpy" and "threads=32" in p.variant]
 
