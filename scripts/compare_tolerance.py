@@ -20,7 +20,7 @@ Each pair's changed points are counted by what made them changed: beyond the ran
 a large range is beyond it whatever the machine did), of a benchmark that moved apart as a whole,
 beyond the point's own spread, or unstable in a run with passes that lie apart.
 
---quantile Q judges with RUNS_QUANTILE = Q instead of compare's own.
+--quantile Q judges with RUNS_QUANTILE = Q instead of compare's own (the far-out fence still applies).
 --isolated F,... plants a slowdown of F at one point the pair judged "no change", in turn at 20
 points drawn at random: how many of them compare then calls changed. That is what a higher
 quantile costs: fewer false alarms on identical runs, and fewer single points caught. (Planted at

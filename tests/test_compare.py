@@ -178,6 +178,9 @@ def test_a_uniform_15_percent_slowdown_is_flagged(machine, tmp_path) -> None:
     # "better": the changes found are the slowdown
     assert sum(p.improvement < 1 for p in c.different) >= 0.95 * len(c.different)
     assert "moved as a whole by -1" in c.rule.text or "moved as a whole by +1" in c.rule.text, c.rule.text
+    # Judged against the points' 97.5% spread around the common move (SHIFT_QUANTILE), at least 4
+    # of the 5 ranges moved as a whole; against the 99% that sets the tolerance, only 3 on the H100.
+    assert sum(t.shifted for t in c.rule.tolerances) >= 4, c.rule.text
 
 
 def test_at_80_columns_each_point_is_an_entry_whose_names_stay_whole(tmp_path) -> None:
