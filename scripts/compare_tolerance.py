@@ -11,6 +11,13 @@ second run with every time 15% longer (every sample and statistic scaled, as a r
 slowdown would leave them): how many of its points are called changed. The goal: at least 95%
 "no change" on every identical pair, and the planted slowdown flagged.
 
+Given several pairs, it ends with them pooled: how many of all their judged points were called
+changed (the rule's false-alarm rate on this machine), how many pairs read below 95%, and how many
+would by chance alone if every judged point were called changed independently at that rate. A
+pair judges a few dozen points on a 2-core VM: at a 4% rate, one pair in three then holds four
+changed points of 70 and reads below 95%, so a pair's share is mostly its draw, and the pooled
+rate is what the rule does.
+
 --without-cpu-pair judges as compare did before the CPU-pair witness: no two readings ever lie
 apart (commatlas.analysis.host_activity.PLACEMENT_APART), so no move is laid to the host's
 placement of the CPUs and every point counts towards the tolerance.
@@ -97,6 +104,19 @@ def isolated(a: Run, b: Run, c: RunComparison, factor: float, draws: int = 20) -
     return flagged, len(chosen)
 
 
+GOAL = 0.95  # "no change" on an identical pair
+
+
+def below_goal_by_chance(judged: list[int], rate: float) -> float:
+    """How many of pairs that judge these many points would read below GOAL "no change" if each
+    point were called changed independently at `rate` (binomial): a pair of n points stays at GOAL
+    with at most floor((1 - GOAL) n) changed."""
+    def below(n: int) -> float:
+        allowed = math.floor((1 - GOAL) * n + 1e-9)
+        return 1 - sum(math.comb(n, k) * rate ** k * (1 - rate) ** (n - k) for k in range(allowed + 1))
+    return sum(below(n) for n in judged)
+
+
 def main(paths: list[str]) -> int:
     factors: list[float] = []
     try:
@@ -118,6 +138,7 @@ def main(paths: list[str]) -> int:
     if len(paths) < 2 or len(paths) % 2:
         print(__doc__, file=sys.stderr)
         return 2
+    pooled: list[tuple[int, int]] = []  # (judged, changed) per pair
     for a_path, b_path in zip(paths[::2], paths[1::2]):
         try:
             a, b = load_run(a_path), load_run(b_path)
@@ -134,6 +155,7 @@ def main(paths: list[str]) -> int:
               f"where the host had put the CPUs apart); "
               f"{len(real)} winners changed beyond the noise "
               f"({len(c.winners) - len(real)} more within it){'; ' + c.winners_note if c.winners_note else ''}")
+        pooled.append((judged, len(c.different)))
         print(f"  rule ({c.rule.kind}): {c.rule.text}")
         apart = {name for t in c.rule.tolerances for name in t.apart}
         causes = Counter(cause(p, apart) for p in c.different)
@@ -152,6 +174,13 @@ def main(paths: list[str]) -> int:
             flagged, planted = isolated(a, b, c, factor)
             print(f"  planted {factor:g}x slowdown at one point, {planted} points in turn: "
                   f"{flagged} called changed ({flagged / max(planted, 1):.0%})")
+    if len(pooled) > 1:
+        judged, changed = sum(j for j, _ in pooled), sum(c for _, c in pooled)
+        rate = changed / max(judged, 1)
+        short = sum(1 for j, c in pooled if j and (j - c) / j < GOAL)
+        print(f"pooled over {len(pooled)} pairs: {changed} of {judged} judged points changed ({rate:.1%}; "
+              f"'no change' {1 - rate:.1%}); {short} pairs below {GOAL:.0%}, "
+              f"{below_goal_by_chance([j for j, _ in pooled], rate):.1f} expected by chance alone at that rate")
     return 0
 
 
