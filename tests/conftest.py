@@ -40,14 +40,16 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
 
 @pytest.fixture
 def narrow_compare_rule(monkeypatch: pytest.MonkeyPatch) -> None:
-    """compare judging by the 97.5% quantile of a range's moves, without the far-out fence: for tests
-    whose subject is what a verdict adds to a changed point (witness words, a busy host, a process's
-    copy level), on pairs cut to a few points or planted against themselves. There the range's
-    tolerance is set by a handful of moves, the planted ones among them, and compare's own wider
-    rule calls fewer of those points changed than the modifiers under test need."""
+    """compare judging by the 97.5% quantile of a range's moves, without the far-out fence, and each
+    range of 8 points or more by its own: for tests whose subject is what a verdict adds to a
+    changed point (witness words, a busy host, a process's copy level), on pairs cut to a few
+    points or planted against themselves. There the range's tolerance is set by a handful of
+    moves, the planted ones among them, and compare's own wider rule calls fewer of those points
+    changed than the modifiers under test need."""
     import commatlas.analysis.compare as compare  # deliberate: as engine_path imports the package, late
     monkeypatch.setattr(compare, "RUNS_QUANTILE", 0.975)
     monkeypatch.setattr(compare, "FAR_OUT_IQR", 0.0)
+    monkeypatch.setattr(compare, "RANGE_MIN_POINTS", compare.MIN_POINTS)
 
 
 @pytest.fixture(scope="session")

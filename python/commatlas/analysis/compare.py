@@ -11,7 +11,10 @@ comes from the runs being compared, never from other machines:
 - otherwise from how far the points of one metric and size range moved between the two runs,
   around the range's common move: the 99th percentile of |move - common move| over its points,
   or Tukey's far-out fence of them (Q3 + 3 IQR) where that is wider, as it is in a range too small
-  to have a 99th percentile of its own.
+  to have a 99th percentile of its own. A range of fewer than 30 points (a CPU machine's) takes
+  these moves from its metric's points at every size, or from every point where the metric has
+  fewer: from its own few, about one of them would lie beyond whatever happened. A range whose
+  own moves are too wide to judge by lends them to no other.
   A point's own run-to-run variation is not in its samples (between runs the clocks, the pages and
   the other jobs change; inside one run they do not), but the many points of a range measured in
   the same two runs show it. The common move is taken out first, so a change that moves every
@@ -74,6 +77,16 @@ KiB, MiB = 1 << 10, 1 << 20
 # A tolerance needs this many points (or pairs of repetitions) in its range; fewer: the points of
 # the same metric at every size, then every point of the runs.
 MIN_POINTS = 8
+# ... and one taken from two single runs' moves wants this many before a range gets its own: from
+# fewer, the 99% quantile is the range's largest mover and the far-out fence stands on the few
+# points that set the quartiles, so about one point a range is called changed whatever happened.
+# A 2-core VM's ranges hold 8-25 points: on 18 identical pairs of one engine, judged by their own
+# ranges 4.1% of the points were called changed and 6 pairs read below 95% "no change" (as many as
+# chance leaves at that rate); by the metric's points at every size (every point's, where a metric
+# has fewer), 2.1% and none, a uniform 15% slowdown still flagged at 40-75% of the points
+# (results/cpu-2core/identical-37). The GPU machines' ranges hold 71-183 points. Where no pool
+# reaches it, MIN_POINTS picks the pool as before.
+RANGE_MIN_POINTS = 30
 REPEAT_QUANTILE = 0.95
 REPEAT_SOURCE = "pairs of repetitions"  # how a tolerance measured from repetitions says so
 # Over the points of two runs, this share of them may lie further from the range's common move
@@ -607,7 +620,8 @@ def runs_tolerance(pool: list[float]) -> tuple[float, bool]:
 def runs_tolerances(moves: dict[Band, list[tuple[str, float]]]) -> list[Tolerance]:
     """Per range, from the two runs' own points: the RUNS_QUANTILE of |move - common move| (or their
     far-out fence, `runs_tolerance`) over the points of the benchmarks that did not move apart as a
-    whole."""
+    whole; over its metric's points at every size, or every point, where the range has fewer than
+    RANGE_MIN_POINTS."""
     pools: dict[Band, list[float]] = {}
     shifts: dict[Band, tuple[float, bool]] = {}
     left_out: dict[Band, set[str]] = {}
@@ -626,23 +640,26 @@ def runs_tolerances(moves: dict[Band, list[tuple[str, float]]]) -> list[Toleranc
         left_out[band] = apart(by_benchmark) | {n for n in apart_in_metric[band.metric] if n in by_benchmark}
         shift = shifts[band][0]
         pools[band] = [abs(m - shift) for name, m in x if name not in left_out[band]]
+    # A range whose own moves are too wide to judge by (TOO_WIDE) lends them to no other: its points
+    # are "too much to tell" whatever pool judges them, and pooled they would make every range so.
     by_metric: dict[str, list[float]] = {}
     for band, pool in pools.items():
-        by_metric.setdefault(band.metric, []).extend(pool)
+        if len(pool) < MIN_POINTS or runs_tolerance(pool)[0] <= TOO_WIDE:
+            by_metric.setdefault(band.metric, []).extend(pool)
+    by_metric = {band.metric: by_metric.get(band.metric, []) for band in pools}
     every = [v for x in by_metric.values() for v in x]
     out = []
     counted: set[str] = set()  # the shared pools already counted in `beyond_by_design`
-    for band, pool in pools.items():
-        shared = ""
-        if len(pool) >= MIN_POINTS:
-            source = f"{len(pool)} points"
-        elif len(by_metric[band.metric]) >= MIN_POINTS:
-            pool, source = by_metric[band.metric], f"every {band.metric} point, {len(by_metric[band.metric])}"
-            shared = band.metric
-        elif len(every) >= MIN_POINTS:
-            pool, source, shared = every, f"every point, {len(every)}", "every"
-        else:
-            pool, source = [], f"{len(every)} points: too few, the points' own spread only"
+    for band, own in pools.items():
+        # (pool, its words, which shared pool it is): the range's own, its metric's, every point's;
+        # the first with RANGE_MIN_POINTS, else the first with MIN_POINTS.
+        candidates = ((own, f"{len(own)} points", ""),
+                      (by_metric[band.metric], f"every {band.metric} point, {len(by_metric[band.metric])}",
+                       band.metric),
+                      (every, f"every point, {len(every)}", "every"))
+        pool, source, shared = next((c for least in (RANGE_MIN_POINTS, MIN_POINTS) for c in candidates
+                                     if len(c[0]) >= least),
+                                    ([], f"{len(every)} points: too few, the points' own spread only", ""))
         value, fenced = runs_tolerance(pool)
         if fenced:
             source += ", their far-out fence"
