@@ -486,3 +486,21 @@ def test_a_reference_witnesses_only_the_variant_whose_choices_it_declares() -> N
     assert {threads(k) for k, _ in pairs} == {"1", "2"}
     assert all(w[0] == "host.memcpy" and threads(w) == threads(k) and w[3] == k[3] for k, w in pairs), pairs
 
+
+def test_ranges_that_share_one_pool_are_said_once() -> None:
+    """Neighbouring ranges of a metric with the same tolerance from the same pool make one entry of
+    the rule's words; a range that moved as a whole, or that has its own pool, keeps its own."""
+    small, mid, large = (Band("bandwidth", 0, 64 << 10), Band("bandwidth", 64 << 10, 2 << 20),
+                         Band("bandwidth", 2 << 20, None))
+    pooled = "every bandwidth point, 51"
+    text = compare.tolerances_text([Tolerance(small, 0.256, pooled), Tolerance(mid, 0.256, pooled),
+                                    Tolerance(large, 0.256, pooled),
+                                    Tolerance(Band("latency", 0, 64 << 10), 0.256, pooled)])
+    assert text == ("bandwidth < 64 KiB, 64 KiB – 2 MiB and ≥ 2 MiB: ±25.6% (every bandwidth point, 51); "
+                    "latency < 64 KiB: ±25.6% (every bandwidth point, 51)"), text
+    text = compare.tolerances_text([Tolerance(small, 0.256, pooled), Tolerance(mid, 0.256, pooled, -0.15, True),
+                                    Tolerance(large, 0.1, "40 points")])
+    assert text == ("bandwidth < 64 KiB: ±25.6% (every bandwidth point, 51); bandwidth 64 KiB – 2 MiB: ±25.6% "
+                    "(every bandwidth point, 51), moved as a whole by -15.0%; bandwidth ≥ 2 MiB: ±10.0% (40 points)"), text
+    text = compare.tolerances_text([Tolerance(mid, 0.256, pooled), Tolerance(large, 0.256, "40 points")])
+    assert text.count("±25.6%") == 2, text

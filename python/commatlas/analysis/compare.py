@@ -128,14 +128,16 @@ class Band:
         return metric == self.metric and size >= self.min_bytes and (self.max_bytes is None or size < self.max_bytes)
 
     @property
-    def label(self) -> str:
+    def sizes(self) -> str:
         if self.max_bytes is None:
-            sizes = f"≥ {format_size(self.min_bytes)}"
-        elif self.min_bytes <= 1:
-            sizes = f"< {format_size(self.max_bytes)}"
-        else:
-            sizes = f"{format_size(self.min_bytes)} – {format_size(self.max_bytes)}"
-        return f"{self.metric} {sizes}"
+            return f"≥ {format_size(self.min_bytes)}"
+        if self.min_bytes <= 1:
+            return f"< {format_size(self.max_bytes)}"
+        return f"{format_size(self.min_bytes)} – {format_size(self.max_bytes)}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.metric} {self.sizes}"
 
 
 # Size ranges whose points move alike between runs: cache-sized, around the DRAM/PCIe knee, large.
@@ -174,10 +176,32 @@ class Tolerance:
 
     @property
     def text(self) -> str:
-        out = f"{self.band.label}: ±{amount(self.value, 1)} ({self.measured_from})"
-        if self.shifted:
-            out += f", moved as a whole by {self.shift:+.1%}"
-        return out
+        return tolerances_text([self])
+
+
+def tolerances_text(tolerances: Iterable[Tolerance]) -> str:
+    """The tolerances in words, one entry for neighbouring ranges of a metric that hold the same
+    tolerance from the same pool ("bandwidth < 64 KiB, 64 KiB – 2 MiB and ≥ 2 MiB: ±26% (every
+    bandwidth point, 51)") and did not move as a whole: where the ranges share their metric's pool,
+    the same words three times over say less."""
+    groups: list[list[Tolerance]] = []
+    for t in tolerances:
+        last = groups[-1][-1] if groups else None
+        if (last is not None and not t.shifted and not last.shifted and last.band.metric == t.band.metric
+                and last.value == t.value and last.measured_from == t.measured_from):
+            groups[-1].append(t)
+        else:
+            groups.append([t])
+    entries = []
+    for group in groups:
+        t = group[0]
+        sizes = [g.band.sizes for g in group]
+        ranges = ", ".join(sizes[:-1]) + " and " + sizes[-1] if len(sizes) > 1 else sizes[0]
+        entry = f"{t.band.metric} {ranges}: ±{amount(t.value, 1)} ({t.measured_from})"
+        if t.shifted:
+            entry += f", moved as a whole by {t.shift:+.1%}"
+        entries.append(entry)
+    return "; ".join(entries)
 
 
 @dataclass(frozen=True)
@@ -701,7 +725,7 @@ def choose_rule(base: Groups, other: Groups) -> Rule:
                 f"{RUNS_QUANTILE:.1%} quantile of how far its points moved around the range's common move, or "
                 f"their far-out fence (Q3 + 3 IQR) where wider "
                 f"(a point that wandered more inside its own run keeps its own spread): "
-                + "; ".join(t.text for t in tolerances) + left_out)
+                + tolerances_text(tolerances) + left_out)
         return Rule("runs", tuple(tolerances), text)
     tolerances = []
     for band in BANDS:
@@ -716,7 +740,7 @@ def choose_rule(base: Groups, other: Groups) -> Rule:
     text = (f"run-to-run variation of the --repeat passes (the {REPEAT_QUANTILE:.0%} quantile of how far two "
             f"repetitions of one point differ; figures are medians over the repetitions; a range with too few "
             f"pairs: its points' moves between the runs; a benchmark is judged on the others' pairs): "
-            + "; ".join(t.text for t in tolerances))
+            + tolerances_text(tolerances))
     return Rule("repeats", tuple(tolerances), text,
                 tuple((band, name, d) for band, x in pooled.items() for name, d in x))
 
