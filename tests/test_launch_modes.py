@@ -23,7 +23,7 @@ from conftest import fixture_run
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_RUN = fixture_run("h200x2-atlas-2gpu") / "default"
-DEVICE_RUN = ROOT / "tests" / "fixtures" / "gpu_initiated"
+DEVICE_RUN = fixture_run("gpu_initiated")  # stored gzipped, as fixtures over 100 KB are
 SCHEMA = ROOT / "schema" / "answers.schema.json"
 
 needs_device_run = pytest.mark.skipif(
