@@ -412,7 +412,7 @@ IDENTICAL_37 = fixture_run("cpu-2core-identical-37")
 def test_identical_runs_on_the_2_core_vm_read_95_percent_no_change(tmp_path, monkeypatch) -> None:
     """Its ranges hold 8-25 points each: judged by their metric's points at every size, the pair
     reads at least 95% "no change"; by each range's own points it does not. A uniform 15% slowdown
-    of the second run is still flagged, with ranges that moved as a whole."""
+    of the second run is flagged at most points, every range moving as a whole with its pool."""
     base, other = IDENTICAL_37 / "r4", IDENTICAL_37 / "r5"
 
     def share(c) -> float:
@@ -423,10 +423,13 @@ def test_identical_runs_on_the_2_core_vm_read_95_percent_no_change(tmp_path, mon
     [c] = compare_runs([base, other])
     assert share(c) >= 0.95, [(p.benchmark, p.size, p.verdict.why) for p in c.different]
     assert not [w for w in c.winners if w.beyond_noise], c.winners
+    # Its ranges hold fewer than the 12 points a sign test of their own needs (SHIFT_MIN_POINTS), or
+    # scatter too widely for one: they moved as a whole with their pool (95% of the points flagged;
+    # 60% by the pooled tolerance without the pooled move).
     [slower] = compare_runs([base, slowed_copy(other, tmp_path / "slower", 1.15)])
-    assert len(slower.different) >= 0.4 * (len(slower.points) - len(slower.unstable)), slower.rule.text
+    assert len(slower.different) >= 0.8 * (len(slower.points) - len(slower.unstable)), slower.rule.text
     assert sum(p.improvement < 1 for p in slower.different) >= 0.95 * len(slower.different)
-    assert any(t.shifted for t in slower.rule.tolerances), slower.rule.text
+    assert sum(t.shifted for t in slower.rule.tolerances) == len(slower.rule.tolerances) == 5, slower.rule.text
     monkeypatch.setattr(compare, "RANGE_MIN_POINTS", compare.MIN_POINTS)
     [own] = compare_runs([base, other])
     assert share(own) < 0.95, own.rule.text
@@ -488,8 +491,9 @@ def test_a_reference_witnesses_only_the_variant_whose_choices_it_declares() -> N
 
 
 def test_ranges_that_share_one_pool_are_said_once() -> None:
-    """Neighbouring ranges of a metric with the same tolerance from the same pool make one entry of
-    the rule's words; a range that moved as a whole, or that has its own pool, keeps its own."""
+    """Neighbouring ranges of a metric with the same tolerance from the same pool, and the same
+    common move, make one entry of the rule's words; a range with its own pool, or that moved
+    otherwise, keeps its own."""
     small, mid, large = (Band("bandwidth", 0, 64 << 10), Band("bandwidth", 64 << 10, 2 << 20),
                          Band("bandwidth", 2 << 20, None))
     pooled = "every bandwidth point, 51"
@@ -504,3 +508,11 @@ def test_ranges_that_share_one_pool_are_said_once() -> None:
                     "(every bandwidth point, 51), moved as a whole by -15.0%; bandwidth ≥ 2 MiB: ±10.0% (40 points)"), text
     text = compare.tolerances_text([Tolerance(mid, 0.256, pooled), Tolerance(large, 0.256, "40 points")])
     assert text.count("±25.6%") == 2, text
+    # Ranges that moved as a whole with their pool, by one move, are one entry too; by two, two.
+    same = compare.tolerances_text([Tolerance(small, 0.256, pooled, -0.15, True),
+                                    Tolerance(mid, 0.256, pooled, -0.15, True)])
+    assert same == ("bandwidth < 64 KiB and 64 KiB – 2 MiB: ±25.6% (every bandwidth point, 51), "
+                    "moved as a whole by -15.0%"), same
+    two = compare.tolerances_text([Tolerance(small, 0.256, pooled, -0.15, True),
+                                   Tolerance(mid, 0.256, pooled, -0.2, True)])
+    assert two.count("moved as a whole") == 2, two

@@ -13,8 +13,9 @@ comes from the runs being compared, never from other machines:
   or Tukey's far-out fence of them (Q3 + 3 IQR) where that is wider, as it is in a range too small
   to have a 99th percentile of its own. A range of fewer than 30 points (a CPU machine's) takes
   these moves from its metric's points at every size, or from every point where the metric has
-  fewer: from its own few, about one of them would lie beyond whatever happened. A range whose
-  own moves are too wide to judge by lends them to no other.
+  fewer: from its own few, about one of them would lie beyond whatever happened. It moved as a
+  whole where that pool did, if it did not on its own. A range whose own moves are too wide to
+  judge by lends them to no other.
   A point's own run-to-run variation is not in its samples (between runs the clocks, the pages and
   the other jobs change; inside one run they do not), but the many points of a range measured in
   the same two runs show it. The common move is taken out first, so a change that moves every
@@ -83,9 +84,11 @@ MIN_POINTS = 8
 # A 2-core VM's ranges hold 8-25 points: on 18 identical pairs of one engine, judged by their own
 # ranges 4.1% of the points were called changed and 6 pairs read below 95% "no change" (as many as
 # chance leaves at that rate); by the metric's points at every size (every point's, where a metric
-# has fewer), 2.1% and none, a uniform 15% slowdown still flagged at 40-75% of the points
-# (results/cpu-2core/identical-37). The GPU machines' ranges hold 71-183 points. Where no pool
-# reaches it, MIN_POINTS picks the pool as before.
+# has fewer), 2.1% and none, and a uniform 15% slowdown, whose ranges then move as a whole with
+# their pool, was flagged at 60-97% of the points, against 56-93% (results/cpu-2core/identical-37;
+# 8 more pairs, measured after the rule was chosen: 97.5% "no change", none below 95%, 81-97%
+# flagged). The GPU machines' ranges hold 71-183 points. Where no pool reaches it, MIN_POINTS
+# picks the pool as before.
 RANGE_MIN_POINTS = 30
 REPEAT_QUANTILE = 0.95
 REPEAT_SOURCE = "pairs of repetitions"  # how a tolerance measured from repetitions says so
@@ -182,13 +185,14 @@ class Tolerance:
 def tolerances_text(tolerances: Iterable[Tolerance]) -> str:
     """The tolerances in words, one entry for neighbouring ranges of a metric that hold the same
     tolerance from the same pool ("bandwidth < 64 KiB, 64 KiB – 2 MiB and ≥ 2 MiB: ±26% (every
-    bandwidth point, 51)") and did not move as a whole: where the ranges share their metric's pool,
+    bandwidth point, 51)") and the same common move: where the ranges share their metric's pool,
     the same words three times over say less."""
     groups: list[list[Tolerance]] = []
     for t in tolerances:
         last = groups[-1][-1] if groups else None
-        if (last is not None and not t.shifted and not last.shifted and last.band.metric == t.band.metric
-                and last.value == t.value and last.measured_from == t.measured_from):
+        if (last is not None and last.band.metric == t.band.metric and last.value == t.value
+                and last.measured_from == t.measured_from and last.shifted == t.shifted
+                and (not t.shifted or last.shift == t.shift)):
             groups[-1].append(t)
         else:
             groups.append([t])
@@ -631,6 +635,12 @@ def apart(moves: dict[str, list[float]]) -> set[str]:
     return {n for n, x in zip(names, z) if abs(x) > OUTLIER_Z and n in groups}
 
 
+def oriented(move: float, metric: str) -> float:
+    """A signed move (as `signed_move`) turned so that + is better: a bandwidth that rose, a latency
+    that fell. Its own inverse."""
+    return -move if metric == "latency" else move
+
+
 def runs_tolerance(pool: list[float]) -> tuple[float, bool]:
     """The RUNS_QUANTILE of a range's |move - common move|, or its far-out fence when wider (and
     whether the fence set it)."""
@@ -645,7 +655,7 @@ def runs_tolerances(moves: dict[Band, list[tuple[str, float]]]) -> list[Toleranc
     """Per range, from the two runs' own points: the RUNS_QUANTILE of |move - common move| (or their
     far-out fence, `runs_tolerance`) over the points of the benchmarks that did not move apart as a
     whole; over its metric's points at every size, or every point, where the range has fewer than
-    RANGE_MIN_POINTS."""
+    RANGE_MIN_POINTS (such a range moved as a whole with that pool, where it did not on its own)."""
     pools: dict[Band, list[float]] = {}
     shifts: dict[Band, tuple[float, bool]] = {}
     left_out: dict[Band, set[str]] = {}
@@ -666,24 +676,37 @@ def runs_tolerances(moves: dict[Band, list[tuple[str, float]]]) -> list[Toleranc
         pools[band] = [abs(m - shift) for name, m in x if name not in left_out[band]]
     # A range whose own moves are too wide to judge by (TOO_WIDE) lends them to no other: its points
     # are "too much to tell" whatever pool judges them, and pooled they would make every range so.
+    # Beside each pool, its points' moves themselves, turned so that + is better whatever the metric
+    # (`oriented`): a range judged by a pool also moved as a whole, or did not, with that pool.
     by_metric: dict[str, list[float]] = {}
+    moved_by_metric: dict[str, list[float]] = {}
     for band, pool in pools.items():
         if len(pool) < MIN_POINTS or runs_tolerance(pool)[0] <= TOO_WIDE:
             by_metric.setdefault(band.metric, []).extend(pool)
+            moved_by_metric.setdefault(band.metric, []).extend(oriented(m, band.metric) for _, m in moves[band])
     by_metric = {band.metric: by_metric.get(band.metric, []) for band in pools}
+    moved_by_metric = {band.metric: moved_by_metric.get(band.metric, []) for band in pools}
     every = [v for x in by_metric.values() for v in x]
+    moved_every = [m for x in moved_by_metric.values() for m in x]
     out = []
     counted: set[str] = set()  # the shared pools already counted in `beyond_by_design`
     for band, own in pools.items():
-        # (pool, its words, which shared pool it is): the range's own, its metric's, every point's;
-        # the first with RANGE_MIN_POINTS, else the first with MIN_POINTS.
-        candidates = ((own, f"{len(own)} points", ""),
-                      (by_metric[band.metric], f"every {band.metric} point, {len(by_metric[band.metric])}",
-                       band.metric),
-                      (every, f"every point, {len(every)}", "every"))
-        pool, source, shared = next((c for least in (RANGE_MIN_POINTS, MIN_POINTS) for c in candidates
-                                     if len(c[0]) >= least),
-                                    ([], f"{len(every)} points: too few, the points' own spread only", ""))
+        # (pool, its moves, its words, which shared pool it is): the range's own, its metric's,
+        # every point's; the first with RANGE_MIN_POINTS, else the first with MIN_POINTS.
+        candidates = ((own, None, f"{len(own)} points", ""),
+                      (by_metric[band.metric], moved_by_metric[band.metric],
+                       f"every {band.metric} point, {len(by_metric[band.metric])}", band.metric),
+                      (every, moved_every, f"every point, {len(every)}", "every"))
+        pool, moved_with, source, shared = next(
+            (c for least in (RANGE_MIN_POINTS, MIN_POINTS) for c in candidates if len(c[0]) >= least),
+            ([], None, f"{len(every)} points: too few, the points' own spread only", ""))
+        if moved_with is not None and not shifts[band][1]:
+            # Too few points to move as a whole on their own (SHIFT_MIN_POINTS), or scattered too
+            # widely: the range moved with its pool where the pool moved as a whole. A range that
+            # did on its own keeps its own move.
+            shift, shifted = common_move(moved_with)
+            if shifted:
+                shifts[band] = (oriented(shift, band.metric), True)
         value, fenced = runs_tolerance(pool)
         if fenced:
             source += ", their far-out fence"
